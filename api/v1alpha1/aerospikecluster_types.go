@@ -1,0 +1,358 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AerospikeClusterSpec is the desired state of an Aerospike CE cluster.
+type AerospikeClusterSpec struct {
+	// Size is the total number of Aerospike nodes, spread evenly over the racks
+	// (lower rack ids take the remainder). Aerospike CE allows at most 8.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=8
+	Size int32 `json:"size"`
+
+	// Image is the Aerospike CE server image, e.g. aerospike:ce-8.1.1.1. Its entrypoint is never overridden.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image"`
+
+	// AerospikeConfig is rendered into aerospike.conf: service, network, logging and namespaces
+	// (replication-factor, storage-engine memory or device). See docs/cluster.md.
+	// +optional
+	AerospikeConfig *AerospikeConfig `json:"aerospikeConfig,omitempty"`
+
+	// RackConfig places the nodes in racks. Without it the cluster has one implicit rack and pods are
+	// named <cluster>-<ordinal>; with it pods are named <cluster>-<rackID>-<ordinal>.
+	// +optional
+	RackConfig *RackConfig `json:"rackConfig,omitempty"`
+
+	// Storage lists persistent volumes claimed for every pod. Volume claim templates cannot change
+	// once the cluster exists.
+	// +optional
+	Storage *StorageSpec `json:"storage,omitempty"`
+
+	// PodSpec holds overrides for the Aerospike pods.
+	// +optional
+	PodSpec *PodOverrides `json:"podSpec,omitempty"`
+
+	// RollingUpdateBatchSize is how many pods a config, image or pod spec change restarts at once.
+	// It does not apply to on-demand operations.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1
+	// +optional
+	RollingUpdateBatchSize *int32 `json:"rollingUpdateBatchSize,omitempty"`
+
+	// Paused stops reconciliation: no child object, pod or operation is touched until it is false again.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// Operations holds at most one on-demand operation (WarmRestart or PodRestart).
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.size() <= 1",message="only one operation allowed"
+	// +optional
+	Operations []OperationSpec `json:"operations,omitempty"`
+}
+
+// AerospikeConfig is free-form Aerospike configuration, rendered into aerospike.conf.
+// +kubebuilder:validation:Type=object
+// +kubebuilder:pruning:PreserveUnknownFields
+// +kubebuilder:object:generate=false
+type AerospikeConfig struct {
+	// Value is the decoded configuration tree.
+	Value map[string]any `json:"-"`
+}
+
+// RackConfig lists the racks of a multi-rack cluster.
+type RackConfig struct {
+	// Racks, each with a unique id.
+	// +listType=map
+	// +listMapKey=id
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Racks []Rack `json:"racks"`
+}
+
+// Rack is one Aerospike rack: a StatefulSet of its own, placed by zone or node.
+type Rack struct {
+	// ID is the Aerospike rack-id.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	ID int32 `json:"id"`
+
+	// Zone pins the rack's pods to nodes with this topology.kubernetes.io/zone label.
+	// +optional
+	Zone string `json:"zone,omitempty"`
+
+	// NodeName pins the rack's pods to one node (kubernetes.io/hostname).
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+
+	// AerospikeConfig is merged over the cluster's aerospikeConfig for this rack.
+	// +optional
+	AerospikeConfig *AerospikeConfig `json:"aerospikeConfig,omitempty"`
+}
+
+// StorageSpec lists the persistent volumes of every pod.
+type StorageSpec struct {
+	// Volumes become volume claim templates of the StatefulSets.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Volumes []VolumeSpec `json:"volumes,omitempty"`
+}
+
+// VolumeSpec is one persistent volume of every pod.
+type VolumeSpec struct {
+	// Name of the volume claim template.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// Path is the mount path (Filesystem) or device path (Block) in the Aerospike container.
+	// +kubebuilder:validation:Pattern=`^/`
+	Path string `json:"path"`
+
+	// Size requested for the claim.
+	Size resource.Quantity `json:"size"`
+
+	// StorageClassName of the claim; empty uses the default class.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// VolumeMode is Filesystem (mounted at path) or Block (a raw device at path, for storage-engine device).
+	// +kubebuilder:validation:Enum=Filesystem;Block
+	// +kubebuilder:default=Filesystem
+	// +optional
+	VolumeMode corev1.PersistentVolumeMode `json:"volumeMode,omitempty"`
+}
+
+// PodOverrides are the pod settings users may change. Changing them rolls the pods (PodSpecChanged).
+type PodOverrides struct {
+	// Resources of the aerospike-server container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Affinity of the pods, merged with the rack placement.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Tolerations of the pods.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// NodeSelector of the pods, merged with the rack placement.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// SecurityContext of the pods.
+	// +optional
+	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+
+	// Sidecars are extra containers: standard Kubernetes container objects.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Sidecars []Sidecar `json:"sidecars,omitempty"`
+
+	// Labels added to the pods.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations added to the pods.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// ServiceAccountName of the pods.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// ImagePullSecrets of the pods.
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+}
+
+// Sidecar is a standard Kubernetes container added to the Aerospike pods. Its schema is left out of the
+// CRD (the whole Container schema would push the CRD past what `kubectl apply` can store); the API
+// server validates it when the pods are created, and the webhook rejects unknown fields.
+// +kubebuilder:validation:Type=object
+// +kubebuilder:pruning:PreserveUnknownFields
+type Sidecar struct {
+	// Container is the sidecar.
+	Container corev1.Container `json:"-"`
+}
+
+// OperationSpec is an on-demand restart of the cluster's pods (seed 001).
+type OperationSpec struct {
+	// Kind is WarmRestart (SIGUSR1, pod kept) or PodRestart (pod deleted and recreated).
+	Kind OperationKind `json:"kind"`
+
+	// ID names the operation; it must be unique: an id that finished never runs again.
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="size(self) >= 1 && size(self) <= 20",message="id must be between 1 and 20 characters"
+	ID string `json:"id"`
+
+	// PodList names the target pods; empty means every pod of the cluster.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	PodList []string `json:"podList,omitempty"`
+}
+
+// AerospikeClusterStatus is the observed state of an AerospikeCluster. Only the operator writes it.
+type AerospikeClusterStatus struct {
+	// Phase summarises the cluster: Reconciling, Running, Paused or Error.
+	// +optional
+	Phase ClusterPhase `json:"phase,omitempty"`
+
+	// Conditions: Ready, Reconciling, ReconcileFailed, Paused, PendingChanges, CircuitBreakerOpen.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// ObservedGeneration is the generation of the spec last applied.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// AppliedSpecHash is the hash of the last applied spec without `paused`; a different hash while
+	// paused means changes are pending.
+	// +optional
+	AppliedSpecHash string `json:"appliedSpecHash,omitempty"`
+
+	// Size is the number of pods that exist (scale subresource).
+	// +optional
+	Size int32 `json:"size,omitempty"`
+
+	// ReadyPods is the number of Ready pods.
+	// +optional
+	ReadyPods int32 `json:"readyPods,omitempty"`
+
+	// Selector is the pods' label selector (scale subresource).
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// Pods, keyed by pod name.
+	// +optional
+	Pods map[string]PodStatus `json:"pods,omitempty"`
+
+	// OperationStatus tracks the current or last on-demand operation.
+	// +optional
+	OperationStatus *OperationStatus `json:"operationStatus,omitempty"`
+
+	// FinishedOperations are the ids of recent operations that ended (newest last, bounded);
+	// an id listed here never runs again.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	FinishedOperations []string `json:"finishedOperations,omitempty"`
+
+	// CircuitBreaker counts consecutive reconcile failures (ADR-0013).
+	// +optional
+	CircuitBreaker *CircuitBreakerStatus `json:"circuitBreaker,omitempty"`
+}
+
+// PodStatus is what the operator knows of one pod.
+type PodStatus struct {
+	// PodIP of the pod.
+	// +optional
+	PodIP string `json:"podIP,omitempty"`
+	// Rack id of the pod (0 for a single-rack cluster).
+	Rack int32 `json:"rack"`
+	// Image the pod runs.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// LastRestartReason: WarmRestart, ManualRestart, ConfigChanged, ImageChanged or PodSpecChanged.
+	// +optional
+	LastRestartReason RestartReason `json:"lastRestartReason,omitempty"`
+	// LastRestartTime is when the operator last restarted the pod.
+	// +optional
+	LastRestartTime *metav1.Time `json:"lastRestartTime,omitempty"`
+	// RestartingUID is the UID of the pod instance the operator is restarting for a rolling restart;
+	// recorded before the pod is deleted so that a restarted operator never deletes it twice.
+	// +optional
+	RestartingUID string `json:"restartingUID,omitempty"`
+}
+
+// OperationStatus tracks an on-demand operation (seed 001).
+type OperationStatus struct {
+	// ID of the operation, as in spec.operations[].id.
+	ID string `json:"id"`
+	// Kind of the operation.
+	Kind OperationKind `json:"kind"`
+	// Phase: InProgress, Completed or Error.
+	Phase OperationPhase `json:"phase"`
+	// CompletedPods restarted and came back.
+	// +optional
+	CompletedPods []string `json:"completedPods"`
+	// FailedPods failed or timed out.
+	// +optional
+	FailedPods []string `json:"failedPods"`
+	// TargetPods are the pods of the operation, in order, frozen when it started.
+	// +optional
+	TargetPods []string `json:"targetPods,omitempty"`
+	// CurrentPod is the pod being restarted, recorded before it is touched.
+	// +optional
+	CurrentPod string `json:"currentPod,omitempty"`
+	// CurrentPodUID is the UID of CurrentPod when its restart began.
+	// +optional
+	CurrentPodUID string `json:"currentPodUID,omitempty"`
+	// CurrentPodStartTime is when CurrentPod's restart began; the wait for it times out from here.
+	// +optional
+	CurrentPodStartTime *metav1.Time `json:"currentPodStartTime,omitempty"`
+	// CurrentPodSignalled is true once the restart of CurrentPod was sent (signal or delete).
+	// +optional
+	CurrentPodSignalled bool `json:"currentPodSignalled,omitempty"`
+	// Message explains the phase, e.g. why a pod failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// CircuitBreakerStatus is the state of the reconcile circuit breaker.
+type CircuitBreakerStatus struct {
+	// ConsecutiveFailures since the last successful reconcile.
+	ConsecutiveFailures int32 `json:"consecutiveFailures"`
+	// LastError is the message of the last failure.
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+	// LastFailureTime is when the last failure happened.
+	// +optional
+	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
+}
+
+// AerospikeCluster is an Aerospike Community Edition cluster managed by ACKO.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size,selectorpath=.status.selector
+// +kubebuilder:resource:shortName=asc,categories=aerospike
+// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyPods`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`
+// +kubebuilder:printcolumn:name="Operation",type=string,JSONPath=`.status.operationStatus.id`
+// +kubebuilder:printcolumn:name="Op-Phase",type=string,JSONPath=`.status.operationStatus.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.operationStatus) || oldSelf.status.operationStatus.phase != 'InProgress' || (has(self.spec.operations) ? self.spec.operations : []) == (has(oldSelf.spec.operations) ? oldSelf.spec.operations : [])",message="cannot modify operations while InProgress",fieldPath=".spec.operations"
+type AerospikeCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec AerospikeClusterSpec `json:"spec"`
+	// +optional
+	Status AerospikeClusterStatus `json:"status,omitempty"`
+}
+
+// AerospikeClusterList contains a list of AerospikeCluster.
+// +kubebuilder:object:root=true
+type AerospikeClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AerospikeCluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&AerospikeCluster{}, &AerospikeClusterList{})
+}

@@ -1,0 +1,156 @@
+package v1alpha1
+
+// ClusterPhase is the coarse state of an AerospikeCluster, shown in `kubectl get asc`.
+// +kubebuilder:validation:Enum=Reconciling;Running;Paused;Error
+type ClusterPhase string
+
+const (
+	// PhaseReconciling: the operator is bringing the cluster to its spec.
+	PhaseReconciling ClusterPhase = "Reconciling"
+	// PhaseRunning: every pod is Ready and the Aerospike cluster is stable at the desired size.
+	PhaseRunning ClusterPhase = "Running"
+	// PhasePaused: spec.paused is true and the operator has stopped managing the cluster.
+	PhasePaused ClusterPhase = "Paused"
+	// PhaseError: the spec cannot be applied or the circuit breaker is open.
+	PhaseError ClusterPhase = "Error"
+)
+
+// Condition types.
+const (
+	// ConditionReady is True when every pod is Ready and the Aerospike cluster is stable.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while the operator is still changing the cluster toward its spec.
+	ConditionReconciling = "Reconciling"
+	// ConditionReconcileFailed is True when the last reconcile failed; its message holds the error.
+	ConditionReconcileFailed = "ReconcileFailed"
+	// ConditionPaused is True while spec.paused is true and acknowledged (ADR-0018).
+	ConditionPaused = "Paused"
+	// ConditionPendingChanges is True while spec changes made during a pause wait for resume.
+	ConditionPendingChanges = "PendingChanges"
+	// ConditionCircuitBreakerOpen is True while repeated reconcile failures hold reconciliation back (ADR-0013).
+	ConditionCircuitBreakerOpen = "CircuitBreakerOpen"
+)
+
+// Condition reasons.
+const (
+	// ReasonUserRequested: the user set spec.paused (Paused condition).
+	ReasonUserRequested = "UserRequested"
+	// ReasonSpecChangedWhilePaused: the spec differs from the one last applied (PendingChanges condition).
+	ReasonSpecChangedWhilePaused = "SpecChangedWhilePaused"
+	// ReasonClusterReady: all pods Ready and the Aerospike cluster stable (Ready condition).
+	ReasonClusterReady = "ClusterReady"
+	// ReasonPodsNotReady: at least one pod is missing or not Ready (Ready condition).
+	ReasonPodsNotReady = "PodsNotReady"
+	// ReasonAerospikeNotStable: pods are Ready but Aerospike is migrating or not at the desired size.
+	ReasonAerospikeNotStable = "AerospikeNotStable"
+	// ReasonPaused: the cluster is paused, so readiness is not being managed (Ready/Reconciling conditions).
+	ReasonPaused = "Paused"
+	// ReasonApplying: child objects are being created or updated (Reconciling condition).
+	ReasonApplying = "Applying"
+	// ReasonRollingRestart: pods are being restarted to pick up a change (Reconciling condition).
+	ReasonRollingRestart = "RollingRestart"
+	// ReasonRestartBlocked: a safety check holds the next restart; the message names it (Reconciling condition).
+	ReasonRestartBlocked = "RestartBlocked"
+	// ReasonScaling: pods are being added or removed (Reconciling condition).
+	ReasonScaling = "Scaling"
+	// ReasonOperationRunning: an on-demand operation is in progress (Reconciling condition).
+	ReasonOperationRunning = "OperationRunning"
+	// ReasonUpToDate: the cluster matches its spec (Reconciling condition False).
+	ReasonUpToDate = "UpToDate"
+	// ReasonInvalidSpec: the spec cannot be applied; the message says why (ReconcileFailed condition).
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonChildConflict: a child object with the expected name exists but is not owned by this cluster.
+	ReasonChildConflict = "ChildConflict"
+	// ReasonReconcileError: an API or internal error stopped the reconcile (ReconcileFailed condition).
+	ReasonReconcileError = "ReconcileError"
+	// ReasonTooManyFailures: the circuit breaker opened after consecutive failures (CircuitBreakerOpen).
+	ReasonTooManyFailures = "TooManyFailures"
+)
+
+// RestartReason records why a pod was last restarted, in status.pods[].lastRestartReason.
+type RestartReason string
+
+const (
+	// RestartReasonWarmRestart: an on-demand WarmRestart operation (SIGUSR1 to tini).
+	RestartReasonWarmRestart RestartReason = "WarmRestart"
+	// RestartReasonManualRestart: an on-demand PodRestart operation (pod deleted).
+	RestartReasonManualRestart RestartReason = "ManualRestart"
+	// RestartReasonConfigChanged: the rendered aerospike.conf changed.
+	RestartReasonConfigChanged RestartReason = "ConfigChanged"
+	// RestartReasonImageChanged: spec.image changed.
+	RestartReasonImageChanged RestartReason = "ImageChanged"
+	// RestartReasonPodSpecChanged: another part of the pod template changed.
+	RestartReasonPodSpecChanged RestartReason = "PodSpecChanged"
+)
+
+// OperationKind is the kind of an on-demand operation.
+// +kubebuilder:validation:Enum=WarmRestart;PodRestart
+type OperationKind string
+
+const (
+	// OperationWarmRestart sends SIGUSR1 to the image's tini, which restarts asd in place.
+	OperationWarmRestart OperationKind = "WarmRestart"
+	// OperationPodRestart deletes the pod and lets its StatefulSet recreate it.
+	OperationPodRestart OperationKind = "PodRestart"
+)
+
+// OperationPhase is the state of an on-demand operation.
+// +kubebuilder:validation:Enum=InProgress;Completed;Error
+type OperationPhase string
+
+const (
+	// OperationInProgress: the operator is restarting the target pods one at a time.
+	OperationInProgress OperationPhase = "InProgress"
+	// OperationCompleted: every target pod restarted and came back.
+	OperationCompleted OperationPhase = "Completed"
+	// OperationError: a pod failed or timed out; see failedPods. No further pod is touched.
+	OperationError OperationPhase = "Error"
+)
+
+// Event reasons on the AerospikeCluster.
+const (
+	// EventOperation: an operation started, progressed by one pod, or ended.
+	EventOperation = "Operation"
+	// EventPodWarmRestarted: a pod's tini received SIGUSR1.
+	EventPodWarmRestarted = "PodWarmRestarted"
+	// EventPodColdRestarted: a pod was deleted to be recreated.
+	EventPodColdRestarted = "PodColdRestarted"
+	// EventPaused: the operator acknowledged spec.paused=true.
+	EventPaused = "Paused"
+	// EventResumed: the operator resumed managing the cluster.
+	EventResumed = "Resumed"
+	// EventPauseStatusFailed: the Paused status could not be written; it is retried in 10 seconds.
+	EventPauseStatusFailed = "PauseStatusFailed"
+	// EventCreated: a child object was created.
+	EventCreated = "Created"
+	// EventScaled: the cluster size changed.
+	EventScaled = "Scaled"
+	// EventRollingRestartStarted: pods began restarting to pick up a change.
+	EventRollingRestartStarted = "RollingRestartStarted"
+	// EventRollingRestartBlocked: a safety check holds the rolling restart.
+	EventRollingRestartBlocked = "RollingRestartBlocked"
+	// EventRollingRestartFinished: every pod runs the current template.
+	EventRollingRestartFinished = "RollingRestartFinished"
+	// EventReconcileError: a reconcile failed.
+	EventReconcileError = "ReconcileError"
+	// EventInvalidSpec: the spec cannot be applied.
+	EventInvalidSpec = "InvalidSpec"
+	// EventChildConflict: a child with the expected name is owned by someone else.
+	EventChildConflict = "ChildConflict"
+	// EventCircuitBreakerOpened: repeated failures opened the circuit breaker.
+	EventCircuitBreakerOpened = "CircuitBreakerOpened"
+	// EventCircuitBreakerClosed: a success closed the circuit breaker.
+	EventCircuitBreakerClosed = "CircuitBreakerClosed"
+)
+
+// Limits of Aerospike Community Edition and of the API.
+const (
+	// MaxClusterSize is the largest cluster Aerospike CE allows.
+	MaxClusterSize = 8
+	// MaxOperationIDLength is the longest operation id (seed 001).
+	MaxOperationIDLength = 20
+	// FinishedOperationHistory is how many finished operation ids status remembers, so that none runs twice.
+	FinishedOperationHistory = 32
+	// AerospikeContainerName is the name of the Aerospike container in every pod.
+	AerospikeContainerName = "aerospike-server"
+)

@@ -1,0 +1,165 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Labels and annotations the operator puts on its children.
+const (
+	// LabelAppName is the standard app name label; its value is always AppName.
+	LabelAppName = "app.kubernetes.io/name"
+	// AppName is the value of LabelAppName.
+	AppName = "aerospike"
+	// LabelInstance holds the AerospikeCluster's name.
+	LabelInstance = "app.kubernetes.io/instance"
+	// LabelManagedBy marks the children of ACKO; the manager's pod cache selects on it.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedBy is the value of LabelManagedBy.
+	ManagedBy = "acko"
+	// LabelRack holds the rack id of a pod or StatefulSet.
+	LabelRack = "acko.io/rack"
+	// AnnotationConfigHash is the hash of the rendered aerospike.conf a pod was created with.
+	AnnotationConfigHash = "acko.io/config-hash"
+	// AnnotationPodSpecHash is the hash of the pod template (without the config) a pod was created with.
+	AnnotationPodSpecHash = "acko.io/podspec-hash"
+)
+
+// RackPlacement is one rack of the cluster with the number of pods it gets.
+type RackPlacement struct {
+	// ID is the rack id (0 for the implicit rack of a single-rack cluster).
+	ID int32
+	// Size is the number of pods of the rack.
+	Size int32
+	// Rack is the spec of the rack, nil for the implicit rack.
+	Rack *Rack
+}
+
+// MultiRack reports whether the cluster uses the multi-rack layout (pod names carry the rack id).
+func (c *AerospikeCluster) MultiRack() bool {
+	return c.Spec.RackConfig != nil && len(c.Spec.RackConfig.Racks) > 0
+}
+
+// RackPlan spreads spec.size over the racks in rack id order; lower ids take the remainder.
+func (c *AerospikeCluster) RackPlan() []RackPlacement {
+	if !c.MultiRack() {
+		return []RackPlacement{{ID: 0, Size: c.Spec.Size}}
+	}
+	racks := make([]Rack, len(c.Spec.RackConfig.Racks))
+	copy(racks, c.Spec.RackConfig.Racks)
+	sort.Slice(racks, func(i, j int) bool { return racks[i].ID < racks[j].ID })
+	n := int32(len(racks))
+	plan := make([]RackPlacement, 0, n)
+	for i := range racks {
+		size := c.Spec.Size / n
+		if int32(i) < c.Spec.Size%n {
+			size++
+		}
+		plan = append(plan, RackPlacement{ID: racks[i].ID, Size: size, Rack: &racks[i]})
+	}
+	return plan
+}
+
+// rackPrefix is the name shared by a rack's StatefulSet and pods.
+func (c *AerospikeCluster) rackPrefix(rackID int32) string {
+	if !c.MultiRack() {
+		return c.Name
+	}
+	return fmt.Sprintf("%s-%d", c.Name, rackID)
+}
+
+// StatefulSetName is <cluster> for a single-rack cluster and <cluster>-<rackID> for multi-rack.
+func (c *AerospikeCluster) StatefulSetName(rackID int32) string { return c.rackPrefix(rackID) }
+
+// PodName is <cluster>-<ordinal> for a single-rack cluster and <cluster>-<rackID>-<ordinal> for multi-rack.
+func (c *AerospikeCluster) PodName(rackID, ordinal int32) string {
+	return fmt.Sprintf("%s-%d", c.rackPrefix(rackID), ordinal)
+}
+
+// ConfigMapName is the name of a rack's ConfigMap holding aerospike.conf.
+func (c *AerospikeCluster) ConfigMapName(rackID int32) string { return c.rackPrefix(rackID) + "-config" }
+
+// HeadlessServiceName is the Service that gives pods stable DNS names for the heartbeat mesh.
+func (c *AerospikeCluster) HeadlessServiceName() string { return c.Name + "-headless" }
+
+// ClientServiceName is the Service clients connect to.
+func (c *AerospikeCluster) ClientServiceName() string { return c.Name }
+
+// PodDisruptionBudgetName is the name of the cluster's PodDisruptionBudget.
+func (c *AerospikeCluster) PodDisruptionBudgetName() string { return c.Name }
+
+// SelectorLabels select every pod of the cluster.
+func (c *AerospikeCluster) SelectorLabels() map[string]string {
+	return map[string]string{LabelAppName: AppName, LabelInstance: c.Name, LabelManagedBy: ManagedBy}
+}
+
+// RackSelectorLabels select the pods of one rack.
+func (c *AerospikeCluster) RackSelectorLabels(rackID int32) map[string]string {
+	l := c.SelectorLabels()
+	l[LabelRack] = strconv.Itoa(int(rackID))
+	return l
+}
+
+// DesiredPodNames lists the pods the spec asks for, by rack id then ordinal.
+func (c *AerospikeCluster) DesiredPodNames() []string {
+	var names []string
+	for _, r := range c.RackPlan() {
+		for o := int32(0); o < r.Size; o++ {
+			names = append(names, c.PodName(r.ID, o))
+		}
+	}
+	return names
+}
+
+// ParsePodName returns the rack id and ordinal of a pod name of this cluster's layout. ok is false
+// when the name cannot be a pod of this cluster's current racks.
+func (c *AerospikeCluster) ParsePodName(name string) (rackID, ordinal int32, ok bool) {
+	rest, found := strings.CutPrefix(name, c.Name+"-")
+	if !found {
+		return 0, 0, false
+	}
+	if c.MultiRack() {
+		rackPart, ordPart, cut := strings.Cut(rest, "-")
+		if !cut {
+			return 0, 0, false
+		}
+		id, err := parseIndex(rackPart)
+		if err != nil || !c.hasRack(id) {
+			return 0, 0, false
+		}
+		rackID, rest = id, ordPart
+	}
+	o, err := parseIndex(rest)
+	if err != nil {
+		return 0, 0, false
+	}
+	return rackID, o, true
+}
+
+func (c *AerospikeCluster) hasRack(id int32) bool {
+	for _, r := range c.Spec.RackConfig.Racks {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// parseIndex accepts only canonical decimal numbers ("01" is not a StatefulSet ordinal).
+func parseIndex(s string) (int32, error) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != s {
+		return 0, fmt.Errorf("%q is not an index", s)
+	}
+	return int32(n), nil
+}
+
+// BatchSize is spec.rollingUpdateBatchSize with its default of 1.
+func (c *AerospikeCluster) BatchSize() int32 {
+	if c.Spec.RollingUpdateBatchSize == nil || *c.Spec.RollingUpdateBatchSize < 1 {
+		return 1
+	}
+	return *c.Spec.RollingUpdateBatchSize
+}

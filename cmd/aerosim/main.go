@@ -1,0 +1,54 @@
+// Command aerosim runs simulated Aerospike CE nodes (package test/aerosim) with an HTTP control
+// API, for end-to-end tests of the operator without real asd processes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/acko-io/acko/test/aerosim"
+)
+
+func main() {
+	control := flag.String("control", "127.0.0.1:3099", "control API address (loopback only)")
+	opts := aerosim.Options{}
+	flag.IntVar(&opts.Port, "port", 3000, "info port of every simulated node")
+	flag.DurationVar(&opts.MigrationDuration, "migration-duration", 10*time.Second,
+		"how long migrations take after a membership change")
+	flag.DurationVar(&opts.RestartDowntime, "restart-downtime", 3*time.Second, "how long a warm-restarted node is away")
+	flag.Parse()
+	if err := run(*control, opts); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(control string, opts aerosim.Options) error {
+	sim, err := aerosim.New(opts)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sim.Close() }()
+	ln, err := aerosim.ListenLoopback(control)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: aerosim.NewHandler(sim), ReadHeaderTimeout: 5 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Shutdown(context.Background())
+	}()
+	log.Printf("aerosim control API on http://%s", ln.Addr())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

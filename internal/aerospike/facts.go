@@ -1,0 +1,116 @@
+package aerospike
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Info commands read for NodeFacts.
+const (
+	cmdNode       = "node"
+	cmdBuild      = "build"
+	cmdStatistics = "statistics"
+)
+
+// NodeFacts is what one node says about itself and the cluster it sees.
+type NodeFacts struct {
+	NodeID string // "node"
+	Build  string // "build", e.g. 8.1.2.0
+	// Uptime restarts from 0 whenever asd restarts (also after a warm restart).
+	Uptime                     time.Duration
+	ClusterSize                int
+	ClusterKey                 string // hex, as asd prints it
+	ClusterIntegrity           bool
+	MigratePartitionsRemaining int64
+}
+
+// ReadNodeFacts asks the node at addr for node, build and statistics in one request.
+func ReadNodeFacts(ctx context.Context, c InfoClient, addr string) (NodeFacts, error) {
+	answers, err := c.Info(ctx, addr, cmdNode, cmdBuild, cmdStatistics)
+	if err != nil {
+		return NodeFacts{}, err
+	}
+	return parseNodeFacts(answers)
+}
+
+func parseNodeFacts(answers map[string]string) (NodeFacts, error) {
+	var f NodeFacts
+	var err error
+	if f.NodeID, err = Value(answers, cmdNode); err != nil {
+		return f, err
+	}
+	if f.Build, err = Value(answers, cmdBuild); err != nil {
+		return f, err
+	}
+	stats, err := Value(answers, cmdStatistics)
+	if err != nil {
+		return f, err
+	}
+	return f, parseStatistics(ParseKV(stats), &f)
+}
+
+// parseStatistics fills the cluster fields of f; all of them must be present and well formed.
+func parseStatistics(kv map[string]string, f *NodeFacts) error {
+	uptime, err := statInt(kv, "uptime")
+	if err != nil {
+		return err
+	}
+	size, err := statInt(kv, "cluster_size")
+	if err != nil {
+		return err
+	}
+	if f.MigratePartitionsRemaining, err = statInt(kv, "migrate_partitions_remaining"); err != nil {
+		return err
+	}
+	integrity, err := strconv.ParseBool(kv["cluster_integrity"])
+	if err != nil {
+		return badResponse("statistics: cluster_integrity=%q", clip(kv["cluster_integrity"]))
+	}
+	key := kv["cluster_key"]
+	if !isHex(key) {
+		return badResponse("statistics: cluster_key=%q", clip(key))
+	}
+	f.Uptime = time.Duration(uptime) * time.Second
+	f.ClusterSize = int(size)
+	f.ClusterKey = key
+	f.ClusterIntegrity = integrity
+	return nil
+}
+
+// statInt reads a non-negative counter small enough to be meaningful (< 2^31).
+func statInt(kv map[string]string, key string) (int64, error) {
+	v, err := strconv.ParseInt(kv[key], 10, 32)
+	if err != nil || v < 0 {
+		return 0, badResponse("statistics: %s=%q", key, clip(kv[key]))
+	}
+	return v, nil
+}
+
+// ClusterStableCommand renders the cluster-stable info command.
+func ClusterStableCommand(size int, ignoreMigrations bool) string {
+	return fmt.Sprintf("cluster-stable:size=%d;ignore-migrations=%t", size, ignoreMigrations)
+}
+
+// ParseClusterStable reads an answer to ClusterStableCommand: the cluster key when the node
+// considers the cluster stable, else the *InfoError it answered (CE 8.1: code 7 with
+// "unstable cluster" while migrating, "cluster not specified size" on a size mismatch).
+func ParseClusterStable(value string) (clusterKey string, err error) {
+	if err := parseInfoError("cluster-stable", value); err != nil {
+		return "", err
+	}
+	if !isHex(value) {
+		return "", badResponse("cluster-stable answered %q", clip(value))
+	}
+	return value, nil
+}
+
+// isHex accepts asd's "%lX" rendering of a 64-bit key.
+func isHex(s string) bool {
+	if s == "" || len(s) > 16 {
+		return false
+	}
+	_, err := strconv.ParseUint(s, 16, 64)
+	return err == nil
+}

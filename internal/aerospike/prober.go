@@ -1,0 +1,298 @@
+package aerospike
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+)
+
+// Prober defaults.
+const (
+	DefaultInterval     = 30 * time.Second
+	DefaultBusyInterval = 2 * time.Second
+
+	// eventBuffer absorbs bursts while the controller is not yet draining the channel.
+	eventBuffer = 128
+)
+
+// Target is one pod to probe.
+type Target struct {
+	PodName string
+	Addr    string // "podIP:3000"
+}
+
+// ProbeSpec is what the reconciler wants probed for one cluster.
+type ProbeSpec struct {
+	Targets      []Target
+	ExpectedSize int
+	// Busy selects BusyInterval, for when the reconciler waits on the cluster (rollout, operation).
+	Busy bool
+}
+
+// ProberOptions configures a ProberManager; zero fields take the defaults.
+type ProberOptions struct {
+	Client       InfoClient    // NewClient(ClientOptions{}) when nil
+	Interval     time.Duration // DefaultInterval
+	BusyInterval time.Duration // DefaultBusyInterval
+	Clock        clock.Clock   // clock.RealClock{}
+}
+
+// ProberManager runs one prober goroutine per cluster. Usage from the reconciler:
+//
+//	probers := NewProberManager(ProberOptions{})
+//	mgr.Add(probers) // Start stops every prober when the manager stops
+//	builder.WatchesRawSource(source.Channel(probers.Events(), &handler.EnqueueRequestForObject{}))
+//	// in Reconcile: probers.Ensure(key, spec) every time; probers.Snapshot(key) to read;
+//	// probers.Stop(key) when the cluster is deleted or paused.
+//
+// Events carry a *metav1.PartialObjectMetadata with only Namespace and Name set (the cluster's
+// key): enough for EnqueueRequestForObject, and no dependency on the API types.
+type ProberManager struct {
+	opts   ProberOptions
+	events chan event.GenericEvent
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	probers map[types.NamespacedName]*prober
+}
+
+// NewProberManager returns a manager whose probers run until Stop, Shutdown or Start's context ends.
+func NewProberManager(opts ProberOptions) *ProberManager {
+	if opts.Client == nil {
+		opts.Client = NewClient(ClientOptions{})
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.BusyInterval <= 0 {
+		opts.BusyInterval = DefaultBusyInterval
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &ProberManager{
+		opts:    opts,
+		events:  make(chan event.GenericEvent, eventBuffer),
+		ctx:     ctx,
+		cancel:  cancel,
+		probers: make(map[types.NamespacedName]*prober),
+	}
+}
+
+// Events yields one event each time a cluster's health changed (see healthChanged).
+func (m *ProberManager) Events() <-chan event.GenericEvent {
+	return m.events
+}
+
+// Ensure starts probing key, or updates what is probed. It never blocks on the network and is
+// cheap when spec is unchanged, so Reconcile can call it every time. A changed spec triggers a
+// poll right away.
+func (m *ProberManager) Ensure(key types.NamespacedName, spec ProbeSpec) {
+	spec.Targets = slices.Clone(spec.Targets)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ctx.Err() != nil {
+		return
+	}
+	if p, ok := m.probers[key]; ok {
+		p.update(spec)
+		return
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	p := &prober{key: key, opts: &m.opts, events: m.events, cancel: cancel, kick: make(chan struct{}, 1), spec: spec}
+	m.probers[key] = p
+	m.wg.Go(func() { p.run(ctx) })
+}
+
+// Stop ends probing key and forgets its health. It does not wait: calls in flight end on their
+// own deadline at the latest, and Shutdown waits for them.
+func (m *ProberManager) Stop(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.probers[key]; ok {
+		p.cancel()
+		delete(m.probers, key)
+	}
+}
+
+// Snapshot returns the latest health of key; false until its first poll has finished.
+func (m *ProberManager) Snapshot(key types.NamespacedName) (ClusterHealth, bool) {
+	m.mu.Lock()
+	p, ok := m.probers[key]
+	m.mu.Unlock()
+	if !ok {
+		return ClusterHealth{}, false
+	}
+	return p.snapshot()
+}
+
+// Start implements manager.Runnable: it blocks until ctx ends, then shuts every prober down.
+func (m *ProberManager) Start(ctx context.Context) error {
+	<-ctx.Done()
+	m.Shutdown()
+	return nil
+}
+
+// Shutdown stops all probers and waits until their goroutines have returned.
+func (m *ProberManager) Shutdown() {
+	m.mu.Lock()
+	m.cancel()
+	clear(m.probers)
+	m.mu.Unlock()
+	m.wg.Wait()
+}
+
+// prober polls one cluster.
+type prober struct {
+	key    types.NamespacedName
+	opts   *ProberOptions
+	events chan<- event.GenericEvent
+	cancel context.CancelFunc
+	kick   chan struct{} // spec changed: poll now
+
+	mu     sync.Mutex
+	spec   ProbeSpec
+	health ClusterHealth
+	polled bool
+}
+
+func (p *prober) run(ctx context.Context) {
+	for {
+		p.poll(ctx)
+		if !p.wait(ctx) {
+			return
+		}
+	}
+}
+
+// wait sleeps one interval, cut short by a spec change; false when the prober must stop.
+func (p *prober) wait(ctx context.Context) bool {
+	p.mu.Lock()
+	interval := p.opts.Interval
+	if p.spec.Busy {
+		interval = p.opts.BusyInterval
+	}
+	p.mu.Unlock()
+	t := p.opts.Clock.NewTimer(interval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.kick:
+	case <-t.C():
+	}
+	return true
+}
+
+func (p *prober) poll(ctx context.Context) {
+	p.mu.Lock()
+	spec := p.spec
+	p.mu.Unlock()
+	nodes := probeAll(ctx, p.opts.Client, p.opts.Clock, spec.Targets)
+	if ctx.Err() != nil {
+		return // stopped mid-poll: the answers are cancellations, not news
+	}
+	if p.store(spec.ExpectedSize, nodes) {
+		p.notify(ctx)
+	}
+}
+
+// probeAll reads every target concurrently; each call is bounded by the client's timeout.
+func probeAll(ctx context.Context, c InfoClient, clk clock.PassiveClock, targets []Target) map[string]NodeHealth {
+	nodes := make(map[string]NodeHealth, len(targets))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Go(func() {
+			facts, err := ReadNodeFacts(ctx, c, t.Addr)
+			h := NodeHealth{Addr: t.Addr, Facts: facts, Err: err, ReadAt: clk.Now()}
+			mu.Lock()
+			nodes[t.PodName] = h
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return nodes
+}
+
+// store caches a poll's result and reports whether it differs from the previous one.
+func (p *prober) store(expectedSize int, nodes map[string]NodeHealth) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	changed := !p.polled || healthChanged(p.health.Nodes, nodes)
+	p.health = ClusterHealth{ExpectedSize: expectedSize, Nodes: nodes, ReadAt: p.opts.Clock.Now()}
+	p.polled = true
+	return changed
+}
+
+func (p *prober) notify(ctx context.Context) {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: p.key.Namespace, Name: p.key.Name}}
+	select {
+	case p.events <- event.GenericEvent{Object: obj}:
+	case <-ctx.Done():
+	}
+}
+
+func (p *prober) update(spec ProbeSpec) {
+	p.mu.Lock()
+	same := spec.ExpectedSize == p.spec.ExpectedSize && spec.Busy == p.spec.Busy &&
+		slices.Equal(spec.Targets, p.spec.Targets)
+	p.spec = spec
+	p.mu.Unlock()
+	if !same {
+		select {
+		case p.kick <- struct{}{}:
+		default: // a poll is already pending
+		}
+	}
+}
+
+func (p *prober) snapshot() (ClusterHealth, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := p.health
+	h.Nodes = maps.Clone(h.Nodes)
+	return h, p.polled
+}
+
+// healthChanged reports a change worth a reconcile. Growing uptimes, counters and a migration
+// count that is still counting down are not news; a node appearing or disappearing, answering or
+// not, a new cluster key or size, lost integrity, migrations starting or finishing, and an uptime
+// that went back (asd restarted) are.
+func healthChanged(before, after map[string]NodeHealth) bool {
+	if len(before) != len(after) {
+		return true
+	}
+	for name, a := range after {
+		b, ok := before[name]
+		if !ok || nodeChanged(b, a) {
+			return true
+		}
+	}
+	return false
+}
+
+func nodeChanged(b, a NodeHealth) bool {
+	if (b.Err == nil) != (a.Err == nil) || b.Reachable() != a.Reachable() {
+		return true
+	}
+	if a.Err != nil {
+		return false
+	}
+	bf, af := b.Facts, a.Facts
+	return bf.ClusterKey != af.ClusterKey ||
+		bf.ClusterSize != af.ClusterSize ||
+		bf.ClusterIntegrity != af.ClusterIntegrity ||
+		(bf.MigratePartitionsRemaining == 0) != (af.MigratePartitionsRemaining == 0) ||
+		af.Uptime < bf.Uptime
+}

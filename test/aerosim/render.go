@@ -1,0 +1,123 @@
+package aerosim
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// Answers asd 8.1 gives that the fixtures show.
+const (
+	errUnrecognized   = "ERROR:4:unrecognized command"
+	errEnterpriseOnly = "ERROR:25:enterprise only"
+	errUnstable       = "ERROR:7:unstable cluster"
+	errSizeMismatch   = "ERROR:7:cluster not specified size"
+	// Not in the fixtures: a malformed cluster-stable parameter (code 4 is asd's parameter error).
+	errBadParameter = "ERROR:4:bad parameter"
+)
+
+// nodeFacts are the only values the simulator changes in the templates.
+type nodeFacts struct {
+	nodeID      string
+	clusterSize int
+	clusterKey  string
+	integrity   bool
+	uptime      int64 // seconds
+	migrations  int64
+}
+
+// answer returns the value a node with facts f and template profile answers to cmd.
+func (t templates) answer(profile string, f nodeFacts, cmd string) string {
+	name, params, _ := strings.Cut(cmd, ":")
+	switch {
+	case cmd == "node":
+		return f.nodeID
+	case name == "cluster-stable":
+		return clusterStable(f, params)
+	case name == "quiesce" || name == "racks":
+		return errEnterpriseOnly
+	}
+	tmpl, ok := t.lookup(profile, cmd)
+	switch {
+	case !ok:
+		return errUnrecognized
+	case cmd == "statistics":
+		return substitute(tmpl, map[string]string{
+			"cluster_size":                 strconv.Itoa(f.clusterSize),
+			"cluster_key":                  f.clusterKey,
+			"cluster_integrity":            strconv.FormatBool(f.integrity),
+			"uptime":                       strconv.FormatInt(f.uptime, 10),
+			"migrate_partitions_remaining": strconv.FormatInt(f.migrations, 10),
+		})
+	case strings.HasPrefix(cmd, "namespace/"):
+		// The namespace's own view of cluster_size.
+		return substitute(tmpl, map[string]string{"ns_cluster_size": strconv.Itoa(f.clusterSize)})
+	}
+	return tmpl
+}
+
+// clusterStable answers "cluster-stable:size=N;ignore-migrations=B" the way asd checks it: size
+// first, then migrations; both parameters are optional.
+func clusterStable(f nodeFacts, params string) string {
+	size, ignoreMigrations, ok := parseStableParams(params)
+	switch {
+	case !ok:
+		return errBadParameter
+	case !f.integrity:
+		return errUnstable
+	case size != 0 && size != f.clusterSize:
+		return errSizeMismatch
+	case !ignoreMigrations && f.migrations > 0:
+		return errUnstable
+	}
+	return f.clusterKey
+}
+
+func parseStableParams(params string) (size int, ignoreMigrations, ok bool) {
+	if params == "" {
+		return 0, false, true
+	}
+	var err error
+	for item := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(item, "=")
+		switch k {
+		case "size":
+			if size, err = strconv.Atoi(v); err != nil || size < 1 {
+				return 0, false, false
+			}
+		case "ignore-migrations":
+			if ignoreMigrations, err = strconv.ParseBool(v); err != nil {
+				return 0, false, false
+			}
+		case "namespace":
+		default:
+			return 0, false, false
+		}
+	}
+	return size, ignoreMigrations, true
+}
+
+// substitute replaces the values of the given keys in a "k=v;k=v" list, leaving every other byte
+// as it was.
+func substitute(list string, values map[string]string) string {
+	items := strings.Split(list, ";")
+	for i, item := range items {
+		k, _, _ := strings.Cut(item, "=")
+		if v, ok := values[k]; ok {
+			items[i] = k + "=" + v
+		}
+	}
+	return strings.Join(items, ";")
+}
+
+// render builds the answer body: "cmd\tvalue\n" for each command, in request order.
+func (t templates) render(profile string, f nodeFacts, cmds []string) []byte {
+	var b bytes.Buffer
+	for _, cmd := range cmds {
+		b.WriteString(cmd)
+		b.WriteByte('\t')
+		b.WriteString(t.answer(profile, f, cmd))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}

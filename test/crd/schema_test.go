@@ -1,0 +1,157 @@
+package crd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/testenv"
+)
+
+var nameSeq int
+
+func newCluster() *ackov1alpha1.AerospikeCluster {
+	nameSeq++
+	return &ackov1alpha1.AerospikeCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("schema-%d", nameSeq), Namespace: "default"},
+		Spec: ackov1alpha1.AerospikeClusterSpec{
+			Size:  3,
+			Image: "aerospike:ce-8.1.1.1",
+		},
+	}
+}
+
+// expectInvalid creates the object and expects an Invalid error whose message contains want.
+func expectInvalid(obj *ackov1alpha1.AerospikeCluster, want string) {
+	err := k8s.Create(ctx, obj)
+	Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+	Expect(err.Error()).To(ContainSubstring(want))
+}
+
+var _ = Describe("AerospikeCluster schema", func() {
+	It("accepts every sample", func() {
+		files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "acko_*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(files).NotTo(BeEmpty())
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			Expect(err).NotTo(HaveOccurred())
+			obj := &ackov1alpha1.AerospikeCluster{}
+			Expect(yaml.UnmarshalStrict(data, obj)).To(Succeed(), f)
+			obj.Namespace = "default"
+			Expect(k8s.Create(ctx, obj)).To(Succeed(), f)
+			Expect(obj.Spec.RollingUpdateBatchSize).To(Equal(ptr.To[int32](1)), "defaulted batch size")
+		}
+	})
+
+	DescribeTable("static rules",
+		func(mutate func(*ackov1alpha1.AerospikeCluster), want string) {
+			obj := newCluster()
+			mutate(obj)
+			expectInvalid(obj, want)
+		},
+		Entry("size 0", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 0 },
+			"spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"),
+		Entry("size 9 (CE allows 8)", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 9 },
+			"spec.size: Invalid value: 9: spec.size in body should be less than or equal to 8"),
+		Entry("empty image", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "" },
+			"spec.image: Invalid value: \"\": spec.image in body should be at least 1 chars long"),
+		Entry("batch size 0", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.RollingUpdateBatchSize = ptr.To[int32](0) },
+			"spec.rollingUpdateBatchSize: Invalid value: 0: spec.rollingUpdateBatchSize in body should be greater than or equal to 1"),
+		Entry("unknown operation kind", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Operations = []ackov1alpha1.OperationSpec{{Kind: "ColdBoot", ID: "x"}}
+		}, `spec.operations[0].kind: Unsupported value: "ColdBoot": supported values: "WarmRestart", "PodRestart"`),
+		Entry("duplicate rack ids", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1}, {ID: 1}}}
+		}, `spec.rackConfig.racks[1]: Duplicate value: {"id":1}`),
+		Entry("rack id 0", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 0}}}
+		}, "spec.rackConfig.racks[0].id: Invalid value: 0: spec.rackConfig.racks[0].id in body should be greater than or equal to 1"),
+	)
+
+	Describe("the operations guide's rules, with its exact messages", func() {
+		It("rejects more than one operation", func() {
+			obj := newCluster()
+			obj.Spec.Operations = []ackov1alpha1.OperationSpec{
+				{Kind: ackov1alpha1.OperationWarmRestart, ID: "a"},
+				{Kind: ackov1alpha1.OperationPodRestart, ID: "b"},
+			}
+			expectInvalid(obj, "spec.operations: Invalid value: only one operation allowed")
+		})
+
+		DescribeTable("rejects an id outside 1-20 characters",
+			func(id string) {
+				obj := newCluster()
+				obj.Spec.Operations = []ackov1alpha1.OperationSpec{{Kind: ackov1alpha1.OperationWarmRestart, ID: id}}
+				expectInvalid(obj, fmt.Sprintf("spec.operations[0].id: Invalid value: %q: id must be between 1 and 20 characters", id))
+			},
+			Entry("empty", ""),
+			Entry("21 characters", strings.Repeat("x", 21)),
+		)
+
+		It("accepts ids of 1 and 20 characters", func() {
+			for _, id := range []string{"x", strings.Repeat("y", 20)} {
+				obj := newCluster()
+				obj.Spec.Operations = []ackov1alpha1.OperationSpec{{Kind: ackov1alpha1.OperationWarmRestart, ID: id}}
+				Expect(k8s.Create(ctx, obj)).To(Succeed())
+			}
+		})
+
+		Context("while an operation is InProgress", func() {
+			var obj *ackov1alpha1.AerospikeCluster
+
+			BeforeEach(func() {
+				obj = newCluster()
+				obj.Spec.Operations = []ackov1alpha1.OperationSpec{{Kind: ackov1alpha1.OperationWarmRestart, ID: "reload-1"}}
+				Expect(k8s.Create(ctx, obj)).To(Succeed())
+				obj.Status.OperationStatus = &ackov1alpha1.OperationStatus{
+					ID: "reload-1", Kind: ackov1alpha1.OperationWarmRestart, Phase: ackov1alpha1.OperationInProgress,
+				}
+				Expect(k8s.Status().Update(ctx, obj)).To(Succeed())
+			})
+
+			DescribeTable("rejects any change to spec.operations",
+				func(mutate func(*ackov1alpha1.AerospikeCluster)) {
+					mutate(obj)
+					err := k8s.Update(ctx, obj)
+					Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+					Expect(err.Error()).To(ContainSubstring(
+						"spec.operations: Invalid value: cannot modify operations while InProgress"))
+					stored := &ackov1alpha1.AerospikeCluster{}
+					Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), stored)).To(Succeed())
+					Expect(stored.Spec.Operations).To(Equal([]ackov1alpha1.OperationSpec{
+						{Kind: ackov1alpha1.OperationWarmRestart, ID: "reload-1"}}))
+				},
+				Entry("a new id", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Operations[0].ID = "reload-2" }),
+				Entry("a podList", func(c *ackov1alpha1.AerospikeCluster) {
+					c.Spec.Operations[0].PodList = []string{c.Name + "-0"}
+				}),
+				Entry("removal", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Operations = nil }),
+			)
+
+			It("still accepts status writes and other spec changes", func() {
+				obj.Status.OperationStatus.CompletedPods = []string{obj.Name + "-0"}
+				Expect(k8s.Status().Update(ctx, obj)).To(Succeed())
+				obj.Spec.Size = 4
+				Expect(k8s.Update(ctx, obj)).To(Succeed())
+			})
+
+			It("accepts changes once the operation ended", func() {
+				obj.Status.OperationStatus.Phase = ackov1alpha1.OperationCompleted
+				Expect(k8s.Status().Update(ctx, obj)).To(Succeed())
+				obj.Spec.Operations = nil
+				Expect(k8s.Update(ctx, obj)).To(Succeed())
+			})
+		})
+	})
+})
