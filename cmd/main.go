@@ -3,15 +3,18 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -19,7 +22,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/controller"
+	"github.com/acko-io/acko/internal/metrics"
+	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/podexec"
+	ackowebhook "github.com/acko-io/acko/internal/webhook"
 )
 
 var (
@@ -33,11 +41,14 @@ func init() {
 }
 
 type options struct {
+	operationPodTimeout    time.Duration
+	infoTimeout            time.Duration
 	metricsAddr, probeAddr string
 	secureMetrics          bool
 	enableLeaderElection   bool
 	enableHTTP2            bool
 	metricsCertDir         string
+	webhook                ackowebhook.Options
 }
 
 func parseFlags() (options, zap.Options) {
@@ -53,10 +64,48 @@ func parseFlags() (options, zap.Options) {
 		"Directory with tls.crt and tls.key for the metrics server; empty generates a self-signed certificate.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers (off: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
+	flag.DurationVar(&o.operationPodTimeout, "operation-pod-timeout", operations.DefaultConfig.PodTimeout,
+		"How long an operation waits for one restarted pod to come back before it fails.")
+	flag.DurationVar(&o.infoTimeout, "aerospike-info-timeout", aerospike.DefaultTimeout,
+		"Timeout of one Aerospike info call.")
+	o.webhook.BindFlags(flag.CommandLine)
 	zapOpts := zap.Options{Development: true}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	return o, zapOpts
+}
+
+// setupController wires the reconciler to the prober, the operations executor and the metrics.
+func setupController(mgr ctrl.Manager, o options) error {
+	probers := aerospike.NewProberManager(aerospike.ProberOptions{
+		Client: aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout}),
+	})
+	if err := mgr.Add(probers); err != nil {
+		return err
+	}
+	signaller, err := podexec.New(mgr.GetConfig(), nil)
+	if err != nil {
+		return err
+	}
+	recorder := mgr.GetEventRecorder("acko")
+	metrics.Register(func(ctx context.Context) ([]ackov1alpha1.AerospikeCluster, error) {
+		list := &ackov1alpha1.AerospikeClusterList{}
+		err := mgr.GetCache().List(ctx, list)
+		return list.Items, err
+	})
+	return (&controller.AerospikeClusterReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  recorder,
+		Probers:   probers,
+		Executor: &operations.Executor{
+			Client:    mgr.GetClient(),
+			Signaller: signaller,
+			Recorder:  recorder,
+			Config:    operations.Config{PodTimeout: o.operationPodTimeout},
+		},
+	}).SetupWithManager(mgr, probers.Events())
 }
 
 func main() {
@@ -81,21 +130,25 @@ func main() {
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOpts,
-		WebhookServer:          webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
+		WebhookServer:          webhook.NewServer(o.webhook.ServerOptions(tlsOpts)),
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         o.enableLeaderElection,
 		LeaderElectionID:       "acko-leader.acko.io",
+		Cache:                  cache.Options{ByObject: controller.CacheByObject()},
 	})
 	if err != nil {
 		setupLog.Error(err, "unable to create manager")
 		os.Exit(1)
 	}
 
-	if err := (&controller.AerospikeClusterReconciler{
-		Client: mgr.GetClient(),
-		Scheme: mgr.GetScheme(),
-	}).SetupWithManager(mgr); err != nil {
+	if err := setupController(mgr, o); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "AerospikeCluster")
+		os.Exit(1)
+	}
+
+	// The validating webhook; in self-signed mode this also writes its certificate and registers it.
+	if err := ackowebhook.Setup(mgr, o.webhook); err != nil {
+		setupLog.Error(err, "unable to set up the webhook", "webhook", "AerospikeCluster")
 		os.Exit(1)
 	}
 

@@ -1,5 +1,11 @@
 // Command aerosim runs simulated Aerospike CE nodes (package test/aerosim) with an HTTP control
-// API, for end-to-end tests of the operator without real asd processes.
+// API, for end-to-end tests of the operator without real asd processes:
+//
+//	aerosim -control 127.0.0.1:3099 -migration-duration 10s -restart-downtime 3s &
+//	curl -XPOST 127.0.0.1:3099/nodes -d '{"cluster":"c1","name":"c1-0","ip":"127.0.10.1"}'
+//	asinfo -h 127.0.10.1 -p 3000 -v statistics
+//
+// The endpoints are listed on aerosim.NewHandler.
 package main
 
 import (

@@ -184,12 +184,17 @@ func netConnOf(c *as.Connection) net.Conn {
 	if !f.IsValid() || f.Type() != reflect.TypeFor[net.Conn]() {
 		return nil
 	}
-	return *(*net.Conn)(unsafe.Pointer(f.UnsafeAddr())) //nolint:gosec // read-only, type checked above
+	return *(*net.Conn)(unsafe.Pointer(f.UnsafeAddr()))
 }
 
 func unreachable(ctx context.Context, host *as.Host, cause error) error {
+	// A v7 error prints on several lines; the network error it wraps says the same on one.
+	var aerr as.Error
+	if errors.As(cause, &aerr) && errors.Unwrap(aerr) != nil {
+		cause = errors.Unwrap(aerr)
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		cause = errors.Join(ctxErr, cause)
+		cause = fmt.Errorf("%w: %w", ctxErr, cause)
 	}
 	return fmt.Errorf("%w: %s: %w", ErrUnreachable, host, cause)
 }

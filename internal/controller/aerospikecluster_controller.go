@@ -1,35 +1,190 @@
-// Package controller holds the AerospikeCluster reconciler.
+// Package controller holds the AerospikeCluster reconciler: Reconcile runs a short list of named
+// phases over a clusterState; pure builders say what the children should be, the reconciler
+// applies the difference, and the status writer records what is true.
 package controller
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/metrics"
+	"github.com/acko-io/acko/internal/operations"
 )
+
+// Prober is the per-cluster Aerospike health cache (aerospike.ProberManager). Reconcile only
+// reads it: no reconcile waits on the network.
+type Prober interface {
+	Ensure(key types.NamespacedName, spec aerospike.ProbeSpec)
+	Stop(key types.NamespacedName)
+	Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, bool)
+}
 
 // AerospikeClusterReconciler reconciles an AerospikeCluster object.
 type AerospikeClusterReconciler struct {
 	client.Client
-	Scheme *runtime.Scheme
+	// APIReader reads around the cache, for status retries after a conflict.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  events.EventRecorder
+	Probers   Prober
+	Executor  *operations.Executor
+	Clock     clock.PassiveClock
+	// PollInterval is the requeue while the cluster is changing (pods coming back, migrations).
+	PollInterval time.Duration
+	// Backoff spaces retries after failures (zero: DefaultBackoff).
+	Backoff Backoff
+
+	status *statusWriter
 }
 
-// +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters,verbs=get;list;watch;update;patch
+// phase is one named step of a reconcile; stop ends the reconcile after it (nothing more to do
+// now, or a later phase must not run).
+type phase struct {
+	name string
+	run  func(ctx context.Context, st *clusterState) (stop bool, err error)
+}
+
+// +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings the cluster toward its spec.
-func (r *AerospikeClusterReconciler) Reconcile(_ context.Context, _ ctrl.Request) (ctrl.Result, error) {
-	return ctrl.Result{}, nil
+func (r *AerospikeClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cluster := &ackov1alpha1.AerospikeCluster{}
+	if err := r.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		// Children carry owner references: the garbage collector deletes them, no finalizer needed.
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	if cluster.Spec.Paused {
+		return r.handlePause(ctx, cluster)
+	}
+	if wasPaused(cluster) {
+		if err := r.handleResume(ctx, cluster); err != nil {
+			return r.statusWriteFailed(ctx, cluster, "resume", err), nil
+		}
+	}
+	if wait := r.Backoff.wait(&cluster.Status, r.Clock.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	st := newClusterState(cluster, r.Clock.Now())
+	err := r.runPhases(ctx, st)
+	return r.recordOutcome(ctx, st, err)
 }
 
-// SetupWithManager registers the controller with the manager.
-func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&ackov1alpha1.AerospikeCluster{}).
-		Named("aerospikecluster").
-		Complete(r)
+func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterState) error {
+	phases := []phase{
+		{"validateSpec", r.validateSpec},
+		{"renderChildren", r.renderChildren},
+		{"observe", r.observe},
+		{"applyChildren", r.applyChildren},
+		{"runOperation", r.runOperation},
+		{"rollingRestart", r.rollingRestart},
+	}
+	for _, p := range phases {
+		stop, err := p.run(ctx, st)
+		if err != nil {
+			return &phaseError{phase: p.name, err: err}
+		}
+		if stop {
+			break
+		}
+	}
+	return nil
+}
+
+type phaseError struct {
+	phase string
+	err   error
+}
+
+func (e *phaseError) Error() string { return e.phase + ": " + e.err.Error() }
+func (e *phaseError) Unwrap() error { return e.err }
+
+// recordOutcome writes the status summary (or the failure) and decides when to look again.
+func (r *AerospikeClusterReconciler) recordOutcome(ctx context.Context, st *clusterState, err error) (ctrl.Result, error) {
+	if errors.Is(err, errStale) {
+		// Decided on an older status: look again once the cache has the newer one.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if err != nil {
+		return r.recordFailure(ctx, st, err)
+	}
+	breakerWasOpen := breakerOpen(&st.cluster.Status)
+	before := slices.Clone(st.cluster.Status.Conditions)
+	if err := r.status.Update(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		st.summarize(s)
+	}); err != nil {
+		return r.recordFailure(ctx, st, err)
+	}
+	if breakerWasOpen {
+		r.event(st.cluster, corev1.EventTypeNormal, ackov1alpha1.EventCircuitBreakerClosed, "Reconcile",
+			"Reconcile succeeded; circuit breaker closed")
+	}
+	st.announceConditionChanges(before)
+	st.announce(r)
+	r.ensureProber(st)
+	return ctrl.Result{RequeueAfter: st.requeueAfter(r.PollInterval)}, nil
+}
+
+// recordFailure counts the failure in the circuit breaker and surfaces it as condition, event,
+// log and metric. The delay is returned with a nil error because controller-runtime ignores
+// RequeueAfter when an error is returned.
+func (r *AerospikeClusterReconciler) recordFailure(ctx context.Context, st *clusterState, err error) (ctrl.Result, error) {
+	cluster := st.cluster
+	logf.FromContext(ctx).Error(err, "reconcile failed")
+	metrics.ReconcileErrors.WithLabelValues(cluster.Namespace, cluster.Name).Inc()
+	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventReconcileError, "Reconcile", "Reconcile failed: %v", err)
+	opened := false
+	werr := r.status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		opened = r.Backoff.recordFailure(s, cluster.Generation, err, st.now)
+	})
+	if werr != nil {
+		logf.FromContext(ctx).Error(werr, "could not record the reconcile failure in status")
+	}
+	failures := int32(1)
+	if cb := cluster.Status.CircuitBreaker; cb != nil {
+		failures = cb.ConsecutiveFailures
+	}
+	if opened {
+		r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventCircuitBreakerOpened, "Reconcile",
+			"%d consecutive reconcile failures: backing off %s", failures, r.Backoff.delay(failures))
+	}
+	return ctrl.Result{RequeueAfter: r.Backoff.delay(failures)}, nil
+}
+
+// forget drops what the operator keeps for a cluster that is gone.
+func (r *AerospikeClusterReconciler) forget(key types.NamespacedName) {
+	r.Probers.Stop(key)
+	metrics.Forget(key)
+}
+
+func (r *AerospikeClusterReconciler) event(obj runtime.Object, kind, reason, action, format string, args ...any) {
+	r.Recorder.Eventf(obj, nil, kind, reason, action, format, args...)
 }

@@ -1,0 +1,42 @@
+// Package config turns an AerospikeCluster's free-form aerospikeConfig (merged with a rack's overrides) into
+// the text of aerospike.conf, and holds the checks the webhook and the reconciler share on that config.
+// Everything here is a pure function of the AerospikeCluster: no client, no network.
+package config
+
+// Ports of an Aerospike node. The operator owns them: the Services and the StatefulSet use the same
+// constants, so they cannot drift from the rendered network stanza.
+const (
+	ServicePort   int32 = 3000
+	FabricPort    int32 = 3001
+	HeartbeatPort int32 = 3002
+	AdminPort     int32 = 3003
+)
+
+// Rendering defaults and limits.
+const (
+	// FileName is the key of the ConfigMap and the file asd reads from ConfigDir.
+	FileName = "aerospike.conf"
+	// ConfigDir is where the ConfigMap is mounted: the image's entrypoint starts asd with
+	// ConfigDir/FileName, and the mount hides the image's own template so the entrypoint leaves it alone.
+	ConfigDir = "/etc/aerospike"
+	// DefaultWorkDirectory is service.work-directory unless the user sets it; asd keeps SMD under it.
+	DefaultWorkDirectory = "/opt/aerospike"
+	// DefaultProtoFdMax is service.proto-fd-max unless the user sets it (asd's own default is 1024).
+	DefaultProtoFdMax int64 = 15000
+	// DefaultDataSize is the data-size of a storage-engine memory namespace without storage backing when
+	// the user gives none: Aerospike 8.1 refuses to start without one.
+	DefaultDataSize = "1G"
+	// MinDataSize is the smallest data-size Aerospike 8.1 accepts (512M).
+	MinDataSize int64 = 512 << 20
+	// MinFileSize is the smallest filesize Aerospike accepts since 7.1 (128M).
+	MinFileSize int64 = 128 << 20
+	// MaxClusterNameLength is the longest cluster-name Aerospike accepts.
+	MaxClusterNameLength = 63
+	// HeartbeatInterval and HeartbeatTimeout are the mesh heartbeat settings of the official image.
+	HeartbeatInterval int64 = 150
+	HeartbeatTimeout  int64 = 10
+)
+
+// SMDDirectory is the folder under the work directory where asd keeps its system metadata; it must exist
+// before asd starts, so the StatefulSet mounts a volume there.
+const SMDDirectory = "smd"

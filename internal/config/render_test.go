@@ -1,0 +1,251 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// loadCluster decodes a test AerospikeCluster the way the API client does (YAML → JSON → the types'
+// UnmarshalJSON), so numbers arrive as int64 exactly as in production.
+func loadCluster(t *testing.T, file string) *v1alpha1.AerospikeCluster {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeCluster(t, string(data))
+}
+
+func decodeCluster(t *testing.T, doc string) *v1alpha1.AerospikeCluster {
+	t.Helper()
+	c := &v1alpha1.AerospikeCluster{}
+	if err := yaml.UnmarshalStrict([]byte(doc), c); err != nil {
+		t.Fatalf("decoding cluster: %v", err)
+	}
+	return c
+}
+
+// assertGolden compares got with testdata/<name>.golden, or rewrites the file with -update.
+func assertGolden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s",
+			file, got, want)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, name := range []string{"operations-guide", "two-racks", "device"} {
+		t.Run(name, func(t *testing.T) {
+			c := loadCluster(t, filepath.Join("testdata", name+".yaml"))
+			if errs := Validate(c); len(errs) > 0 {
+				t.Fatalf("Validate: %v", errs)
+			}
+			for _, rack := range c.RackPlan() {
+				conf, err := Render(c, rack)
+				if err != nil {
+					t.Fatalf("Render rack %d: %v", rack.ID, err)
+				}
+				file := name
+				if c.MultiRack() {
+					file = fmt.Sprintf("%s.rack-%d", name, rack.ID)
+				}
+				assertGolden(t, file, conf)
+			}
+		})
+	}
+}
+
+// The samples shipped in config/samples must render: they are what users try first.
+func TestSamplesRender(t *testing.T) {
+	files, err := filepath.Glob("../../config/samples/acko_v1alpha1_*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples found: %v", err)
+	}
+	for _, f := range files {
+		c := loadCluster(t, f)
+		if errs := Validate(c); len(errs) > 0 {
+			t.Errorf("%s: %v", f, errs)
+		}
+		for _, rack := range c.RackPlan() {
+			if _, err := Render(c, rack); err != nil {
+				t.Errorf("%s rack %d: %v", f, rack.ID, err)
+			}
+		}
+	}
+}
+
+func TestRenderFacts(t *testing.T) {
+	c := loadCluster(t, "testdata/operations-guide.yaml")
+	conf, err := Render(c, c.RackPlan()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\t\tmesh-seed-address-port aerospike-3node-headless.default.svc.cluster.local 3002\n",
+		"\tadmin {\n\t\tport 3003\n\t}\n",
+		"\tstorage-engine memory {\n\t\tdata-size 1G\n\t}\n",
+		"\twork-directory /opt/aerospike\n",
+		"\tcluster-name aerospike-3node\n",
+		"\tproto-fd-max 15000\n",
+	} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("config lacks %q:\n%s", want, conf)
+		}
+	}
+	// Aerospike 8.1 has no info stanza; a single-rack cluster sets no rack-id.
+	for _, unwanted := range []string{"info {", "rack-id"} {
+		if strings.Contains(conf, unwanted) {
+			t.Errorf("config has %q:\n%s", unwanted, conf)
+		}
+	}
+	if !strings.HasPrefix(stanzaOrder(conf), "service logging network namespace") {
+		t.Errorf("stanza order = %q", stanzaOrder(conf))
+	}
+}
+
+func stanzaOrder(conf string) string {
+	heads := regexp.MustCompile(`(?m)^([a-z-]+)[^\n]*\{$`).FindAllStringSubmatch(conf, -1)
+	names := make([]string, 0, len(heads))
+	for _, h := range heads {
+		names = append(names, h[1])
+	}
+	return strings.Join(names, " ")
+}
+
+// Scaling must not change the config: otherwise every pod would restart whenever the size changes.
+func TestRenderDoesNotDependOnSize(t *testing.T) {
+	c := loadCluster(t, "testdata/two-racks.yaml")
+	before, err := Render(c, c.RackPlan()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.Size = 8
+	after, err := Render(c, c.RackPlan()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before != after {
+		t.Errorf("config changed with the size:\n%s\n---\n%s", before, after)
+	}
+}
+
+func TestRenderIsDeterministicAndLeavesSpecAlone(t *testing.T) {
+	c := loadCluster(t, "testdata/two-racks.yaml")
+	orig := c.DeepCopy()
+	rack := c.RackPlan()[1]
+	first, err := Render(c, rack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		again, _ := Render(c, rack)
+		if again != first {
+			t.Fatalf("Render is not deterministic:\n%s\n---\n%s", first, again)
+		}
+	}
+	if fmt.Sprint(orig.Spec.AerospikeConfig.Value) != fmt.Sprint(c.Spec.AerospikeConfig.Value) ||
+		fmt.Sprint(orig.Spec.RackConfig.Racks[0].AerospikeConfig.Value) !=
+			fmt.Sprint(c.Spec.RackConfig.Racks[0].AerospikeConfig.Value) {
+		t.Error("Render changed the cluster spec")
+	}
+}
+
+func TestRenderRejectsInvalidConfig(t *testing.T) {
+	c := decodeCluster(t, `
+metadata: {name: bad, namespace: default}
+spec:
+  size: 1
+  image: aerospike:ce-8.1.1.1
+  aerospikeConfig:
+    xdr: {}
+    namespaces: [{name: test, storage-engine: {type: memory}}]
+`)
+	_, err := Render(c, c.RackPlan()[0])
+	want := "spec.aerospikeConfig.xdr: Forbidden: XDR is Enterprise-only: Aerospike Community Edition does not support it"
+	if err == nil || err.Error() != want {
+		t.Errorf("Render error = %v, want %q", err, want)
+	}
+}
+
+func TestHash(t *testing.T) {
+	a, b := Hash("service {}\n"), Hash("service { }\n")
+	if len(a) != 16 || strings.Trim(a, "0123456789abcdef") != "" {
+		t.Errorf("Hash = %q, want 16 hex digits", a)
+	}
+	if a != Hash("service {}\n") || a == b {
+		t.Errorf("Hash must be stable and tell configs apart: %q %q", a, b)
+	}
+}
+
+func TestSMDPath(t *testing.T) {
+	c := loadCluster(t, "testdata/two-racks.yaml")
+	plan := c.RackPlan()
+	if got := SMDPath(c, plan[0]); got != "/opt/aerospike/smd" {
+		t.Errorf("default SMDPath = %q", got)
+	}
+	c.Spec.AerospikeConfig.Value["service"].(map[string]any)["work-directory"] = "/var/lib/aerospike/"
+	if got := SMDPath(c, plan[0]); got != "/var/lib/aerospike/smd" {
+		t.Errorf("SMDPath = %q, want the user's work-directory", got)
+	}
+	plan[1].Rack.AerospikeConfig.Value["service"].(map[string]any)["work-directory"] = "/work"
+	if got := SMDPath(c, plan[1]); got != "/work/smd" {
+		t.Errorf("SMDPath = %q, want the rack's work-directory", got)
+	}
+}
+
+func TestScalarString(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{true, "true"}, {false, "false"}, {int64(15000), "15000"}, {3, "3"}, {int32(7), "7"},
+		{float64(2), "2"}, {0.5, "0.5"}, {"4G", "4G"},
+	} {
+		if got, ok := scalarString(tc.in); !ok || got != tc.want {
+			t.Errorf("scalarString(%#v) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
+	if _, ok := scalarString(map[string]any{}); ok {
+		t.Error("a map is not a scalar")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want int64
+		ok   bool
+	}{
+		{"512M", 512 << 20, true}, {"1g", 1 << 30, true}, {"4096K", 4 << 20, true}, {int64(1024), 1024, true},
+		{"100", 100, true}, {"1.5G", 0, false}, {"G", 0, false}, {"lots", 0, false}, {"", 0, false},
+		{"-1M", 0, false}, {true, 0, false},
+	} {
+		got, ok := parseSize(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseSize(%#v) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}

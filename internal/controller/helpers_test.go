@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+)
+
+const (
+	timeout = 30 * time.Second
+	poll    = 50 * time.Millisecond
+)
+
+func sampleCluster(namespace, name string, size int32) *ackov1alpha1.AerospikeCluster {
+	return &ackov1alpha1.AerospikeCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: ackov1alpha1.AerospikeClusterSpec{
+			Size:  size,
+			Image: "aerospike:ce-8.1.1.1",
+			AerospikeConfig: &ackov1alpha1.AerospikeConfig{Value: map[string]any{
+				"namespaces": []any{map[string]any{
+					"name": "test", "replication-factor": int64(2),
+					"storage-engine": map[string]any{"type": "memory"},
+				}},
+			}},
+		},
+	}
+}
+
+func fetch(key types.NamespacedName) *ackov1alpha1.AerospikeCluster {
+	c := &ackov1alpha1.AerospikeCluster{}
+	ExpectWithOffset(1, k8s.Get(context.Background(), key, c)).To(Succeed())
+	return c
+}
+
+func phaseOf(key types.NamespacedName) func() ackov1alpha1.ClusterPhase {
+	return func() ackov1alpha1.ClusterPhase {
+		c := &ackov1alpha1.AerospikeCluster{}
+		if err := k8s.Get(context.Background(), key, c); err != nil {
+			return ""
+		}
+		return c.Status.Phase
+	}
+}
+
+func condition(key types.NamespacedName, typ string) func() *metav1.Condition {
+	return func() *metav1.Condition {
+		c := &ackov1alpha1.AerospikeCluster{}
+		if err := k8s.Get(context.Background(), key, c); err != nil {
+			return nil
+		}
+		return meta.FindStatusCondition(c.Status.Conditions, typ)
+	}
+}
+
+func create(c *ackov1alpha1.AerospikeCluster) types.NamespacedName {
+	ExpectWithOffset(1, k8s.Create(context.Background(), c)).To(Succeed())
+	return client.ObjectKeyFromObject(c)
+}
+
+// update re-reads the cluster, changes its spec and writes it, retrying on conflicts.
+func update(key types.NamespacedName, mutate func(*ackov1alpha1.AerospikeCluster)) {
+	EventuallyWithOffset(1, func() error {
+		c := &ackov1alpha1.AerospikeCluster{}
+		if err := k8s.Get(context.Background(), key, c); err != nil {
+			return err
+		}
+		mutate(c)
+		return k8s.Update(context.Background(), c)
+	}, timeout, poll).Should(Succeed())
+}
+
+// podUIDs maps the cluster's pods to their UIDs.
+func podUIDs(key types.NamespacedName) map[string]types.UID {
+	pods := &corev1.PodList{}
+	ExpectWithOffset(1, k8s.List(context.Background(), pods, client.InNamespace(key.Namespace),
+		client.MatchingLabels{ackov1alpha1.LabelInstance: key.Name})).To(Succeed())
+	out := map[string]types.UID{}
+	for _, p := range pods.Items {
+		out[p.Name] = p.UID
+	}
+	return out
+}
+
+// waitRunning waits until the operator reports Running for the current generation.
+func waitRunning(key types.NamespacedName) {
+	EventuallyWithOffset(1, func() string {
+		c := &ackov1alpha1.AerospikeCluster{}
+		if err := k8s.Get(context.Background(), key, c); err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("%s, generation observed: %v", c.Status.Phase, c.Status.ObservedGeneration == c.Generation)
+	}, timeout, poll).Should(Equal("Running, generation observed: true"))
+}

@@ -1,0 +1,92 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/operations"
+)
+
+// DefaultPollInterval is the requeue while a cluster is changing.
+const DefaultPollInterval = 5 * time.Second
+
+// CacheByObject limits the manager's cache to the objects ACKO labels as its own: the operator
+// never caches every pod, ConfigMap or Service of the Kubernetes cluster.
+func CacheByObject() map[client.Object]cache.ByObject {
+	own := labels.SelectorFromSet(labels.Set{ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy})
+	return map[client.Object]cache.ByObject{
+		&corev1.Pod{}:                   {Label: own},
+		&corev1.ConfigMap{}:             {Label: own},
+		&corev1.Service{}:               {Label: own},
+		&appsv1.StatefulSet{}:           {Label: own},
+		&policyv1.PodDisruptionBudget{}: {Label: own},
+	}
+}
+
+// SetupWithManager registers the controller: the cluster (spec changes only: the operator's own
+// status writes must not wake it), its children, its pods (phase, readiness, IP and UID changes
+// only), and the prober's health changes.
+func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager, healthEvents <-chan event.GenericEvent) error {
+	r.status = &statusWriter{client: r.Client, reader: r.APIReader}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Backoff == (Backoff{}) {
+		r.Backoff = DefaultBackoff
+	}
+	if r.PollInterval == 0 {
+		r.PollInterval = DefaultPollInterval
+	}
+	if r.Executor != nil {
+		r.Executor.Status = r.status
+	}
+	specOnly := builder.WithPredicates(predicate.GenerationChangedPredicate{})
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&ackov1alpha1.AerospikeCluster{}, specOnly).
+		Owns(&appsv1.StatefulSet{}, specOnly).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}, specOnly).
+		Owns(&policyv1.PodDisruptionBudget{}, specOnly).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod), builder.WithPredicates(podChanged)).
+		WatchesRawSource(source.Channel(healthEvents, &handler.EnqueueRequestForObject{})).
+		Named("aerospikecluster").
+		Complete(r)
+}
+
+// clusterOfPod maps a pod to its cluster through the instance label the builders set.
+func clusterOfPod(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[ackov1alpha1.LabelInstance]
+	if name == "" || obj.GetLabels()[ackov1alpha1.LabelManagedBy] != ackov1alpha1.ManagedBy {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// podChanged lets through the pod changes the reconciler acts on, not every status heartbeat.
+var podChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*corev1.Pod)
+		n, ok2 := e.ObjectNew.(*corev1.Pod)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return o.UID != n.UID || o.Status.Phase != n.Status.Phase || o.Status.PodIP != n.Status.PodIP ||
+			operations.PodReady(o) != operations.PodReady(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+	},
+}

@@ -1,0 +1,197 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/test/testenv"
+)
+
+var (
+	env    *envtest.Environment
+	cfg    *rest.Config
+	scheme *runtime.Scheme
+	// k8s is a plain client that reads the API server directly.
+	k8s client.Client
+)
+
+func TestController(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Controller suite")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, cfg, err = testenv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	scheme = runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(ackov1alpha1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// writeCounter counts the writes the operator makes and can fail them, by wrapping its client.
+type writeCounter struct {
+	mu     sync.Mutex
+	writes []string
+	// fail, when set, decides whether a write fails (before it reaches the API server).
+	fail func(verb string, obj client.Object) error
+	// after, when set, runs after each successful write with the running count.
+	after func(n int)
+}
+
+func (w *writeCounter) record(verb string, obj client.Object, do func() error) error {
+	w.mu.Lock()
+	fail, after := w.fail, w.after
+	w.mu.Unlock()
+	if fail != nil {
+		if err := fail(verb, obj); err != nil {
+			return err
+		}
+	}
+	if err := do(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.writes = append(w.writes, fmt.Sprintf("%s %T %s", verb, obj, obj.GetName()))
+	n := len(w.writes)
+	w.mu.Unlock()
+	if after != nil {
+		after(n)
+	}
+	return nil
+}
+
+func (w *writeCounter) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.writes)
+}
+
+func (w *writeCounter) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.writes...)
+}
+
+func (w *writeCounter) setFail(f func(verb string, obj client.Object) error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.fail = f
+}
+
+func (w *writeCounter) funcs() interceptor.Funcs {
+	return interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			return w.record("create", obj, func() error { return c.Create(ctx, obj, opts...) })
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			return w.record("update", obj, func() error { return c.Update(ctx, obj, opts...) })
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			return w.record("patch", obj, func() error { return c.Patch(ctx, obj, p, opts...) })
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			return w.record("delete", obj, func() error { return c.Delete(ctx, obj, opts...) })
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			return w.record("update/"+sub, obj, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			return w.record("patch/"+sub, obj, func() error { return c.SubResource(sub).Patch(ctx, obj, p, opts...) })
+		},
+	}
+}
+
+// operator is one running manager with the real reconciler, over a world of its own.
+type operator struct {
+	world      *world
+	writes     *writeCounter
+	reconciler *AerospikeClusterReconciler
+	cancel     context.CancelFunc
+	done       chan struct{}
+}
+
+var opSeq atomic.Int32
+
+// startOperator runs a manager whose client counts (and may fail) writes. namespace scopes the
+// world's pods. A test stops it with stop() (DeferCleanup does it too).
+func startOperator(namespace string, w *world, opCfg operations.Config) *operator {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{ByObject: CacheByObject()},
+		// Every test starts a manager of its own with the same controller name.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	counter := &writeCounter{}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: mgr.GetCache()}})
+	Expect(err).NotTo(HaveOccurred())
+	wrapped := interceptor.NewClient(c, counter.funcs())
+	recorder := mgr.GetEventRecorder("acko")
+	r := &AerospikeClusterReconciler{
+		Client: wrapped, APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder, Probers: w,
+		PollInterval: 500 * time.Millisecond,
+		Executor:     &operations.Executor{Client: wrapped, Signaller: w, Recorder: recorder, Config: opCfg},
+	}
+	Expect(r.SetupWithManager(mgr, w.events)).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &operator{world: w, writes: counter, reconciler: r, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer GinkgoRecover()
+		defer close(op.done)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	DeferCleanup(op.stop)
+	return op
+}
+
+func (o *operator) stop() {
+	o.cancel()
+	<-o.done
+}
+
+// newNamespace creates a namespace for one test, with a world stepping its pods.
+func newNamespace() (string, *world) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
+	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	w := newWorld(k8s, ns.Name)
+	ctx, cancel := context.WithCancel(context.Background())
+	go w.run(ctx, 50*time.Millisecond)
+	DeferCleanup(cancel)
+	return ns.Name, w
+}

@@ -1,0 +1,80 @@
+package resources
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+)
+
+// namedPort is one Aerospike port with the name Services and containers give it.
+type namedPort struct {
+	name string
+	port int32
+}
+
+// aerospikePorts are the ports of every node: clients (service), replication (fabric), the mesh
+// heartbeat and the admin port that replaced the info stanza in 8.1.
+var aerospikePorts = []namedPort{
+	{"service", config.ServicePort},
+	{"fabric", config.FabricPort},
+	{"heartbeat", config.HeartbeatPort},
+	{"admin", config.AdminPort},
+}
+
+// ConfigMap holds the rendered aerospike.conf of one rack under the key aerospike.conf.
+func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, conf string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: objectMeta(c, c.ConfigMapName(rack.ID), c.RackSelectorLabels(rack.ID)),
+		Data:       map[string]string{config.FileName: conf},
+	}
+}
+
+// HeadlessService gives every pod a stable DNS name and is the heartbeat mesh seed. It publishes pods
+// before they are Ready: a starting node must find its peers to become Ready at all.
+func HeadlessService(c *v1alpha1.AerospikeCluster) *corev1.Service {
+	svc := service(c, c.HeadlessServiceName(), aerospikePorts)
+	svc.Spec.ClusterIP = corev1.ClusterIPNone
+	svc.Spec.PublishNotReadyAddresses = true
+	return svc
+}
+
+// ClientService is the address clients seed from; they then talk to every node directly.
+func ClientService(c *v1alpha1.AerospikeCluster) *corev1.Service {
+	return service(c, c.ClientServiceName(), aerospikePorts[:1])
+}
+
+func service(c *v1alpha1.AerospikeCluster, name string, ports []namedPort) *corev1.Service {
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(c, name, c.SelectorLabels()),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: c.SelectorLabels(),
+		},
+	}
+	for _, p := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port), Protocol: corev1.ProtocolTCP,
+		})
+	}
+	return svc
+}
+
+// PodDisruptionBudget lets voluntary disruptions (node drains) take one Aerospike pod at a time, so
+// replication-factor 2 never loses both copies of a partition to a drain.
+func PodDisruptionBudget(c *v1alpha1.AerospikeCluster) *policyv1.PodDisruptionBudget {
+	maxUnavailable := intstr.FromInt32(1)
+	return &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: objectMeta(c, c.PodDisruptionBudgetName(), c.SelectorLabels()),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: &maxUnavailable,
+			Selector:       &metav1.LabelSelector{MatchLabels: c.SelectorLabels()},
+		},
+	}
+}

@@ -1,0 +1,184 @@
+package resources
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+)
+
+// newCluster is a 3-node single-rack cluster with one in-memory namespace; mods adjust it.
+func newCluster(mods ...func(*v1alpha1.AerospikeCluster)) *v1alpha1.AerospikeCluster {
+	c := &v1alpha1.AerospikeCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "aero", Namespace: "db", UID: "uid-1"},
+		Spec: v1alpha1.AerospikeClusterSpec{
+			Size:  3,
+			Image: "aerospike:ce-8.1.1.1",
+			AerospikeConfig: &v1alpha1.AerospikeConfig{Value: map[string]any{
+				"namespaces": []any{map[string]any{
+					"name": "test", "replication-factor": int64(2),
+					"storage-engine": map[string]any{"type": "memory"},
+				}},
+			}},
+		},
+	}
+	for _, m := range mods {
+		m(c)
+	}
+	return c
+}
+
+func withRacks(racks ...v1alpha1.Rack) func(*v1alpha1.AerospikeCluster) {
+	return func(c *v1alpha1.AerospikeCluster) { c.Spec.RackConfig = &v1alpha1.RackConfig{Racks: racks} }
+}
+
+func withVolumes(vols ...v1alpha1.VolumeSpec) func(*v1alpha1.AerospikeCluster) {
+	return func(c *v1alpha1.AerospikeCluster) { c.Spec.Storage = &v1alpha1.StorageSpec{Volumes: vols} }
+}
+
+func withPod(o v1alpha1.PodOverrides) func(*v1alpha1.AerospikeCluster) {
+	return func(c *v1alpha1.AerospikeCluster) { c.Spec.PodSpec = &o }
+}
+
+func volume(name, path, size string, mode corev1.PersistentVolumeMode) v1alpha1.VolumeSpec {
+	return v1alpha1.VolumeSpec{Name: name, Path: path, Size: resource.MustParse(size), VolumeMode: mode}
+}
+
+// allChildren builds every child of c, as the reconciler would.
+func allChildren(t *testing.T, c *v1alpha1.AerospikeCluster) []client.Object {
+	t.Helper()
+	plan := c.RackPlan()
+	objs := make([]client.Object, 0, 3+2*len(plan))
+	objs = append(objs, HeadlessService(c), ClientService(c), PodDisruptionBudget(c))
+	for _, rack := range plan {
+		conf, err := config.Render(c, rack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, ConfigMap(c, rack, conf), StatefulSet(c, rack, config.Hash(conf)))
+	}
+	return objs
+}
+
+func TestEveryChildIsOwnedAndLabelled(t *testing.T) {
+	for _, c := range []*v1alpha1.AerospikeCluster{newCluster(), newCluster(withRacks(v1alpha1.Rack{ID: 1}))} {
+		for _, obj := range allChildren(t, c) {
+			refs := obj.GetOwnerReferences()
+			if len(refs) != 1 {
+				t.Fatalf("%T %s: owner references %v", obj, obj.GetName(), refs)
+			}
+			want := metav1.OwnerReference{APIVersion: "acko.io/v1alpha1", Kind: "AerospikeCluster", Name: "aero",
+				UID: "uid-1", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+			if !ownerRefEqual(refs[0], want) {
+				t.Errorf("%T %s: owner reference %+v, want %+v", obj, obj.GetName(), refs[0], want)
+			}
+			if obj.GetNamespace() != "db" {
+				t.Errorf("%T %s: namespace %q", obj, obj.GetName(), obj.GetNamespace())
+			}
+			if !containsAll(obj.GetLabels(), c.SelectorLabels()) {
+				t.Errorf("%T %s: labels %v lack %v", obj, obj.GetName(), obj.GetLabels(), c.SelectorLabels())
+			}
+		}
+	}
+}
+
+func ownerRefEqual(a, b metav1.OwnerReference) bool {
+	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name && a.UID == b.UID &&
+		ptr.Deref(a.Controller, false) == ptr.Deref(b.Controller, false) &&
+		ptr.Deref(a.BlockOwnerDeletion, false) == ptr.Deref(b.BlockOwnerDeletion, false)
+}
+
+func TestChildNames(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cluster *v1alpha1.AerospikeCluster
+		want    []string // headless, client, PDB, then ConfigMap and StatefulSet per rack
+	}{
+		{"single rack", newCluster(), []string{"aero-headless", "aero", "aero", "aero-config", "aero"}},
+		{"multi rack", newCluster(withRacks(v1alpha1.Rack{ID: 2}, v1alpha1.Rack{ID: 1})), []string{
+			"aero-headless", "aero", "aero", "aero-1-config", "aero-1", "aero-2-config", "aero-2",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := allChildren(t, tc.cluster)
+			got := make([]string, 0, len(objs))
+			for _, o := range objs {
+				got = append(got, o.GetName())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("names = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigMap(t *testing.T) {
+	c := newCluster(withRacks(v1alpha1.Rack{ID: 4}))
+	cm := ConfigMap(c, c.RackPlan()[0], "service {}\n")
+	if !maps.Equal(cm.Data, map[string]string{"aerospike.conf": "service {}\n"}) {
+		t.Errorf("data = %v", cm.Data)
+	}
+	if cm.Labels[v1alpha1.LabelRack] != "4" {
+		t.Errorf("labels = %v, want rack 4", cm.Labels)
+	}
+}
+
+func TestServices(t *testing.T) {
+	c := newCluster()
+	headless := HeadlessService(c)
+	if headless.Spec.ClusterIP != corev1.ClusterIPNone || !headless.Spec.PublishNotReadyAddresses {
+		t.Errorf("headless: clusterIP %q publishNotReadyAddresses %v", headless.Spec.ClusterIP,
+			headless.Spec.PublishNotReadyAddresses)
+	}
+	wantPorts := map[string]int32{"service": 3000, "fabric": 3001, "heartbeat": 3002, "admin": 3003}
+	if got := portMap(headless.Spec.Ports); !maps.Equal(got, wantPorts) {
+		t.Errorf("headless ports = %v, want %v", got, wantPorts)
+	}
+	client := ClientService(c)
+	if client.Spec.Type != corev1.ServiceTypeClusterIP || client.Spec.ClusterIP != "" ||
+		client.Spec.PublishNotReadyAddresses {
+		t.Errorf("client service spec = %+v", client.Spec)
+	}
+	if got := portMap(client.Spec.Ports); !maps.Equal(got, map[string]int32{"service": 3000}) {
+		t.Errorf("client ports = %v", got)
+	}
+	for _, svc := range []*corev1.Service{headless, client} {
+		if !maps.Equal(svc.Spec.Selector, c.SelectorLabels()) {
+			t.Errorf("%s selector = %v", svc.Name, svc.Spec.Selector)
+		}
+		for _, p := range svc.Spec.Ports {
+			if p.TargetPort != intstr.FromInt32(p.Port) || p.Protocol != corev1.ProtocolTCP {
+				t.Errorf("%s port %+v", svc.Name, p)
+			}
+		}
+	}
+}
+
+func portMap(ports []corev1.ServicePort) map[string]int32 {
+	m := map[string]int32{}
+	for _, p := range ports {
+		m[p.Name] = p.Port
+	}
+	return m
+}
+
+func TestPodDisruptionBudget(t *testing.T) {
+	c := newCluster(withRacks(v1alpha1.Rack{ID: 1}, v1alpha1.Rack{ID: 2}))
+	pdb := PodDisruptionBudget(c)
+	if pdb.Spec.MaxUnavailable == nil || *pdb.Spec.MaxUnavailable != intstr.FromInt32(1) || pdb.Spec.MinAvailable != nil {
+		t.Errorf("budget = %+v", pdb.Spec)
+	}
+	// One budget over every rack: a drain may take one pod of the whole cluster, not one per rack.
+	if !maps.Equal(pdb.Spec.Selector.MatchLabels, c.SelectorLabels()) {
+		t.Errorf("selector = %v", pdb.Spec.Selector)
+	}
+}

@@ -1,0 +1,159 @@
+package resources
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+)
+
+// defaultContainerAnnotation makes kubectl exec and logs pick the Aerospike container, even with sidecars.
+const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
+
+// podTemplate is the pod of one rack, without the hash annotations. Everything taken from the spec is
+// deep-copied, so callers may change the result.
+func podTemplate(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) corev1.PodTemplateSpec {
+	o := c.Spec.PodSpec.DeepCopy()
+	if o == nil {
+		o = &v1alpha1.PodOverrides{}
+	}
+	// The user's labels and annotations are added; the operator's own always win, since selectors and
+	// restart decisions depend on them.
+	labels := maps.Clone(o.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, c.RackSelectorLabels(rack.ID))
+	annotations := maps.Clone(o.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[defaultContainerAnnotation] = v1alpha1.AerospikeContainerName
+	containers := make([]corev1.Container, 0, 1+len(o.Sidecars))
+	containers = append(containers, aerospikeContainer(c, rack, o))
+	for _, s := range o.Sidecars {
+		containers = append(containers, s.Container)
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			Containers:         containers,
+			Volumes:            podVolumes(c, rack),
+			Affinity:           affinity(c, o),
+			NodeSelector:       nodeSelector(o, rack),
+			Tolerations:        o.Tolerations,
+			SecurityContext:    o.SecurityContext,
+			ServiceAccountName: o.ServiceAccountName,
+			ImagePullSecrets:   o.ImagePullSecrets,
+		},
+	}
+}
+
+// aerospikeContainer runs the image as it is: no command or args, so the image's entrypoint
+// (as-tini-static -r SIGUSR1 -t SIGTERM) stays PID 1 and a WarmRestart (SIGUSR1) restarts asd in place.
+// There is no liveness probe: tini already restarts asd, and a probe killing a node that is slowly
+// rebuilding its index from disk would only make the outage longer.
+func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement,
+	o *v1alpha1.PodOverrides) corev1.Container {
+	ctr := corev1.Container{
+		Name:  v1alpha1.AerospikeContainerName,
+		Image: c.Spec.Image,
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{
+				TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(config.ServicePort)},
+			},
+			PeriodSeconds:    5,
+			TimeoutSeconds:   1,
+			SuccessThreshold: 1,
+			FailureThreshold: 3,
+		},
+	}
+	for _, p := range aerospikePorts {
+		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: p.name, ContainerPort: p.port, Protocol: corev1.ProtocolTCP})
+	}
+	if o.Resources != nil {
+		ctr.Resources = *o.Resources
+	}
+	// The ConfigMap is mounted as a directory, not with subPath: the kubelet then refreshes the file in
+	// place, so a WarmRestart reads the current config.
+	ctr.VolumeMounts = []corev1.VolumeMount{{Name: ConfigVolume, MountPath: config.ConfigDir, ReadOnly: true}}
+	if smd := config.SMDPath(c, rack); !storageMountedAt(c, smd) {
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: SMDVolume, MountPath: smd})
+	}
+	for _, v := range storageVolumes(c) {
+		if volumeMode(v) == corev1.PersistentVolumeBlock {
+			ctr.VolumeDevices = append(ctr.VolumeDevices, corev1.VolumeDevice{Name: v.Name, DevicePath: v.Path})
+		} else {
+			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.Path})
+		}
+	}
+	return ctr
+}
+
+// storageMountedAt reports whether a Filesystem storage volume is mounted exactly at p: a user who wants
+// SMD (secondary index definitions, UDFs) to survive pod deletion puts a volume at <work-directory>/smd,
+// and the emptyDir steps aside.
+func storageMountedAt(c *v1alpha1.AerospikeCluster, p string) bool {
+	for _, v := range storageVolumes(c) {
+		if volumeMode(v) == corev1.PersistentVolumeFilesystem && v.Path == p {
+			return true
+		}
+	}
+	return false
+}
+
+func podVolumes(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) []corev1.Volume {
+	vols := []corev1.Volume{{
+		Name: ConfigVolume,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: c.ConfigMapName(rack.ID)},
+		}},
+	}}
+	if !storageMountedAt(c, config.SMDPath(c, rack)) {
+		vols = append(vols, corev1.Volume{
+			Name: SMDVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
+		})
+	}
+	return vols
+}
+
+// nodeSelector merges the user's node selector with the rack's placement; the rack wins, being the more
+// specific of the two.
+func nodeSelector(o *v1alpha1.PodOverrides, rack v1alpha1.RackPlacement) map[string]string {
+	sel := maps.Clone(o.NodeSelector)
+	set := func(k, v string) {
+		if v == "" {
+			return
+		}
+		if sel == nil {
+			sel = map[string]string{}
+		}
+		sel[k] = v
+	}
+	if rack.Rack != nil {
+		set(corev1.LabelTopologyZone, rack.Rack.Zone)
+		set(corev1.LabelHostname, rack.Rack.NodeName)
+	}
+	return sel
+}
+
+// affinity is the user's affinity when given. Otherwise the pods prefer distinct nodes: two Aerospike
+// nodes on one Kubernetes node could hold both copies of a partition and lose them together.
+func affinity(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides) *corev1.Affinity {
+	if o.Affinity != nil {
+		return o.Affinity
+	}
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: c.SelectorLabels()},
+				TopologyKey:   corev1.LabelHostname,
+			},
+		}},
+	}}
+}

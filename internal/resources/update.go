@@ -1,0 +1,135 @@
+package resources
+
+import (
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+)
+
+// NeedsUpdate reports whether an existing child differs from the builder's desired one in a field the
+// operator owns. Fields the API server or other controllers fill in (clusterIP, sessionAffinity,
+// revisionHistoryLimit, pod template defaults, status, extra labels and annotations) are ignored, so a
+// child the operator created and left alone never needs an update. What is compared, per kind:
+//   - every kind: the labels the operator sets;
+//   - ConfigMap: data;
+//   - Service: type, selector, publishNotReadyAddresses and ports (name, port, targetPort, protocol);
+//   - StatefulSet: replicas, update strategy, the Aerospike image and the config and pod spec hash
+//     annotations of the template (the hashes stand for the rest of the template, which the API server
+//     fills with defaults);
+//   - PodDisruptionBudget: maxUnavailable and selector.
+//
+// Kinds the builders do not make are never reported.
+func NeedsUpdate(existing, desired client.Object) bool {
+	if !containsAll(existing.GetLabels(), desired.GetLabels()) {
+		return true
+	}
+	switch d := desired.(type) {
+	case *corev1.ConfigMap:
+		e, ok := existing.(*corev1.ConfigMap)
+		return !ok || !maps.Equal(e.Data, d.Data)
+	case *corev1.Service:
+		e, ok := existing.(*corev1.Service)
+		return !ok || serviceDiffers(e, d)
+	case *appsv1.StatefulSet:
+		e, ok := existing.(*appsv1.StatefulSet)
+		return !ok || statefulSetDiffers(e, d)
+	case *policyv1.PodDisruptionBudget:
+		e, ok := existing.(*policyv1.PodDisruptionBudget)
+		return !ok || !equality.Semantic.DeepEqual(e.Spec.MaxUnavailable, d.Spec.MaxUnavailable) ||
+			!equality.Semantic.DeepEqual(e.Spec.Selector, d.Spec.Selector)
+	}
+	return false
+}
+
+// ApplyOwnedFields copies the fields NeedsUpdate compares from desired into existing (a StatefulSet gets
+// the whole desired template), keeping everything else, including the fields Kubernetes will not let
+// change (StatefulSet selector and volume claim templates, a Service's clusterIP). Afterwards
+// NeedsUpdate(existing, desired) is false and existing is ready for an Update.
+func ApplyOwnedFields(existing, desired client.Object) {
+	labels := existing.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, desired.GetLabels())
+	existing.SetLabels(labels)
+	switch d := desired.(type) {
+	case *corev1.ConfigMap:
+		if e, ok := existing.(*corev1.ConfigMap); ok {
+			e.Data = maps.Clone(d.Data)
+		}
+	case *corev1.Service:
+		if e, ok := existing.(*corev1.Service); ok {
+			e.Spec.Type = d.Spec.Type
+			e.Spec.Selector = maps.Clone(d.Spec.Selector)
+			e.Spec.PublishNotReadyAddresses = d.Spec.PublishNotReadyAddresses
+			e.Spec.Ports = append([]corev1.ServicePort(nil), d.Spec.Ports...)
+		}
+	case *appsv1.StatefulSet:
+		if e, ok := existing.(*appsv1.StatefulSet); ok {
+			e.Spec.Replicas = d.Spec.Replicas
+			e.Spec.UpdateStrategy = d.Spec.UpdateStrategy
+			e.Spec.Template = *d.Spec.Template.DeepCopy()
+		}
+	case *policyv1.PodDisruptionBudget:
+		if e, ok := existing.(*policyv1.PodDisruptionBudget); ok {
+			e.Spec.MaxUnavailable = d.Spec.MaxUnavailable
+			e.Spec.Selector = d.Spec.Selector.DeepCopy()
+		}
+	}
+}
+
+func containsAll(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func serviceDiffers(e, d *corev1.Service) bool {
+	if orDefault(e.Spec.Type, corev1.ServiceTypeClusterIP) != orDefault(d.Spec.Type, corev1.ServiceTypeClusterIP) ||
+		!maps.Equal(e.Spec.Selector, d.Spec.Selector) ||
+		e.Spec.PublishNotReadyAddresses != d.Spec.PublishNotReadyAddresses ||
+		len(e.Spec.Ports) != len(d.Spec.Ports) {
+		return true
+	}
+	for i, dp := range d.Spec.Ports {
+		ep := e.Spec.Ports[i]
+		if ep.Name != dp.Name || ep.Port != dp.Port || ep.TargetPort != dp.TargetPort ||
+			orDefault(ep.Protocol, corev1.ProtocolTCP) != orDefault(dp.Protocol, corev1.ProtocolTCP) {
+			return true
+		}
+	}
+	return false
+}
+
+func statefulSetDiffers(e, d *appsv1.StatefulSet) bool {
+	et, dt := e.Spec.Template, d.Spec.Template
+	return replicas(e) != replicas(d) ||
+		orDefault(e.Spec.UpdateStrategy.Type, appsv1.RollingUpdateStatefulSetStrategyType) != d.Spec.UpdateStrategy.Type ||
+		aerospikeImage(et.Spec) != aerospikeImage(dt.Spec) ||
+		et.Annotations[v1alpha1.AnnotationConfigHash] != dt.Annotations[v1alpha1.AnnotationConfigHash] ||
+		et.Annotations[v1alpha1.AnnotationPodSpecHash] != dt.Annotations[v1alpha1.AnnotationPodSpecHash]
+}
+
+// replicas is spec.replicas with the API's default of 1.
+func replicas(s *appsv1.StatefulSet) int32 {
+	if s.Spec.Replicas == nil {
+		return 1
+	}
+	return *s.Spec.Replicas
+}
+
+func orDefault[T ~string](v, def T) T {
+	if v == "" {
+		return def
+	}
+	return v
+}

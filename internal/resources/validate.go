@@ -1,0 +1,134 @@
+package resources
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+)
+
+const recreate = "create a new cluster and migrate the data"
+
+// ImmutableChanges reports the spec changes an existing cluster cannot take, each with what to do instead:
+//   - storage volumes: they are the StatefulSets' volume claim templates, which Kubernetes never lets
+//     change (a volume's path may change: it only lives in the pod template);
+//   - switching between the single-rack and the multi-rack layout: every pod and StatefulSet would be
+//     renamed (<cluster>-<ordinal> against <cluster>-<rackID>-<ordinal>).
+//
+// StatefulSet selectors cannot change through the spec at all: they hold only the cluster name and the
+// rack id, and a new rack id is a new StatefulSet. Adding and removing racks is allowed.
+func ImmutableChanges(oldCluster, newCluster *v1alpha1.AerospikeCluster) field.ErrorList {
+	var errs field.ErrorList
+	if oldCluster.MultiRack() != newCluster.MultiRack() {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "rackConfig"),
+			"cannot switch between the single-rack and the multi-rack layout: every pod would change its name; "+
+				recreate))
+	}
+	if changes := volumeChanges(storageVolumes(oldCluster), storageVolumes(newCluster)); len(changes) > 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "storage", "volumes"), fmt.Sprintf(
+			"storage volumes cannot change on an existing cluster (%s): %s", strings.Join(changes, "; "), recreate)))
+	}
+	return errs
+}
+
+// volumeChanges describes how the claim templates of two sorted volume lists differ.
+func volumeChanges(oldVols, newVols []v1alpha1.VolumeSpec) []string {
+	var changes []string
+	byName := map[string]v1alpha1.VolumeSpec{}
+	for _, v := range oldVols {
+		byName[v.Name] = v
+	}
+	for _, nv := range newVols {
+		ov, existed := byName[nv.Name]
+		delete(byName, nv.Name)
+		switch {
+		case !existed:
+			changes = append(changes, fmt.Sprintf("volume %q added", nv.Name))
+		case ov.Size.Cmp(nv.Size) != 0:
+			changes = append(changes, fmt.Sprintf("volume %q size %s -> %s", nv.Name, ov.Size.String(), nv.Size.String()))
+		case ptrString(ov.StorageClassName) != ptrString(nv.StorageClassName):
+			changes = append(changes, fmt.Sprintf("volume %q storageClassName %q -> %q", nv.Name,
+				ptrString(ov.StorageClassName), ptrString(nv.StorageClassName)))
+		case volumeMode(ov) != volumeMode(nv):
+			changes = append(changes, fmt.Sprintf("volume %q volumeMode %s -> %s", nv.Name, volumeMode(ov), volumeMode(nv)))
+		}
+	}
+	for _, ov := range oldVols {
+		if _, removed := byName[ov.Name]; removed {
+			changes = append(changes, fmt.Sprintf("volume %q removed", ov.Name))
+		}
+	}
+	return changes
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Validate reports pod settings the builders cannot turn into a pod the API server accepts: storage
+// volumes named like the operator's own volumes or mounted over its config directory or twice at one
+// path, and sidecars without a name or image or named like the Aerospike container.
+func Validate(c *v1alpha1.AerospikeCluster) field.ErrorList {
+	return append(validateVolumes(c), validateSidecars(c)...)
+}
+
+func validateVolumes(c *v1alpha1.AerospikeCluster) field.ErrorList {
+	if c.Spec.Storage == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	smd := map[string]bool{}
+	for _, r := range c.RackPlan() {
+		smd[config.SMDPath(c, r)] = true
+	}
+	paths := map[string]bool{}
+	for i, v := range c.Spec.Storage.Volumes {
+		p := field.NewPath("spec", "storage", "volumes").Index(i)
+		if v.Name == ConfigVolume || v.Name == SMDVolume {
+			errs = append(errs, field.Invalid(p.Child("name"), v.Name, "is the name of a volume the operator adds"))
+		}
+		clean := path.Clean(v.Path)
+		switch {
+		case paths[clean]:
+			errs = append(errs, field.Duplicate(p.Child("path"), v.Path))
+		case clean == config.ConfigDir || strings.HasPrefix(clean, config.ConfigDir+"/"):
+			errs = append(errs, field.Invalid(p.Child("path"), v.Path,
+				"the operator mounts aerospike.conf at "+config.ConfigDir))
+		case volumeMode(v) == corev1.PersistentVolumeBlock && smd[clean]:
+			errs = append(errs, field.Invalid(p.Child("path"), v.Path,
+				"is where asd keeps its system metadata (<work-directory>/smd): it needs a Filesystem volume"))
+		}
+		paths[clean] = true
+	}
+	return errs
+}
+
+func validateSidecars(c *v1alpha1.AerospikeCluster) field.ErrorList {
+	if c.Spec.PodSpec == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	names := map[string]bool{v1alpha1.AerospikeContainerName: true}
+	for i, s := range c.Spec.PodSpec.Sidecars {
+		p := field.NewPath("spec", "podSpec", "sidecars").Index(i)
+		switch {
+		case s.Container.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), "every sidecar needs a name"))
+		case names[s.Container.Name]:
+			errs = append(errs, field.Duplicate(p.Child("name"), s.Container.Name))
+		}
+		if s.Container.Image == "" {
+			errs = append(errs, field.Required(p.Child("image"), "every sidecar needs an image"))
+		}
+		names[s.Container.Name] = true
+	}
+	return errs
+}

@@ -1,0 +1,112 @@
+package resources
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+)
+
+func errorStrings(errs field.ErrorList) string {
+	if agg := errs.ToAggregate(); agg != nil {
+		return agg.Error()
+	}
+	return ""
+}
+
+func TestImmutableChanges(t *testing.T) {
+	data := volume("data", "/opt/aerospike/data", "10Gi", "")
+	ssd := volume("ssd", "/dev/xvdb", "100Gi", corev1.PersistentVolumeBlock)
+	bigger := data
+	bigger.Size = resource.MustParse("20Gi")
+	moved := data
+	moved.Path = "/data"
+	classed := data
+	classed.StorageClassName = new(string)
+	*classed.StorageClassName = "fast"
+	block := data
+	block.VolumeMode = corev1.PersistentVolumeBlock
+	explicitFS := data
+	explicitFS.VolumeMode = corev1.PersistentVolumeFilesystem
+	const recreateHint = ": create a new cluster and migrate the data"
+	for _, tc := range []struct {
+		name     string
+		old, new *v1alpha1.AerospikeCluster
+		want     string
+	}{
+		{"nothing", newCluster(), newCluster(), ""},
+		{"size, image, config and pod spec may change", newCluster(),
+			newCluster(func(c *v1alpha1.AerospikeCluster) { c.Spec.Size = 8; c.Spec.Image = "aerospike:ce-8.1.2.0" },
+				withPod(v1alpha1.PodOverrides{Labels: map[string]string{"a": "b"}})), ""},
+		{"racks may be added and removed", newCluster(withRacks(v1alpha1.Rack{ID: 1})),
+			newCluster(withRacks(v1alpha1.Rack{ID: 2}, v1alpha1.Rack{ID: 3})), ""},
+		{"volume order and path do not matter", newCluster(withVolumes(data, ssd)),
+			newCluster(withVolumes(ssd, moved)), ""},
+		{"the default volume mode is Filesystem", newCluster(withVolumes(data)), newCluster(withVolumes(explicitFS)), ""},
+		{"single to multi rack", newCluster(), newCluster(withRacks(v1alpha1.Rack{ID: 1})),
+			"spec.rackConfig: Forbidden: cannot switch between the single-rack and the multi-rack layout: " +
+				"every pod would change its name; create a new cluster and migrate the data"},
+		{"multi to single rack", newCluster(withRacks(v1alpha1.Rack{ID: 1})), newCluster(),
+			"spec.rackConfig: Forbidden: cannot switch between the single-rack and the multi-rack layout: " +
+				"every pod would change its name; create a new cluster and migrate the data"},
+		{"volume added and removed", newCluster(withVolumes(data)), newCluster(withVolumes(ssd)),
+			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
+				`(volume "ssd" added; volume "data" removed)` + recreateHint},
+		{"volume resized", newCluster(withVolumes(data)), newCluster(withVolumes(bigger)),
+			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
+				`(volume "data" size 10Gi -> 20Gi)` + recreateHint},
+		{"storage class", newCluster(withVolumes(data)), newCluster(withVolumes(classed)),
+			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
+				`(volume "data" storageClassName "" -> "fast")` + recreateHint},
+		{"volume mode", newCluster(withVolumes(data)), newCluster(withVolumes(block)),
+			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
+				`(volume "data" volumeMode Filesystem -> Block)` + recreateHint},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := errorStrings(ImmutableChanges(tc.old, tc.new)); got != tc.want {
+				t.Errorf("ImmutableChanges =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	sidecar := func(name, image string) v1alpha1.Sidecar {
+		return v1alpha1.Sidecar{Container: corev1.Container{Name: name, Image: image}}
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster *v1alpha1.AerospikeCluster
+		want    string
+	}{
+		{"fine", newCluster(
+			withVolumes(volume("data", "/opt/aerospike/data", "1Gi", ""), volume("smd", "/opt/aerospike/smd", "1Gi", "")),
+			withPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{sidecar("exporter", "exporter:1")}}),
+		), ""},
+		{"volumes", newCluster(withVolumes(
+			volume(ConfigVolume, "/data", "1Gi", ""),
+			volume("b", "/data/", "1Gi", ""),
+			volume("c", "/etc/aerospike/extra", "1Gi", ""),
+			volume("d", "/opt/aerospike/smd", "1Gi", corev1.PersistentVolumeBlock),
+		)), `[spec.storage.volumes[0].name: Invalid value: "aerospike-config": is the name of a volume the operator adds, ` +
+			`spec.storage.volumes[1].path: Duplicate value: "/data/", ` +
+			`spec.storage.volumes[2].path: Invalid value: "/etc/aerospike/extra": the operator mounts aerospike.conf at /etc/aerospike, ` +
+			`spec.storage.volumes[3].path: Invalid value: "/opt/aerospike/smd": is where asd keeps its system metadata ` +
+			`(<work-directory>/smd): it needs a Filesystem volume]`},
+		{"sidecars", newCluster(withPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{
+			sidecar("aerospike-server", "x"), sidecar("", "x"), sidecar("a", ""), sidecar("a", "x"),
+		}})), `[spec.podSpec.sidecars[0].name: Duplicate value: "aerospike-server", ` +
+			`spec.podSpec.sidecars[1].name: Required value: every sidecar needs a name, ` +
+			`spec.podSpec.sidecars[2].image: Required value: every sidecar needs an image, ` +
+			`spec.podSpec.sidecars[3].name: Duplicate value: "a"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := errorStrings(Validate(tc.cluster)); got != tc.want {
+				t.Errorf("Validate =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,92 @@
+package validation
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+)
+
+// maxRackID is the CRD's maximum rack id; 0 is the implicit rack of a single-rack cluster.
+const maxRackID = 1000000
+
+func validateSize(size int32) field.ErrorList {
+	if size >= 1 && size <= ackov1alpha1.MaxClusterSize {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(specPath.Child("size"), size,
+		fmt.Sprintf("must be between 1 and %d: Aerospike Community Edition allows at most %d nodes",
+			ackov1alpha1.MaxClusterSize, ackov1alpha1.MaxClusterSize))}
+}
+
+func validateImage(image string) field.ErrorList {
+	path := specPath.Child("image")
+	switch {
+	case strings.TrimSpace(image) == "":
+		return field.ErrorList{field.Required(path, "an Aerospike Community Edition server image, e.g. aerospike:ce-8.1.1.1")}
+	case enterpriseImage(image):
+		return field.ErrorList{field.Invalid(path, image, "Aerospike Enterprise images are not supported: "+
+			"ACKO runs Aerospike Community Edition (CE) only; use a CE image such as aerospike:ce-8.1.1.1")}
+	}
+	return nil
+}
+
+// eeTag matches the edition prefix of the official image's tags (ee-8.1.1.1, as ce-8.1.1.1 for CE).
+var eeTag = regexp.MustCompile(`(^|[-_.])ee-`)
+
+// enterpriseImage reports whether ref names an Enterprise build: the aerospike-server-enterprise
+// (or -federal) repository, or an ee- tag of the official image.
+func enterpriseImage(ref string) bool {
+	repo, tag := splitImage(strings.ToLower(ref))
+	name := repo[strings.LastIndex(repo, "/")+1:]
+	if strings.Contains(name, "enterprise") || strings.Contains(name, "federal") {
+		return true
+	}
+	return eeTag.MatchString(tag)
+}
+
+// splitImage splits an image reference into repository and tag, dropping any digest. The colon of a
+// registry port (localhost:5000/aerospike) is not a tag.
+func splitImage(ref string) (repo, tag string) {
+	ref, _, _ = strings.Cut(ref, "@")
+	slash := strings.LastIndex(ref, "/")
+	if colon := strings.LastIndex(ref, ":"); colon > slash {
+		return ref[:colon], ref[colon+1:]
+	}
+	return ref, ""
+}
+
+func validateBatchSize(batch *int32) field.ErrorList {
+	if batch == nil || *batch >= 1 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(specPath.Child("rollingUpdateBatchSize"), *batch,
+		"must be at least 1 (the number of pods a rolling update restarts at once)")}
+}
+
+func validateRacks(rc *ackov1alpha1.RackConfig) field.ErrorList {
+	if rc == nil {
+		return nil
+	}
+	path := specPath.Child("rackConfig", "racks")
+	if len(rc.Racks) == 0 {
+		return field.ErrorList{field.Required(path,
+			"at least one rack; remove rackConfig for a single-rack cluster")}
+	}
+	var errs field.ErrorList
+	seen := make(map[int32]bool, len(rc.Racks))
+	for i, r := range rc.Racks {
+		idPath := path.Index(i).Child("id")
+		switch {
+		case r.ID < 1 || r.ID > maxRackID:
+			errs = append(errs, field.Invalid(idPath, r.ID, fmt.Sprintf("must be between 1 and %d", maxRackID)))
+		case seen[r.ID]:
+			errs = append(errs, field.Duplicate(idPath, r.ID))
+		}
+		seen[r.ID] = true
+	}
+	return errs
+}

@@ -1,0 +1,75 @@
+// Package validation is the one rule set for AerospikeCluster specs. The admission webhook answers
+// with it, and the reconciler re-checks ValidateSpec on every object it reads, because a webhook can
+// be bypassed (absent, failurePolicy changed, object stored before it existed).
+//
+// Every function is pure: spec in, field errors and warnings out, in a deterministic order.
+package validation
+
+import (
+	"slices"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/resources"
+)
+
+// The operations guide's messages (seed 001). The CRD's CEL rules carry the same text, so a user
+// reads the same line whichever layer answers.
+const (
+	MsgOnlyOneOperation   = "only one operation allowed"
+	MsgOperationIDLength  = "id must be between 1 and 20 characters"
+	MsgOperationsInFlight = "cannot modify operations while InProgress"
+)
+
+var specPath = field.NewPath("spec")
+
+// ValidateCreate checks a new cluster. Warnings describe risky but legal choices.
+func ValidateCreate(c *ackov1alpha1.AerospikeCluster) ([]string, field.ErrorList) {
+	return Warnings(c), ValidateSpec(c)
+}
+
+// ValidateUpdate checks a change: the whole new spec, the operations lock, and the changes that
+// cannot be applied to running pods. An exempt update (see UpdateExempt) is always allowed.
+func ValidateUpdate(old, c *ackov1alpha1.AerospikeCluster) ([]string, field.ErrorList) {
+	if UpdateExempt(old, c) {
+		return nil, nil
+	}
+	errs := ValidateSpec(c)
+	errs = append(errs, validateOperationsLock(old, c)...)
+	errs = append(errs, resources.ImmutableChanges(old, c)...)
+	return append(Warnings(c), updateWarnings(old, c)...), errs
+}
+
+// UpdateExempt reports an update that is allowed unchecked: one that leaves the spec alone (labels,
+// finalizers, the operator's own metadata writes) or touches a cluster being deleted. So an object
+// stored before a rule existed can still be labelled, and deleted.
+func UpdateExempt(old, c *ackov1alpha1.AerospikeCluster) bool {
+	return c.DeletionTimestamp != nil || apiequality.Semantic.DeepEqual(old.Spec, c.Spec)
+}
+
+// ValidateSpec is every rule that needs only the cluster itself. The reconciler calls it before it
+// acts and reports a failure as a condition instead of retrying.
+func ValidateSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
+	return slices.Concat(
+		validateSize(c.Spec.Size),
+		validateImage(c.Spec.Image),
+		validateBatchSize(c.Spec.RollingUpdateBatchSize),
+		validateRacks(c.Spec.RackConfig),
+		validateOperations(c),
+		config.Validate(c),
+		resources.Validate(c),
+	)
+}
+
+// AsError wraps errs the Kubernetes way (422 Invalid, one cause per violation), or returns nil.
+func AsError(c *ackov1alpha1.AerospikeCluster, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	gk := ackov1alpha1.GroupVersion.WithKind("AerospikeCluster").GroupKind()
+	return apierrors.NewInvalid(gk, c.Name, errs)
+}

@@ -1,0 +1,75 @@
+package validation
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+)
+
+// Warnings lists risky but legal choices of the spec. kubectl prints them as "Warning: ..."; each
+// starts with the field it is about.
+func Warnings(c *ackov1alpha1.AerospikeCluster) []string {
+	return slices.Concat(batchSizeWarnings(c), rackWarnings(c), pausedOperationWarnings(c), config.Warnings(c))
+}
+
+// batchSizeWarnings: a batch as large as the cluster restarts every pod at once.
+func batchSizeWarnings(c *ackov1alpha1.AerospikeCluster) []string {
+	batch, size := c.BatchSize(), c.Spec.Size
+	if batch <= 1 || batch < size {
+		return nil
+	}
+	return []string{fmt.Sprintf("spec.rollingUpdateBatchSize: %d is not smaller than spec.size (%d): "+
+		"a rolling update restarts every pod at once and the cluster is unavailable meanwhile", batch, size)}
+}
+
+// rackWarnings: racks beyond spec.size get no pods (the lowest rack ids take the pods).
+func rackWarnings(c *ackov1alpha1.AerospikeCluster) []string {
+	if !c.MultiRack() || c.Spec.Size < 1 {
+		return nil
+	}
+	var empty []string
+	for _, r := range c.RackPlan() {
+		if r.Size == 0 {
+			empty = append(empty, fmt.Sprint(r.ID))
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("spec.rackConfig.racks: %d racks for %d pods: rack(s) %s get no pods",
+		len(c.Spec.RackConfig.Racks), c.Spec.Size, strings.Join(empty, ", "))}
+}
+
+// pausedOperationWarnings: nothing advances while paused, operations included.
+func pausedOperationWarnings(c *ackov1alpha1.AerospikeCluster) []string {
+	pending := slices.ContainsFunc(c.Spec.Operations, func(op ackov1alpha1.OperationSpec) bool {
+		return !operationFinished(c, op.ID)
+	})
+	if !c.Spec.Paused || !pending {
+		return nil
+	}
+	return []string{"spec.operations: the cluster is paused: the operation starts only after it is resumed " +
+		"(spec.paused: false)"}
+}
+
+// updateWarnings: an operation id that already ran never runs again, so adding or editing an
+// operation under a used id does nothing.
+func updateWarnings(old, c *ackov1alpha1.AerospikeCluster) []string {
+	var w []string
+	for i, op := range c.Spec.Operations {
+		if operationFinished(old, op.ID) && !hasOperation(old.Spec.Operations, op) {
+			w = append(w, fmt.Sprintf("spec.operations[%d].id: operation %q already ran and will not run again: "+
+				"use a new id", i, op.ID))
+		}
+	}
+	return w
+}
+
+func hasOperation(ops []ackov1alpha1.OperationSpec, op ackov1alpha1.OperationSpec) bool {
+	return slices.ContainsFunc(ops, func(o ackov1alpha1.OperationSpec) bool { return apiequality.Semantic.DeepEqual(o, op) })
+}

@@ -1,0 +1,104 @@
+package validation
+
+import (
+	"slices"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+)
+
+func expectWarnings(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n got  %q\n want %q", got, want)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*ackov1alpha1.AerospikeCluster)
+		want   []string
+	}{
+		{"none for the guide's example", func(*ackov1alpha1.AerospikeCluster) {}, nil},
+		{"a batch larger than the cluster", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RollingUpdateBatchSize = ptr.To[int32](5)
+		}, []string{"spec.rollingUpdateBatchSize: 5 is not smaller than spec.size (3): " +
+			"a rolling update restarts every pod at once and the cluster is unavailable meanwhile"}},
+		{"a batch as large as the cluster", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RollingUpdateBatchSize = ptr.To[int32](3)
+		}, []string{"spec.rollingUpdateBatchSize: 3 is not smaller than spec.size (3): " +
+			"a rolling update restarts every pod at once and the cluster is unavailable meanwhile"}},
+		{"none for a batch smaller than the cluster", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RollingUpdateBatchSize = ptr.To[int32](2)
+		}, nil},
+		{"racks without pods", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Size = 2
+			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 3}, {ID: 1}, {ID: 2}}}
+			c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)["replication-factor"] = int64(2)
+		}, []string{"spec.rackConfig.racks: 3 racks for 2 pods: rack(s) 3 get no pods"}},
+		{"an operation on a paused cluster", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Paused = true
+			c.Spec.Operations = []ackov1alpha1.OperationSpec{op(ackov1alpha1.OperationWarmRestart, "reload")}
+		}, []string{"spec.operations: the cluster is paused: the operation starts only after it is resumed (spec.paused: false)"}},
+		{"replication-factor above the size (internal/config)", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Size = 1
+		}, []string{`namespace "test": replication-factor 2 is greater than the cluster size 1: ` +
+			"Aerospike keeps only 1 copies until the cluster grows"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cluster()
+			tt.mutate(c)
+			warnings, _ := ValidateCreate(c)
+			expectWarnings(t, warnings, tt.want...)
+		})
+	}
+}
+
+func TestUpdateWarnings(t *testing.T) {
+	finished := func() *ackov1alpha1.AerospikeCluster {
+		c := inProgress()
+		c.Status.OperationStatus.Phase = ackov1alpha1.OperationCompleted
+		c.Status.FinishedOperations = []string{"older"}
+		return c
+	}
+	const used = " already ran and will not run again: use a new id"
+	tests := []struct {
+		name   string
+		mutate func(*ackov1alpha1.AerospikeCluster)
+		want   []string
+	}{
+		{"the finished operation edited", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Operations[0].Kind = ackov1alpha1.OperationPodRestart
+		}, []string{`spec.operations[0].id: operation "reload-1"` + used}},
+		{"an older id reused", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Operations[0].ID = "older"
+		}, []string{`spec.operations[0].id: operation "older"` + used}},
+		{"none for a finished operation left in place", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Size = 4
+		}, nil},
+		{"none for a finished operation on a paused cluster", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Paused = true
+		}, nil},
+		{"none for a new id", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Operations[0].ID = "reload-2"
+		}, nil},
+		{"none for a metadata-only update", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RollingUpdateBatchSize = ptr.To[int32](1)
+			c.Annotations = map[string]string{"a": "b"}
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := finished()
+			c := old.DeepCopy()
+			tt.mutate(c)
+			warnings, errs := ValidateUpdate(old, c)
+			expectMessages(t, errs)
+			expectWarnings(t, warnings, tt.want...)
+		})
+	}
+}

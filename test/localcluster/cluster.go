@@ -1,0 +1,343 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// stopOrder stops the users of a component before the component: the API server goes after
+// everything that talks to it, etcd last.
+var stopOrder = []string{
+	"sync", "prometheus", "manager", "kwok-plain", "kwok", "aerosim",
+	"kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd",
+}
+
+// awaitTimeout bounds each readiness wait of Up.
+const awaitTimeout = 2 * time.Minute
+
+// Cluster is a local cluster started (or to be started) by this process.
+type Cluster struct {
+	opts    Options
+	began   time.Time
+	resumed bool // started on the state of an earlier run
+	procs   map[string]*process
+	syncMu  sync.Mutex
+	syncEnd func() // stops the in-process sync loop and waits for it
+}
+
+// New returns a cluster for opts; nothing runs until Up.
+func New(opts Options) *Cluster {
+	return &Cluster{opts: opts, procs: map[string]*process{}}
+}
+
+// Options returns the cluster's options.
+func (c *Cluster) Options() Options { return c.opts }
+
+// Up starts the control plane, kwok, the simulator, the CRDs and RBAC, the manager (with its
+// ServiceAccount's token) and Prometheus, and returns once the manager is ready. Binaries are not
+// built here (`make local-assets build` does). On failure it stops what it started.
+func (c *Cluster) Up(ctx context.Context) (err error) {
+	c.began = time.Now()
+	if running := c.opts.runningRecords(); len(running) > 0 {
+		return fmt.Errorf("already running (%s): stop it first", strings.Join(names(running), ", "))
+	}
+	if err := c.opts.checkBinaries(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			c.logf("start failed: %v; stopping what was started (logs: %s)", err, c.opts.path("logs"))
+			_ = c.Down()
+		}
+	}()
+	_, err = os.Stat(c.opts.path("etcd"))
+	c.resumed = err == nil
+	if err := c.prepare(); err != nil {
+		return err
+	}
+	return c.startAll(ctx)
+}
+
+func (c *Cluster) startAll(ctx context.Context) error {
+	sim, err := c.startStep(c.opts.aerosimSpec())
+	if err != nil {
+		return err
+	}
+	if err := c.startControlPlane(ctx); err != nil {
+		return err
+	}
+	if err := c.installManifests(ctx); err != nil {
+		return err
+	}
+	if err := c.startKwok(); err != nil {
+		return err
+	}
+	simURL := c.opts.AerosimURL() + "/nodes"
+	if err := c.await(ctx, "aerosim", httpOK(&http.Client{Timeout: 2 * time.Second}, simURL, sim)); err != nil {
+		return err
+	}
+	if err := c.awaitControllers(ctx); err != nil {
+		return err
+	}
+	kube, err := c.opts.kubeClient()
+	if err != nil {
+		return err
+	}
+	if err := c.awaitKwok(ctx, kube); err != nil {
+		return err
+	}
+	if err := c.startManager(ctx); err != nil {
+		return err
+	}
+	return c.startPrometheus(ctx)
+}
+
+// prepare writes the PKI, kubeconfigs and kwok's files.
+func (c *Cluster) prepare() error {
+	for _, d := range []string{"run", "logs", "kwok"} {
+		if err := os.MkdirAll(c.opts.path(d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := c.opts.ensurePKI(); err != nil {
+		return err
+	}
+	if err := c.opts.writeComponentKubeconfigs(); err != nil {
+		return err
+	}
+	if err := c.opts.writeKwokFiles(); err != nil {
+		return err
+	}
+	nodes, err := c.opts.nodesManifest()
+	if err != nil {
+		return err
+	}
+	c.logf("PKI and kubeconfigs in %s", c.opts.Dir)
+	return os.WriteFile(c.opts.path("kwok", "nodes.yaml"), nodes, 0o644)
+}
+
+// installManifests applies kwok's Exec CRD and StorageClass, the nodes, ACKO's CRDs and the
+// manager's RBAC, and waits until the CRDs are served.
+func (c *Cluster) installManifests(ctx context.Context) error {
+	args := []string{"apply", "--server-side", "--force-conflicts"}
+	for _, f := range append(c.opts.kwokManifests(), c.opts.path("kwok", "nodes.yaml"),
+		filepath.Join(c.opts.Root, "config", "crd", "bases")) {
+		args = append(args, "-f", f)
+	}
+	if _, err := c.opts.Kubectl(ctx, args...); err != nil {
+		return err
+	}
+	if err := c.opts.installRBAC(ctx); err != nil {
+		return err
+	}
+	if c.resumed {
+		// A new kwok does not know which IPs the pods of the last run hold: it would hand them
+		// out again, twice. Like containers after a reboot, those pods are gone; their
+		// StatefulSets recreate them.
+		if _, err := c.opts.Kubectl(ctx, "delete", "pods", "--all", "--all-namespaces", "--force",
+			"--grace-period=0", "--wait=false"); err != nil {
+			return err
+		}
+		c.logf("deleted the pods of the last run")
+	}
+	if _, err := c.opts.Kubectl(ctx, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"); err != nil {
+		return err
+	}
+	c.logf("CRDs, nodes and RBAC installed")
+	return nil
+}
+
+// AerosimURL is the simulator's control API.
+func (o Options) AerosimURL() string { return "http://" + o.addr(o.Ports.Aerosim) }
+
+func (o Options) aerosimSpec() procSpec {
+	return procSpec{name: "aerosim", path: o.bin("aerosim"), args: []string{
+		"--control=" + o.addr(o.Ports.Aerosim),
+		"--migration-duration=" + o.MigrationDuration.String(),
+		"--restart-downtime=" + o.RestartDowntime.String(),
+	}}
+}
+
+// checkBinaries fails early, saying what to build, when a binary is missing.
+func (o Options) checkBinaries() error {
+	var missing []string
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"} {
+		if _, err := os.Stat(o.asset(b)); err != nil {
+			missing = append(missing, o.asset(b))
+		}
+	}
+	for _, b := range []string{"manager", "aerosim", "fakeinit"} {
+		if _, err := os.Stat(o.bin(b)); err != nil {
+			missing = append(missing, o.bin(b))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing %s: run `make local-assets build`", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// StartSync runs the sync loop in this process until Down, logging to out.
+func (c *Cluster) StartSync(out io.Writer) error {
+	cfg, err := c.opts.RESTConfig()
+	if err != nil {
+		return err
+	}
+	s, err := NewSyncer(cfg, c.opts.AerosimURL(), out)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := s.Run(ctx); err != nil && ctx.Err() == nil {
+			c.logf("sync loop ended: %v", err)
+		}
+	}()
+	c.syncMu.Lock()
+	c.syncEnd = func() { cancel(); <-done }
+	c.syncMu.Unlock()
+	return nil
+}
+
+// StartSyncProcess runs the sync loop as a background process (`up --detach`): exe with args
+// must run Syncer.Run until SIGTERM.
+func (c *Cluster) StartSyncProcess(exe string, args ...string) error {
+	_, err := c.startStep(procSpec{name: "sync", path: exe, args: args})
+	return err
+}
+
+// Exited delivers the name of each process started by this Up that exits.
+func (c *Cluster) Exited() <-chan string {
+	ch := make(chan string, len(c.procs))
+	for name, p := range c.procs {
+		go func() {
+			<-p.done
+			ch <- name
+		}()
+	}
+	return ch
+}
+
+// Down stops the sync loop and every process the cluster's pid files record, in stopOrder.
+func (c *Cluster) Down() error {
+	c.syncMu.Lock()
+	end := c.syncEnd
+	c.syncEnd = nil
+	c.syncMu.Unlock()
+	if end != nil {
+		end()
+	}
+	return c.opts.Stop()
+}
+
+// Stop stops every process recorded under o.Dir (also those of another `up`), by PID, and
+// checks that none of them, nor any of their descendants, is left.
+func (o Options) Stop() error {
+	running := o.runningRecords()
+	if len(running) == 0 {
+		return nil
+	}
+	roots := make([]pidRecord, 0, len(running))
+	for _, rec := range running {
+		roots = append(roots, rec)
+	}
+	all := append(roots, descendants(roots)...)
+	var errs []error
+	for _, name := range stopOrder {
+		if _, ok := running[name]; ok {
+			o.progressf("stopping %s (pid %d)", name, running[name].PID)
+			errs = append(errs, o.stopProcess(name))
+		}
+	}
+	for _, rec := range all {
+		if rec.alive() {
+			errs = append(errs, fmt.Errorf("pid %d (%s) is still running", rec.PID, rec.Cmd))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	o.progressf("stopped %d processes; none left", len(all))
+	return nil
+}
+
+// Wipe stops the cluster and deletes its state (not that of the e2e preset nested in it).
+func (o Options) Wipe() error {
+	if err := o.Stop(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(o.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	keep := E2EOptions().Dir
+	for _, e := range entries {
+		if p := o.path(e.Name()); p != keep {
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+		}
+	}
+	o.progressf("deleted %s", o.Dir)
+	return nil
+}
+
+func (c *Cluster) startStep(spec procSpec) (*process, error) {
+	p, err := c.opts.startProcess(spec)
+	if err != nil {
+		return nil, err
+	}
+	c.procs[spec.name] = p
+	c.logf("started %s (pid %d)", spec.name, p.rec.PID)
+	return p, nil
+}
+
+func (c *Cluster) await(ctx context.Context, what string, check func(context.Context) error) error {
+	if err := poll(ctx, what, awaitTimeout, check); err != nil {
+		return err
+	}
+	c.logf("%s ready", what)
+	return nil
+}
+
+func (c *Cluster) logf(format string, args ...any) {
+	c.opts.progressf("+%4.1fs "+format, append([]any{time.Since(c.began).Seconds()}, args...)...)
+}
+
+func (o Options) progressf(format string, args ...any) {
+	if o.Progress != nil {
+		_, _ = fmt.Fprintf(o.Progress, "[localcluster] "+format+"\n", args...)
+	}
+}
+
+func names(m map[string]pidRecord) []string {
+	out := make([]string, 0, len(m))
+	for name, rec := range m {
+		out = append(out, fmt.Sprintf("%s pid %d", name, rec.PID))
+	}
+	return out
+}
+
+// kubeClient returns an admin clientset.
+func (o Options) kubeClient() (kubernetes.Interface, error) {
+	cfg, err := o.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}

@@ -1,0 +1,243 @@
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"text/template"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/acko-io/acko/test/localcluster/fakeinit"
+)
+
+// kwokFiles are the stages and the Exec CRD, copied from the kwok module (see each file's header).
+//
+//go:embed kwok/*.yaml
+var kwokFiles embed.FS
+
+// Labels and taints of the kwok nodes.
+const (
+	// LabelKwok says which kwok instance manages a node: "tini" or "plain".
+	LabelKwok = "localcluster.acko.io/kwok"
+	// LabelTestInit marks (and, as a taint key, guards) the node whose pods' PID 1 is not tini.
+	LabelTestInit = "acko.io/test-init"
+	// TestInitPlain is the value of LabelTestInit and of its taint.
+	TestInitPlain = "plain"
+	// LabelZone is the well-known zone label racks are placed with.
+	LabelZone = "topology.kubernetes.io/zone"
+	// PlainNode is the name of the plain-init node.
+	PlainNode = "kwok-plain"
+)
+
+// TiniCmdline is /proc/1/cmdline, split, of every pod on the zone nodes: the official image's
+// entrypoint. PlainCmdline is that of the pods on PlainNode: asd itself as PID 1.
+var (
+	TiniCmdline  = []string{"as-tini-static", "-r", "SIGUSR1", "-t", "SIGTERM"}
+	PlainCmdline = []string{"asd", "--foreground", "--config-file", "/etc/aerospike/aerospike.conf"}
+)
+
+// kwokInstance is one kwok process, in its own PID namespace with the stand-in init as PID 1.
+type kwokInstance struct {
+	name    string   // process name
+	mode    string   // LabelKwok value of its nodes
+	cmdline []string // of its PID 1, as every pod sees it
+	cidr    string
+	port    int
+	stages  []string
+	shim    bool // put the kill shim first in PATH
+}
+
+func (o Options) kwokInstances() []kwokInstance {
+	return []kwokInstance{
+		{name: "kwok", mode: "tini", cmdline: TiniCmdline, cidr: o.PodCIDR, port: o.Ports.Kwok, shim: true,
+			stages: []string{"node-stages.yaml", "pod-stages.yaml", "volume-stages.yaml"}},
+		// No kill shim here: a SIGUSR1 to a plain PID 1 must not look like a warm restart.
+		{name: "kwok-plain", mode: TestInitPlain, cmdline: PlainCmdline, cidr: o.PlainPodCIDR, port: o.Ports.KwokPlain,
+			stages: []string{"node-stages.yaml", "pod-stages.yaml"}},
+	}
+}
+
+// writeKwokFiles puts the embedded files under kwok/ and links the kill shim.
+func (o Options) writeKwokFiles() error {
+	if err := os.MkdirAll(o.path("kwok", "shim"), 0o755); err != nil {
+		return err
+	}
+	entries, err := kwokFiles.ReadDir("kwok")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		b, err := kwokFiles.ReadFile("kwok/" + e.Name())
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.path("kwok", e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	shim := o.path("kwok", "shim", "kill")
+	_ = os.Remove(shim)
+	return os.Symlink(o.bin("fakeinit"), shim)
+}
+
+// kwokSpec runs kwok as the child of the stand-in init (bin/fakeinit), PID 1 of a new PID
+// namespace: whatever `kubectl exec` runs through kwok, `kill 1` included, stays in there.
+func (o Options) kwokSpec(k kwokInstance) procSpec {
+	args := []string{"--pid", "--fork", "--mount-proc", "--kill-child", o.bin("fakeinit"),
+		o.asset("kwok"),
+		"--kubeconfig=" + o.KubeconfigPath(),
+		"--manage-nodes-with-label-selector=" + LabelKwok + "=" + k.mode,
+		"--cidr=" + k.cidr,
+		"--node-ip=127.0.0.1", "--node-port=" + strconv.Itoa(k.port),
+		"--server-address=" + o.addr(k.port),
+		"--tls-cert-file=" + o.path("pki", "kwok.crt"), "--tls-private-key-file=" + o.path("pki", "kwok.key"),
+		// Exec objects come from the API (the sync loop creates one per pod), stages from files.
+		"--enable-crds=Exec",
+		"--node-lease-duration-seconds=40",
+	}
+	for _, s := range k.stages {
+		args = append(args, "--config="+o.path("kwok", s))
+	}
+	cmdline, _ := json.Marshal(k.cmdline)
+	env := []string{
+		fakeinit.EnvCmdline + "=" + string(cmdline),
+		fakeinit.EnvLog + "=" + o.InitLogPath(),
+		fakeinit.EnvSimURL + "=" + o.AerosimURL(),
+	}
+	if k.shim {
+		// kwok resolves an exec'd command in its own PATH, so `kill` finds the shim first.
+		env = append(env, "PATH="+o.path("kwok", "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	return procSpec{name: k.name, path: "unshare", args: args, env: env, dir: o.path("kwok")}
+}
+
+// startKwok starts both kwok instances and records each stand-in init, which is what gets
+// SIGTERM on stop (unshare itself ignores it).
+func (c *Cluster) startKwok() error {
+	for _, k := range c.opts.kwokInstances() {
+		p, err := c.startStep(c.opts.kwokSpec(k))
+		if err != nil {
+			return err
+		}
+		c.procs[k.name] = p
+		pid, err := firstChild(p.rec.PID, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k.name, err)
+		}
+		rec, err := recordOf(pid, "fakeinit (PID 1 of "+k.name+"'s PID namespace)")
+		if err != nil {
+			return err
+		}
+		if err := c.opts.writePidFile(k.name+"-init", rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var nodesTemplate = template.Must(template.New("nodes").Parse(`{{range .Zones}}---
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-{{.}}
+  labels:
+    kubernetes.io/hostname: kwok-{{.}}
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+    ` + LabelKwok + `: tini
+    ` + LabelZone + `: {{.}}
+  annotations:
+    kwok.x-k8s.io/node: fake
+{{end}}---
+apiVersion: v1
+kind: Node
+metadata:
+  name: ` + PlainNode + `
+  labels:
+    kubernetes.io/hostname: ` + PlainNode + `
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+    ` + LabelKwok + `: plain
+    ` + LabelTestInit + `: ` + TestInitPlain + `
+  annotations:
+    kwok.x-k8s.io/node: fake
+spec:
+  taints:
+  - key: ` + LabelTestInit + `
+    value: ` + TestInitPlain + `
+    effect: NoSchedule
+`))
+
+// nodesManifest is one node per zone (managed by the tini kwok) and the plain-init node.
+func (o Options) nodesManifest() ([]byte, error) {
+	var b bytes.Buffer
+	err := nodesTemplate.Execute(&b, o)
+	return b.Bytes(), err
+}
+
+// awaitKwok waits for kwok's kubelet endpoints (served with a certificate of the cluster CA), then
+// for every node to be Ready.
+func (c *Cluster) awaitKwok(ctx context.Context, kube kubernetes.Interface) error {
+	client, err := httpClient(c.opts.CACertPath(), "")
+	if err != nil {
+		return err
+	}
+	for _, k := range c.opts.kwokInstances() {
+		url := fmt.Sprintf("https://%s/healthz", c.opts.addr(k.port))
+		if err := c.await(ctx, k.name, httpOK(client, url, c.procs[k.name])); err != nil {
+			return err
+		}
+	}
+	return c.awaitNodes(ctx, kube)
+}
+
+// awaitNodes waits until every kwok node is Ready.
+func (c *Cluster) awaitNodes(ctx context.Context, kube kubernetes.Interface) error {
+	want := len(c.opts.Zones) + 1
+	return c.await(ctx, fmt.Sprintf("%d kwok nodes", want), func(ctx context.Context) error {
+		for _, k := range c.opts.kwokInstances() {
+			if c.procs[k.name].exited() {
+				return fmt.Errorf("%w: %s exited, see %s", errFatal, k.name, c.opts.LogPath(k.name))
+			}
+		}
+		nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelKwok})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			if nodeReady(&n) {
+				ready++
+			}
+		}
+		if ready < want {
+			return fmt.Errorf("%d of %d nodes Ready", ready, want)
+		}
+		return nil
+	})
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// kwokManifests are the cluster objects kwok needs: its Exec CRD and the StorageClass its volume
+// stages provision.
+func (o Options) kwokManifests() []string {
+	return []string{o.path("kwok", "exec-crd.yaml"), o.path("kwok", "storageclass.yaml")}
+}

@@ -1,0 +1,108 @@
+package localcluster
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/acko-io/acko/test/testenv"
+)
+
+// Ports are the loopback ports the cluster's processes listen on.
+type Ports struct {
+	Etcd, EtcdPeer    int
+	APIServer         int
+	ControllerManager int
+	Scheduler         int
+	Kwok, KwokPlain   int // kubelet endpoints (exec, logs) of the two kwok instances
+	Aerosim           int // simulator control API
+	Metrics, Health   int // manager
+	Webhook           int // manager
+	Prometheus        int
+}
+
+// Options say where a cluster keeps its state and which addresses it uses. Two presets exist so
+// that `make run-local` and the e2e suite can run side by side.
+type Options struct {
+	Root  string // repository root: bin/, config/, hack/
+	Dir   string // state: PKI, kubeconfigs, etcd data, logs, pid files
+	Ports Ports
+	// PodCIDR is the pod range of the zone nodes, PlainPodCIDR of the plain-init node. Both are in
+	// 127.0.0.0/8 so that every pod IP is a loopback address the simulator can serve on.
+	PodCIDR, PlainPodCIDR string
+	Zones                 []string // one kwok node per zone
+	// MigrationDuration and RestartDowntime tune the simulator (its flags of the same names).
+	MigrationDuration, RestartDowntime time.Duration
+	// DieWithParent makes every process get SIGKILL when the process that started it dies, so a
+	// crashed test binary leaves nothing behind. `up --detach` needs it off.
+	DieWithParent bool
+	// RequirePrometheus fails Up without a prometheus binary; otherwise metrics are just not scraped.
+	RequirePrometheus bool
+	Progress          io.Writer
+}
+
+// LocalOptions is the preset of `make run-local`: state in .local/, the ports the docs print.
+func LocalOptions() Options {
+	root := testenv.RepoRoot()
+	return Options{
+		Root: root,
+		Dir:  filepath.Join(root, ".local"),
+		Ports: Ports{
+			Etcd: 12379, EtcdPeer: 12380, APIServer: 6443, ControllerManager: 12257, Scheduler: 12259,
+			Kwok: 12250, KwokPlain: 12251, Aerosim: 3099, Metrics: 8443, Health: 8081, Webhook: 9443,
+			Prometheus: 9090,
+		},
+		PodCIDR:           "127.1.0.0/16",
+		PlainPodCIDR:      "127.2.0.0/16",
+		Zones:             []string{"zone-a", "zone-b", "zone-c"},
+		MigrationDuration: 10 * time.Second,
+		RestartDowntime:   3 * time.Second,
+		Progress:          os.Stdout,
+	}
+}
+
+// E2EOptions is the preset of the e2e suite: state in .local/e2e/, every port shifted by 20000
+// and its own pod ranges, so it never meets a running `make run-local`.
+func E2EOptions() Options {
+	o := LocalOptions()
+	o.Dir = filepath.Join(o.Dir, "e2e")
+	p := &o.Ports
+	for _, port := range []*int{&p.Etcd, &p.EtcdPeer, &p.APIServer, &p.ControllerManager, &p.Scheduler,
+		&p.Kwok, &p.KwokPlain, &p.Aerosim, &p.Metrics, &p.Health, &p.Webhook, &p.Prometheus} {
+		*port += 20000
+	}
+	o.PodCIDR, o.PlainPodCIDR = "127.21.0.0/16", "127.22.0.0/16"
+	// Shorter than real life so that rolling restarts and operations keep the suite fast.
+	o.MigrationDuration, o.RestartDowntime = 2*time.Second, time.Second
+	o.DieWithParent, o.RequirePrometheus = true, true
+	return o
+}
+
+// Paths inside Options.Dir and Options.Root.
+func (o Options) path(elem ...string) string {
+	return filepath.Join(append([]string{o.Dir}, elem...)...)
+}
+
+func (o Options) assetsDir() string {
+	return filepath.Join(o.Root, "bin", "assets", "k8s-"+testenv.K8sVersion)
+}
+
+func (o Options) asset(name string) string { return filepath.Join(o.assetsDir(), name) }
+
+func (o Options) bin(name string) string { return filepath.Join(o.Root, "bin", name) }
+
+// KubeconfigPath is the admin kubeconfig for the user and the tests.
+func (o Options) KubeconfigPath() string { return o.path("kubeconfig") }
+
+// KubectlPath is the kubectl built by hack/build-assets.sh.
+func (o Options) KubectlPath() string { return o.asset("kubectl") }
+
+// CACertPath is the CA every server certificate of the cluster (and the manager's) chains to.
+func (o Options) CACertPath() string { return o.path("pki", "ca.crt") }
+
+// LogPath is the log file of a process the cluster started.
+func (o Options) LogPath(process string) string { return o.path("logs", process+".log") }
+
+// InitLogPath is where the stand-in inits and the kill shim log the signals they see.
+func (o Options) InitLogPath() string { return o.LogPath("fakeinit") }

@@ -1,0 +1,125 @@
+// Package simclient talks to the Aerospike simulator's HTTP control API (test/aerosim, served by
+// bin/aerosim). The local cluster names the simulated node of a pod NodeName(namespace, pod).
+package simclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/acko-io/acko/test/aerosim"
+)
+
+// NodeName is the simulator node of a pod.
+func NodeName(namespace, pod string) string { return namespace + "/" + pod }
+
+// ClusterName is the simulated cluster of an AerospikeCluster (its pods' instance label).
+func ClusterName(namespace, instance string) string { return namespace + "/" + instance }
+
+// Client calls the control API at a base URL such as http://127.0.0.1:3099.
+type Client struct {
+	base string
+	http *http.Client
+}
+
+// New returns a client for the control API at base.
+func New(base string) *Client {
+	return &Client{base: base, http: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// Nodes lists every simulated node.
+func (c *Client) Nodes(ctx context.Context) ([]aerosim.NodeState, error) {
+	var out []aerosim.NodeState
+	return out, c.do(ctx, http.MethodGet, "/nodes", nil, &out)
+}
+
+// Node returns one node; errors wrap aerosim.ErrNotFound when there is none.
+func (c *Client) Node(ctx context.Context, name string) (aerosim.NodeState, error) {
+	var out aerosim.NodeState
+	return out, c.do(ctx, http.MethodGet, nodePath(name, ""), nil, &out)
+}
+
+// AddNode starts a node; errors wrap aerosim.ErrConflict when the name or address is taken.
+func (c *Client) AddNode(ctx context.Context, spec aerosim.NodeSpec) (aerosim.NodeState, error) {
+	var out aerosim.NodeState
+	return out, c.do(ctx, http.MethodPost, "/nodes", spec, &out)
+}
+
+// RemoveNode stops a node for good.
+func (c *Client) RemoveNode(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, nodePath(name, ""), nil, nil)
+}
+
+// WarmRestart does to the node what SIGUSR1 to the image's tini does to asd.
+func (c *Client) WarmRestart(ctx context.Context, name string) (aerosim.NodeState, error) {
+	var out aerosim.NodeState
+	return out, c.do(ctx, http.MethodPost, nodePath(name, "/warm-restart"), nil, &out)
+}
+
+// SetLatency delays every answer of the node.
+func (c *Client) SetLatency(ctx context.Context, name string, d time.Duration) (aerosim.NodeState, error) {
+	var out aerosim.NodeState
+	body := map[string]aerosim.Duration{"latency": {Duration: d}}
+	return out, c.do(ctx, http.MethodPut, nodePath(name, "/latency"), body, &out)
+}
+
+// SetFault makes the node misbehave (aerosim.FaultNone clears it).
+func (c *Client) SetFault(ctx context.Context, name string, f aerosim.Fault) (aerosim.NodeState, error) {
+	var out aerosim.NodeState
+	return out, c.do(ctx, http.MethodPut, nodePath(name, "/fault"), map[string]aerosim.Fault{"fault": f}, &out)
+}
+
+func nodePath(name, suffix string) string { return "/nodes/" + url.PathEscape(name) + suffix }
+
+// do sends in as JSON (when not nil) and decodes the answer into out (when not nil). Error
+// answers become errors wrapping the matching aerosim error.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode >= http.StatusBadRequest {
+		var e struct {
+			Error string `json:"error"`
+		}
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&e)
+		return fmt.Errorf("aerosim %s %s: %w: %s", method, path, statusError(resp.StatusCode), e.Error)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+func statusError(code int) error {
+	switch code {
+	case http.StatusNotFound:
+		return aerosim.ErrNotFound
+	case http.StatusConflict:
+		return aerosim.ErrConflict
+	case http.StatusBadRequest:
+		return aerosim.ErrInvalid
+	case http.StatusServiceUnavailable:
+		return aerosim.ErrClosed
+	default:
+		return fmt.Errorf("HTTP %d", code)
+	}
+}
