@@ -87,7 +87,7 @@ build: ## Build the manager and the Aerospike simulator into bin/.
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.
-	go run ./cmd
+	go run ./cmd --webhook-self-signed-url-host=127.0.0.1
 
 .PHONY: run-local
 run-local: local-assets build ## Start a local control plane with kwok nodes and the simulator, then the manager.

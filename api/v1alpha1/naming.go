@@ -79,7 +79,9 @@ func (c *AerospikeCluster) PodName(rackID, ordinal int32) string {
 }
 
 // ConfigMapName is the name of a rack's ConfigMap holding aerospike.conf.
-func (c *AerospikeCluster) ConfigMapName(rackID int32) string { return c.rackPrefix(rackID) + "-config" }
+func (c *AerospikeCluster) ConfigMapName(rackID int32) string {
+	return c.rackPrefix(rackID) + "-config"
+}
 
 // HeadlessServiceName is the Service that gives pods stable DNS names for the heartbeat mesh.
 func (c *AerospikeCluster) HeadlessServiceName() string { return c.Name + "-headless" }

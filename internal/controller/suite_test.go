@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,7 +86,11 @@ func (w *writeCounter) record(verb string, obj client.Object, do func() error) e
 		return err
 	}
 	w.mu.Lock()
-	w.writes = append(w.writes, fmt.Sprintf("%s %T %s", verb, obj, obj.GetName()))
+	entry := fmt.Sprintf("%s %T %s", verb, obj, obj.GetName())
+	if c, ok := obj.(*ackov1alpha1.AerospikeCluster); ok && strings.HasPrefix(verb, "update/status") {
+		entry += " phase=" + string(c.Status.Phase)
+	}
+	w.writes = append(w.writes, entry)
 	n := len(w.writes)
 	w.mu.Unlock()
 	if after != nil {
@@ -148,15 +153,19 @@ var opSeq atomic.Int32
 
 // startOperator runs a manager whose client counts (and may fail) writes. namespace scopes the
 // world's pods. A test stops it with stop() (DeferCleanup does it too).
-func startOperator(namespace string, w *world, opCfg operations.Config) *operator {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+func startOperator(namespace string, w *world, opCfg operations.Config, tune ...func(*ctrl.Options)) *operator {
+	opts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  cache.Options{ByObject: CacheByObject()},
 		// Every test starts a manager of its own with the same controller name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	for _, t := range tune {
+		t(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	Expect(err).NotTo(HaveOccurred())
 	counter := &writeCounter{}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: mgr.GetCache()}})

@@ -36,6 +36,7 @@ type world struct {
 	migrating   bool
 	unreachable bool
 	holdReady   map[string]bool // pods kept not Ready
+	created     map[string]int  // pod instances created per name
 	probed      map[types.NamespacedName]aerospike.ProbeSpec
 	events      chan event.GenericEvent
 }
@@ -43,7 +44,7 @@ type world struct {
 func newWorld(c client.Client, namespace string) *world {
 	return &world{
 		c: c, namespace: namespace,
-		started: map[types.UID]time.Time{}, warm: map[string]int{}, holdReady: map[string]bool{},
+		started: map[types.UID]time.Time{}, warm: map[string]int{}, holdReady: map[string]bool{}, created: map[string]int{},
 		probed: map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
 	}
 }
@@ -130,7 +131,24 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
-	return w.c.Create(ctx, pod)
+	if err := w.c.Create(ctx, pod); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.created[pod.Name]++
+	w.mu.Unlock()
+	return nil
+}
+
+// creations is how many instances of each pod were created.
+func (w *world) creations() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range w.created {
+		out[k] = v
+	}
+	return out
 }
 
 // readyPod gives a new pod an IP and makes it Ready, unless the test holds it back.

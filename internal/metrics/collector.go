@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,13 +37,20 @@ var (
 
 // ClusterCollector computes the per-cluster gauges at scrape time.
 type ClusterCollector struct {
+	mu    sync.Mutex
 	list  ClusterLister
 	clock clock.PassiveClock
 }
 
-// NewClusterCollector returns a collector over the clusters list returns.
+// NewClusterCollector returns a collector over the clusters list returns (none while list is nil).
 func NewClusterCollector(list ClusterLister) *ClusterCollector {
 	return &ClusterCollector{list: list, clock: clock.RealClock{}}
+}
+
+func (c *ClusterCollector) setLister(list ClusterLister) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.list = list
 }
 
 // Describe implements prometheus.Collector.
@@ -54,9 +62,15 @@ func (c *ClusterCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *ClusterCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	list := c.list
+	c.mu.Unlock()
+	if list == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	clusters, err := c.list(ctx)
+	clusters, err := list(ctx)
 	failed := 0.0
 	if err != nil {
 		failed = 1

@@ -5,6 +5,8 @@
 package metrics
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -43,13 +45,22 @@ var (
 
 var counters = []*prometheus.CounterVec{PodRestarts, ReconcileErrors, Operations, StatusWriteFailures}
 
+var (
+	registerOnce sync.Once
+	collector    = NewClusterCollector(nil)
+)
+
 // Register adds the counters and the scrape-time collector to controller-runtime's registry, which
-// the manager serves on its metrics endpoint.
+// the manager serves on its metrics endpoint. The registry is process-wide: a second call (a
+// restarted manager in the same process) only points the collector at the new cache.
 func Register(clusters ClusterLister) {
-	for _, c := range counters {
-		ctrlmetrics.Registry.MustRegister(c)
-	}
-	ctrlmetrics.Registry.MustRegister(NewClusterCollector(clusters))
+	registerOnce.Do(func() {
+		for _, c := range counters {
+			ctrlmetrics.Registry.MustRegister(c)
+		}
+		ctrlmetrics.Registry.MustRegister(collector)
+	})
+	collector.setLister(clusters)
 }
 
 // Forget deletes every counter series of a deleted cluster.

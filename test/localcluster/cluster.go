@@ -285,12 +285,14 @@ func (o Options) Wipe() error {
 	if err != nil {
 		return err
 	}
-	keep := E2EOptions().Dir
+	nested := E2EOptions().Dir // the e2e state and its lock file stay when the local state goes
 	for _, e := range entries {
-		if p := o.path(e.Name()); p != keep {
-			if err := os.RemoveAll(p); err != nil {
-				return err
-			}
+		p := o.path(e.Name())
+		if o.Dir != nested && strings.HasPrefix(p, nested) {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return err
 		}
 	}
 	o.progressf("deleted %s", o.Dir)

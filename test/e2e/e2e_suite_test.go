@@ -1,0 +1,94 @@
+// Package e2e runs ACKO end to end on the local cluster (test/localcluster): a real control plane,
+// kwok nodes, the Aerospike simulator, the manager binary (bin/manager, built by `make test-e2e`)
+// with its own RBAC, Prometheus, and the real kubectl.
+//
+// Add a spec: drive the cluster with kubectl(...) and the other helpers of helpers_test.go, and
+// wait with Eventually (eventuallyPhase for an AerospikeCluster). Each spec should work in its own
+// namespace so specs stay independent.
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/acko-io/acko/test/localcluster"
+)
+
+var (
+	opts    localcluster.Options
+	cluster *localcluster.Cluster
+	// failed is set when the suite setup or any spec failed: AfterSuite then prints the logs.
+	failed bool
+	// suiteLock is held for the whole run (a dropped *os.File would close it, and free the lock).
+	suiteLock *os.File
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	suiteConfig, reporterConfig := GinkgoConfiguration()
+	// go test's -timeout kills the binary without cleanup; Ginkgo's own timeout fires first, so
+	// AfterSuite still stops the cluster.
+	if deadline, ok := t.Deadline(); ok {
+		suiteConfig.Timeout = time.Until(deadline) - 2*time.Minute
+	}
+	RunSpecs(t, "ACKO end-to-end suite", suiteConfig, reporterConfig)
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	failed = true // until the cluster is up
+	SetDefaultEventuallyTimeout(time.Minute)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+
+	opts = localcluster.E2EOptions()
+	opts.Progress = GinkgoWriter
+	lockSuite()
+	// Processes of an earlier run die with it (Options.DieWithParent); its state goes here.
+	Expect(opts.Running()).To(BeEmpty(), "processes of another e2e run are alive")
+	Expect(opts.Wipe()).To(Succeed())
+
+	cluster = localcluster.New(opts)
+	Expect(cluster.Up(ctx)).To(Succeed())
+	syncLog, err := os.OpenFile(opts.LogPath("sync"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(syncLog.Close)
+	Expect(cluster.StartSync(syncLog)).To(Succeed())
+	failed = false
+}, NodeTimeout(5*time.Minute))
+
+var _ = ReportAfterEach(func(report SpecReport) {
+	if report.Failed() {
+		failed = true
+	}
+})
+
+// AfterSuite runs even when specs fail or the run is interrupted (Ctrl-C, Ginkgo's timeout).
+var _ = AfterSuite(func() {
+	if cluster == nil {
+		return
+	}
+	if failed {
+		opts.DumpLogs(GinkgoWriter, 80)
+	}
+	Expect(cluster.Down()).To(Succeed())
+	Expect(opts.Running()).To(BeEmpty(), "processes of the cluster still run after stop")
+})
+
+// lockSuite waits until no other e2e run uses the e2e cluster's state and ports (engineers share
+// machines); the lock goes with this process.
+func lockSuite() {
+	Expect(os.MkdirAll(filepath.Dir(opts.Dir), 0o755)).To(Succeed())
+	var err error
+	suiteLock, err = os.OpenFile(opts.Dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	Expect(err).NotTo(HaveOccurred())
+	fd := int(suiteLock.Fd())
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		GinkgoWriter.Println("waiting for another e2e run to finish (lock " + suiteLock.Name() + ")")
+		Expect(syscall.Flock(fd, syscall.LOCK_EX)).To(Succeed())
+	}
+}

@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/acko-io/acko/test/aerosim"
+	"github.com/acko-io/acko/test/localcluster/simclient"
+)
+
+// kubectlTimeout bounds one kubectl call.
+const kubectlTimeout = 2 * time.Minute
+
+// kubectl runs the real kubectl as the cluster admin and returns its stdout; the spec fails if
+// it fails.
+func kubectl(args ...string) string {
+	GinkgoHelper()
+	out, err := kubectlErr(args...)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// kubectlErr runs kubectl and returns its stdout and error (with stderr), for calls that may or
+// should fail.
+func kubectlErr(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), kubectlTimeout)
+	defer cancel()
+	_, _ = fmt.Fprintf(GinkgoWriter, "$ kubectl %s\n", strings.Join(args, " "))
+	return opts.Kubectl(ctx, args...)
+}
+
+// field returns a JSONPath of an object, e.g. field("selftest", "pod/selftest-0", "{.metadata.uid}");
+// namespace "" for cluster-scoped objects.
+func field(namespace, object, jsonpath string) (string, error) {
+	args := []string{"get", object, "-o", "jsonpath=" + jsonpath}
+	if namespace != "" {
+		args = append(args, "-n", namespace)
+	}
+	out, err := kubectlErr(args...)
+	return strings.TrimSpace(out), err
+}
+
+// mustField is field for values that must be there.
+func mustField(namespace, object, jsonpath string) string {
+	GinkgoHelper()
+	out, err := field(namespace, object, jsonpath)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// eventuallyPhase polls an AerospikeCluster's status.phase.
+func eventuallyPhase(namespace, name string) AsyncAssertion {
+	return Eventually(func() (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), kubectlTimeout)
+		defer cancel()
+		return opts.Phase(ctx, namespace, name)
+	}).WithTimeout(3 * time.Minute).WithPolling(time.Second)
+}
+
+// eventMessages lists the messages of the events of an object with a reason, as
+// `kubectl get events --field-selector involvedObject.name=NAME,reason=REASON` shows them.
+func eventMessages(namespace, name, reason string) []string {
+	GinkgoHelper()
+	out := kubectl("get", "events", "-n", namespace,
+		"--field-selector", "involvedObject.name="+name+",reason="+reason,
+		"-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
+	return strings.Split(strings.TrimSpace(out), "\n")
+}
+
+// execIn runs a command in a pod's aerospike-server container. Never with stdin: kwok does not
+// deliver its EOF. kwok does not pass exit codes through either: a failing command is an error
+// saying "exit status N".
+func execIn(namespace, pod string, command ...string) (string, error) {
+	return kubectlErr(append([]string{"exec", "-n", namespace, pod, "-c", "aerospike-server", "--"}, command...)...)
+}
+
+// awaitExec waits until exec into the pod works: the sync loop creates the pod's kwok Exec, and
+// kwok needs a moment to see it.
+func awaitExec(namespace, pod string) {
+	GinkgoHelper()
+	Eventually(func() error {
+		_, err := execIn(namespace, pod, "true")
+		return err
+	}).Should(Succeed())
+}
+
+// sim is the simulator's control API client.
+func sim() *simclient.Client { return simclient.New(opts.AerosimURL()) }
+
+// simNode returns the simulated Aerospike node of a pod.
+func simNode(namespace, pod string) (aerosim.NodeState, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return sim().Node(ctx, simclient.NodeName(namespace, pod))
+}
