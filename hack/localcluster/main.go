@@ -76,7 +76,9 @@ func up(opts localcluster.Options, args []string) error {
 	}
 	sample, _ := opts.SampleName()
 	c.WaitSampleRunning(ctx, 2*time.Minute, 15*time.Second)
-	fmt.Print(opts.NextSteps(sample, *detach))
+	if ctx.Err() == nil {
+		fmt.Print(opts.NextSteps(sample, *detach))
+	}
 	if *detach {
 		return nil
 	}

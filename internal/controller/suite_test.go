@@ -3,9 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,13 +148,33 @@ type operator struct {
 	reconciler *AerospikeClusterReconciler
 	cancel     context.CancelFunc
 	done       chan struct{}
+	err        error
+	// requests counts every HTTP request the manager sent to the API server.
+	requests *atomic.Int64
 }
 
-var opSeq atomic.Int32
+// countingTransport counts the requests that go through it.
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
 
-// startOperator runs a manager whose client counts (and may fail) writes. namespace scopes the
-// world's pods. A test stops it with stop() (DeferCleanup does it too).
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.next.RoundTrip(req)
+}
+
+// startOperator runs a manager whose client counts (and may fail) writes, over the world w. It is
+// stopped when the spec ends.
 func startOperator(namespace string, w *world, opCfg operations.Config, tune ...func(*ctrl.Options)) *operator {
+	op, err := newOperator(w, opCfg, tune...)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(op.stop)
+	return op
+}
+
+// newOperator starts a manager with the real reconciler; the caller stops it.
+func newOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options)) (*operator, error) {
 	opts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -165,42 +186,72 @@ func startOperator(namespace string, w *world, opCfg operations.Config, tune ...
 	for _, t := range tune {
 		t(&opts)
 	}
-	mgr, err := ctrl.NewManager(cfg, opts)
-	Expect(err).NotTo(HaveOccurred())
+	requests := &atomic.Int64{}
+	counted := rest.CopyConfig(cfg)
+	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, requests} })
+	mgr, err := ctrl.NewManager(counted, opts)
+	if err != nil {
+		return nil, err
+	}
+	if w.prober != nil {
+		if err := mgr.Add(w.prober); err != nil {
+			return nil, err
+		}
+	}
 	counter := &writeCounter{}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: mgr.GetCache()}})
-	Expect(err).NotTo(HaveOccurred())
+	c, err := client.NewWithWatch(counted, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: mgr.GetCache()}})
+	if err != nil {
+		return nil, err
+	}
 	wrapped := interceptor.NewClient(c, counter.funcs())
 	recorder := mgr.GetEventRecorder("acko")
+	var probers Prober = w
+	if w.prober != nil {
+		probers = w.prober
+	}
 	r := &AerospikeClusterReconciler{
-		Client: wrapped, APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder, Probers: w,
+		Client: wrapped, APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder, Probers: probers,
 		PollInterval: 500 * time.Millisecond,
 		Executor:     &operations.Executor{Client: wrapped, Signaller: w, Recorder: recorder, Config: opCfg},
 	}
-	Expect(r.SetupWithManager(mgr, w.events)).To(Succeed())
+	if err := r.SetupWithManager(mgr, w.healthEvents()); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	op := &operator{world: w, writes: counter, reconciler: r, cancel: cancel, done: make(chan struct{})}
+	op := &operator{world: w, writes: counter, reconciler: r, cancel: cancel, done: make(chan struct{}), requests: requests}
 	go func() {
-		defer GinkgoRecover()
 		defer close(op.done)
-		Expect(mgr.Start(ctx)).To(Succeed())
+		if err := mgr.Start(ctx); err != nil {
+			op.err = err
+		}
 	}()
-	DeferCleanup(op.stop)
-	return op
+	return op, nil
 }
 
 func (o *operator) stop() {
 	o.cancel()
 	<-o.done
+	if o.err != nil {
+		GinkgoWriter.Printf("manager ended with %v\n", o.err)
+	}
 }
 
 // newNamespace creates a namespace for one test, with a world stepping its pods.
 func newNamespace() (string, *world) {
+	ns, w, stop, err := startWorld()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(stop)
+	return ns, w
+}
+
+// startWorld creates a namespace and steps a world in it until stop is called.
+func startWorld() (string, *world, func(), error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
-	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		return "", nil, nil, err
+	}
 	w := newWorld(k8s, ns.Name)
 	ctx, cancel := context.WithCancel(context.Background())
 	go w.run(ctx, 50*time.Millisecond)
-	DeferCleanup(cancel)
-	return ns.Name, w
+	return ns.Name, w, cancel, nil
 }

@@ -39,6 +39,17 @@ type world struct {
 	created     map[string]int  // pod instances created per name
 	probed      map[types.NamespacedName]aerospike.ProbeSpec
 	events      chan event.GenericEvent
+	// prober, when set, replaces the world's own health (a real prober over a simulator).
+	prober *aerospike.ProberManager
+	// podIP, when set, picks pod addresses (e.g. loopback addresses a simulator serves).
+	podIP func(pod *corev1.Pod, ordinal int) string
+}
+
+func (w *world) healthEvents() <-chan event.GenericEvent {
+	if w.prober != nil {
+		return w.prober.Events()
+	}
+	return w.events
 }
 
 func newWorld(c client.Client, namespace string) *world {
@@ -169,6 +180,9 @@ func (w *world) readyPod(ctx context.Context, pod *corev1.Pod, ordinal int) (boo
 	}
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.PodIP = fmt.Sprintf("10.0.%d.%d", len(pod.Name)%250, ordinal+1)
+	if w.podIP != nil {
+		pod.Status.PodIP = w.podIP(pod, ordinal)
+	}
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
 	return true, w.c.Status().Update(ctx, pod)
 }

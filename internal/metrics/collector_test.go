@@ -77,4 +77,6 @@ func TestForgetDeletesCounterSeries(t *testing.T) {
 	Forget(keyOf("ns", "b"))
 }
 
-func keyOf(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+func keyOf(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}

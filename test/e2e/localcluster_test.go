@@ -75,7 +75,7 @@ var _ = Describe("The simulated world", Ordered, func() {
 	It("runs the pods at loopback IPs, one per zone, with their claims bound", func() {
 		_, cidr, err := net.ParseCIDR(opts.PodCIDR)
 		Expect(err).NotTo(HaveOccurred())
-		var zones []string
+		zones := make([]string, 0, len(pods))
 		for _, pod := range pods {
 			Expect(cidr.Contains(net.ParseIP(mustField(ns, "pod/"+pod, "{.status.podIP}")))).To(BeTrue())
 			node := mustField(ns, "pod/"+pod, "{.spec.nodeName}")

@@ -18,8 +18,8 @@ import (
 // stopOrder stops the users of a component before the component: the API server goes after
 // everything that talks to it, etcd last.
 var stopOrder = []string{
-	"sync", "prometheus", "manager", "kwok-plain", "kwok", "aerosim",
-	"kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd",
+	syncName, prometheusName, managerName, kwokPlainName, kwokName, aerosimName,
+	schedulerName, controllerManagerName, apiServerName, etcdName,
 }
 
 // awaitTimeout bounds each readiness wait of Up.
@@ -60,7 +60,7 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			_ = c.Down()
 		}
 	}()
-	_, err = os.Stat(c.opts.path("etcd"))
+	_, err = os.Stat(c.opts.path(etcdName))
 	c.resumed = err == nil
 	if err := c.prepare(); err != nil {
 		return err
@@ -83,7 +83,7 @@ func (c *Cluster) startAll(ctx context.Context) error {
 		return err
 	}
 	simURL := c.opts.AerosimURL() + "/nodes"
-	if err := c.await(ctx, "aerosim", httpOK(&http.Client{Timeout: 2 * time.Second}, simURL, sim)); err != nil {
+	if err := c.await(ctx, aerosimName, httpOK(&http.Client{Timeout: 2 * time.Second}, simURL, sim)); err != nil {
 		return err
 	}
 	if err := c.awaitControllers(ctx); err != nil {
@@ -104,7 +104,7 @@ func (c *Cluster) startAll(ctx context.Context) error {
 
 // prepare writes the PKI, kubeconfigs and kwok's files.
 func (c *Cluster) prepare() error {
-	for _, d := range []string{"run", "logs", "kwok"} {
+	for _, d := range []string{"run", "logs", kwokName} {
 		if err := os.MkdirAll(c.opts.path(d), 0o755); err != nil {
 			return err
 		}
@@ -123,15 +123,17 @@ func (c *Cluster) prepare() error {
 		return err
 	}
 	c.logf("PKI and kubeconfigs in %s", c.opts.Dir)
-	return os.WriteFile(c.opts.path("kwok", "nodes.yaml"), nodes, 0o644)
+	return os.WriteFile(c.opts.path(kwokName, "nodes.yaml"), nodes, 0o644)
 }
 
 // installManifests applies kwok's Exec CRD and StorageClass, the nodes, ACKO's CRDs and the
 // manager's RBAC, and waits until the CRDs are served.
 func (c *Cluster) installManifests(ctx context.Context) error {
-	args := []string{"apply", "--server-side", "--force-conflicts"}
-	for _, f := range append(c.opts.kwokManifests(), c.opts.path("kwok", "nodes.yaml"),
-		filepath.Join(c.opts.Root, "config", "crd", "bases")) {
+	files := append(c.opts.kwokManifests(), c.opts.path(kwokName, "nodes.yaml"),
+		filepath.Join(c.opts.Root, "config", "crd", "bases"))
+	args := make([]string, 0, 3+2*len(files))
+	args = append(args, "apply", "--server-side", "--force-conflicts")
+	for _, f := range files {
 		args = append(args, "-f", f)
 	}
 	if _, err := c.opts.Kubectl(ctx, args...); err != nil {
@@ -161,7 +163,7 @@ func (c *Cluster) installManifests(ctx context.Context) error {
 func (o Options) AerosimURL() string { return "http://" + o.addr(o.Ports.Aerosim) }
 
 func (o Options) aerosimSpec() procSpec {
-	return procSpec{name: "aerosim", path: o.bin("aerosim"), args: []string{
+	return procSpec{name: aerosimName, path: o.bin(aerosimName), args: []string{
 		"--control=" + o.addr(o.Ports.Aerosim),
 		"--migration-duration=" + o.MigrationDuration.String(),
 		"--restart-downtime=" + o.RestartDowntime.String(),
@@ -171,12 +173,12 @@ func (o Options) aerosimSpec() procSpec {
 // checkBinaries fails early, saying what to build, when a binary is missing.
 func (o Options) checkBinaries() error {
 	var missing []string
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"} {
+	for _, b := range []string{etcdName, apiServerName, controllerManagerName, schedulerName, "kubectl", kwokName} {
 		if _, err := os.Stat(o.asset(b)); err != nil {
 			missing = append(missing, o.asset(b))
 		}
 	}
-	for _, b := range []string{"manager", "aerosim", "fakeinit"} {
+	for _, b := range []string{managerName, aerosimName, "fakeinit"} {
 		if _, err := os.Stat(o.bin(b)); err != nil {
 			missing = append(missing, o.bin(b))
 		}
@@ -214,7 +216,7 @@ func (c *Cluster) StartSync(out io.Writer) error {
 // StartSyncProcess runs the sync loop as a background process (`up --detach`): exe with args
 // must run Syncer.Run until SIGTERM.
 func (c *Cluster) StartSyncProcess(exe string, args ...string) error {
-	_, err := c.startStep(procSpec{name: "sync", path: exe, args: args})
+	_, err := c.startStep(procSpec{name: syncName, path: exe, args: args})
 	return err
 }
 
@@ -285,13 +287,12 @@ func (o Options) Wipe() error {
 	if err != nil {
 		return err
 	}
-	nested := E2EOptions().Dir // the e2e state and its lock file stay when the local state goes
 	for _, e := range entries {
-		p := o.path(e.Name())
-		if o.Dir != nested && strings.HasPrefix(p, nested) {
+		// The e2e preset's state (and its lock file) stays when the local one goes.
+		if strings.HasPrefix(e.Name(), e2eSubdir) {
 			continue
 		}
-		if err := os.RemoveAll(p); err != nil {
+		if err := os.RemoveAll(o.path(e.Name())); err != nil {
 			return err
 		}
 	}

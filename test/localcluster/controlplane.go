@@ -11,13 +11,19 @@ import (
 // ServiceCIDR is the Service IP range: virtual only, no traffic ever goes there.
 const ServiceCIDR = "10.96.0.0/16"
 
+// Flags every Kubernetes component gets: nothing listens beyond this machine, nothing profiles.
+const (
+	bindLoopback = "--bind-address=127.0.0.1"
+	noProfiling  = "--profiling=false"
+)
+
 func (o Options) addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
 func (o Options) etcdSpec() procSpec {
 	client := "http://" + o.addr(o.Ports.Etcd)
 	peer := "http://" + o.addr(o.Ports.EtcdPeer)
-	return procSpec{name: "etcd", path: o.asset("etcd"), args: []string{
-		"--name=default", "--data-dir=" + o.path("etcd"),
+	return procSpec{name: etcdName, path: o.asset(etcdName), args: []string{
+		"--name=default", "--data-dir=" + o.path(etcdName),
 		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
 		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
 		"--initial-cluster=default=" + peer,
@@ -28,9 +34,9 @@ func (o Options) etcdSpec() procSpec {
 
 func (o Options) apiServerSpec() procSpec {
 	pki := func(f string) string { return o.path("pki", f) }
-	return procSpec{name: "kube-apiserver", path: o.asset("kube-apiserver"), args: []string{
+	return procSpec{name: apiServerName, path: o.asset(apiServerName), args: []string{
 		"--etcd-servers=http://" + o.addr(o.Ports.Etcd),
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(o.Ports.APIServer),
+		bindLoopback, "--secure-port=" + strconv.Itoa(o.Ports.APIServer),
 		// 1.37 refuses a loopback advertise address unless nothing reconciles the kubernetes
 		// Service's endpoints (which could not hold a loopback address anyway).
 		"--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
@@ -44,20 +50,20 @@ func (o Options) apiServerSpec() procSpec {
 		// served with a certificate of our CA.
 		"--kubelet-preferred-address-types=InternalIP",
 		"--kubelet-certificate-authority=" + pki("ca.crt"),
-		"--allow-privileged=true", "--profiling=false",
+		"--allow-privileged=true", noProfiling,
 	}}
 }
 
 func (o Options) controllerManagerSpec() procSpec {
 	kc := o.path("kube-controller-manager.kubeconfig")
-	return procSpec{name: "kube-controller-manager", path: o.asset("kube-controller-manager"), args: []string{
+	return procSpec{name: controllerManagerName, path: o.asset(controllerManagerName), args: []string{
 		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(o.Ports.ControllerManager),
+		bindLoopback, "--secure-port=" + strconv.Itoa(o.Ports.ControllerManager),
 		// Each controller (StatefulSet, garbage collector, ...) gets its own ServiceAccount token.
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + o.path("pki", "sa.key"),
 		"--root-ca-file=" + o.CACertPath(),
-		"--leader-elect=false", "--profiling=false",
+		"--leader-elect=false", noProfiling,
 		// EndpointSlice (and Endpoints) validation rejects loopback addresses, so no Service can
 		// have endpoints here; these controllers would only emit a warning event every few seconds.
 		"--controllers=*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller",
@@ -66,10 +72,10 @@ func (o Options) controllerManagerSpec() procSpec {
 
 func (o Options) schedulerSpec() procSpec {
 	kc := o.path("kube-scheduler.kubeconfig")
-	return procSpec{name: "kube-scheduler", path: o.asset("kube-scheduler"), args: []string{
+	return procSpec{name: schedulerName, path: o.asset(schedulerName), args: []string{
 		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(o.Ports.Scheduler),
-		"--leader-elect=false", "--profiling=false",
+		bindLoopback, "--secure-port=" + strconv.Itoa(o.Ports.Scheduler),
+		"--leader-elect=false", noProfiling,
 	}}
 }
 
@@ -80,19 +86,19 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	plain := &http.Client{Timeout: 2 * time.Second}
-	if err := c.await(ctx, "etcd", httpOK(plain, fmt.Sprintf("http://%s/health", c.opts.addr(c.opts.Ports.Etcd)), etcd)); err != nil {
+	health := fmt.Sprintf("http://%s/health", c.opts.addr(c.opts.Ports.Etcd))
+	if err := c.await(ctx, etcdName, httpOK(&http.Client{Timeout: 2 * time.Second}, health, etcd)); err != nil {
 		return err
 	}
 	apiserver, err := c.startStep(c.opts.apiServerSpec())
 	if err != nil {
 		return err
 	}
-	admin, err := httpClient(c.opts.CACertPath(), c.opts.path("pki", "admin"))
+	admin, err := httpClient(c.opts.CACertPath(), c.opts.path("pki", adminName))
 	if err != nil {
 		return err
 	}
-	if err := c.await(ctx, "kube-apiserver", httpOK(admin, c.opts.serverURL()+"/readyz", apiserver)); err != nil {
+	if err := c.await(ctx, apiServerName, httpOK(admin, c.opts.serverURL()+"/readyz", apiserver)); err != nil {
 		return err
 	}
 	for _, spec := range []procSpec{c.opts.controllerManagerSpec(), c.opts.schedulerSpec()} {
@@ -110,7 +116,7 @@ func (c *Cluster) awaitControllers(ctx context.Context) error {
 		return err
 	}
 	for name, port := range map[string]int{
-		"kube-controller-manager": c.opts.Ports.ControllerManager, "kube-scheduler": c.opts.Ports.Scheduler,
+		controllerManagerName: c.opts.Ports.ControllerManager, schedulerName: c.opts.Ports.Scheduler,
 	} {
 		url := fmt.Sprintf("https://%s/healthz", c.opts.addr(port))
 		if err := c.await(ctx, name, httpOK(insecure, url, c.procs[name])); err != nil {

@@ -37,9 +37,9 @@ func (o Options) writeKubeconfig(path, user, certFile, token string) error {
 // the scheduler, each with its own client certificate.
 func (o Options) writeComponentKubeconfigs() error {
 	for _, kc := range []struct{ path, user, cert string }{
-		{o.KubeconfigPath(), "admin", "admin"},
-		{o.path("kube-controller-manager.kubeconfig"), "kube-controller-manager", "kube-controller-manager"},
-		{o.path("kube-scheduler.kubeconfig"), "kube-scheduler", "kube-scheduler"},
+		{o.KubeconfigPath(), adminName, adminName},
+		{o.path("kube-controller-manager.kubeconfig"), controllerManagerName, controllerManagerName},
+		{o.path("kube-scheduler.kubeconfig"), schedulerName, schedulerName},
 	} {
 		if err := o.writeKubeconfig(kc.path, kc.user, kc.cert, ""); err != nil {
 			return err

@@ -34,7 +34,7 @@ const (
 	// LabelZone is the well-known zone label racks are placed with.
 	LabelZone = "topology.kubernetes.io/zone"
 	// PlainNode is the name of the plain-init node.
-	PlainNode = "kwok-plain"
+	PlainNode = kwokPlainName
 )
 
 // TiniCmdline is /proc/1/cmdline, split, of every pod on the zone nodes: the official image's
@@ -57,20 +57,20 @@ type kwokInstance struct {
 
 func (o Options) kwokInstances() []kwokInstance {
 	return []kwokInstance{
-		{name: "kwok", mode: "tini", cmdline: TiniCmdline, cidr: o.PodCIDR, port: o.Ports.Kwok, shim: true,
+		{name: kwokName, mode: "tini", cmdline: TiniCmdline, cidr: o.PodCIDR, port: o.Ports.Kwok, shim: true,
 			stages: []string{"node-stages.yaml", "pod-stages.yaml", "volume-stages.yaml"}},
 		// No kill shim here: a SIGUSR1 to a plain PID 1 must not look like a warm restart.
-		{name: "kwok-plain", mode: TestInitPlain, cmdline: PlainCmdline, cidr: o.PlainPodCIDR, port: o.Ports.KwokPlain,
+		{name: kwokPlainName, mode: TestInitPlain, cmdline: PlainCmdline, cidr: o.PlainPodCIDR, port: o.Ports.KwokPlain,
 			stages: []string{"node-stages.yaml", "pod-stages.yaml"}},
 	}
 }
 
 // writeKwokFiles puts the embedded files under kwok/ and links the kill shim.
 func (o Options) writeKwokFiles() error {
-	if err := os.MkdirAll(o.path("kwok", "shim"), 0o755); err != nil {
+	if err := os.MkdirAll(o.path(kwokName, "shim"), 0o755); err != nil {
 		return err
 	}
-	entries, err := kwokFiles.ReadDir("kwok")
+	entries, err := kwokFiles.ReadDir(kwokName)
 	if err != nil {
 		return err
 	}
@@ -79,11 +79,11 @@ func (o Options) writeKwokFiles() error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.path("kwok", e.Name()), b, 0o644); err != nil {
+		if err := os.WriteFile(o.path(kwokName, e.Name()), b, 0o644); err != nil {
 			return err
 		}
 	}
-	shim := o.path("kwok", "shim", "kill")
+	shim := o.path(kwokName, "shim", "kill")
 	_ = os.Remove(shim)
 	return os.Symlink(o.bin("fakeinit"), shim)
 }
@@ -91,8 +91,12 @@ func (o Options) writeKwokFiles() error {
 // kwokSpec runs kwok as the child of the stand-in init (bin/fakeinit), PID 1 of a new PID
 // namespace: whatever `kubectl exec` runs through kwok, `kill 1` included, stays in there.
 func (o Options) kwokSpec(k kwokInstance) procSpec {
-	args := []string{"--pid", "--fork", "--mount-proc", "--kill-child", o.bin("fakeinit"),
-		o.asset("kwok"),
+	configs := make([]string, 0, len(k.stages))
+	for _, s := range k.stages {
+		configs = append(configs, "--config="+o.path(kwokName, s))
+	}
+	args := append([]string{"--pid", "--fork", "--mount-proc", "--kill-child", o.bin("fakeinit"),
+		o.asset(kwokName),
 		"--kubeconfig=" + o.KubeconfigPath(),
 		"--manage-nodes-with-label-selector=" + LabelKwok + "=" + k.mode,
 		"--cidr=" + k.cidr,
@@ -102,10 +106,7 @@ func (o Options) kwokSpec(k kwokInstance) procSpec {
 		// Exec objects come from the API (the sync loop creates one per pod), stages from files.
 		"--enable-crds=Exec",
 		"--node-lease-duration-seconds=40",
-	}
-	for _, s := range k.stages {
-		args = append(args, "--config="+o.path("kwok", s))
-	}
+	}, configs...)
 	cmdline, _ := json.Marshal(k.cmdline)
 	env := []string{
 		fakeinit.EnvCmdline + "=" + string(cmdline),
@@ -114,9 +115,9 @@ func (o Options) kwokSpec(k kwokInstance) procSpec {
 	}
 	if k.shim {
 		// kwok resolves an exec'd command in its own PATH, so `kill` finds the shim first.
-		env = append(env, "PATH="+o.path("kwok", "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
+		env = append(env, "PATH="+o.path(kwokName, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
-	return procSpec{name: k.name, path: "unshare", args: args, env: env, dir: o.path("kwok")}
+	return procSpec{name: k.name, path: "unshare", args: args, env: env, dir: o.path(kwokName)}
 }
 
 // startKwok starts both kwok instances and records each stand-in init, which is what gets
@@ -239,5 +240,5 @@ func nodeReady(n *corev1.Node) bool {
 // kwokManifests are the cluster objects kwok needs: its Exec CRD and the StorageClass its volume
 // stages provision.
 func (o Options) kwokManifests() []string {
-	return []string{o.path("kwok", "exec-crd.yaml"), o.path("kwok", "storageclass.yaml")}
+	return []string{o.path(kwokName, "exec-crd.yaml"), o.path(kwokName, "storageclass.yaml")}
 }

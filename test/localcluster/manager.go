@@ -21,7 +21,7 @@ const (
 )
 
 // ManagerKubeconfigPath holds the manager's ServiceAccount token: the manager is no cluster admin.
-func (o Options) ManagerKubeconfigPath() string { return o.path("manager", "kubeconfig") }
+func (o Options) ManagerKubeconfigPath() string { return o.path(managerName, "kubeconfig") }
 
 // MetricsURL is the manager's authenticated HTTPS metrics endpoint.
 func (o Options) MetricsURL() string {
@@ -33,19 +33,19 @@ func (o Options) HealthURL() string { return fmt.Sprintf("http://%s/readyz", o.a
 
 // managerCertDir holds tls.crt and tls.key, signed by the cluster CA for 127.0.0.1: the metrics
 // endpoint serves them, so Prometheus verifies the manager against ca.crt.
-func (o Options) managerCertDir() string { return o.path("pki", "manager") }
+func (o Options) managerCertDir() string { return o.path("pki", managerName) }
 
 func (o Options) managerSpec() (procSpec, error) {
-	args := []string{
-		"--metrics-bind-address=" + o.addr(o.Ports.Metrics),
-		"--health-probe-bind-address=" + o.addr(o.Ports.Health),
-		"--metrics-cert-path=" + o.managerCertDir(),
-	}
 	webhook, err := o.webhookFlags()
 	if err != nil {
 		return procSpec{}, err
 	}
-	return procSpec{name: "manager", path: o.bin("manager"), args: append(args, webhook...),
+	args := append([]string{
+		"--metrics-bind-address=" + o.addr(o.Ports.Metrics),
+		"--health-probe-bind-address=" + o.addr(o.Ports.Health),
+		"--metrics-cert-path=" + o.managerCertDir(),
+	}, webhook...)
+	return procSpec{name: managerName, path: o.bin(managerName), args: args,
 		env: []string{"KUBECONFIG=" + o.ManagerKubeconfigPath()}}, nil
 }
 
@@ -55,11 +55,11 @@ func (o Options) managerSpec() (procSpec, error) {
 // ValidatingWebhookConfiguration with url https://127.0.0.1:PORT/..., with its own RBAC. A
 // manager built without the webhook gets no webhook flags.
 func (o Options) webhookFlags() ([]string, error) {
-	help, _ := exec.Command(o.bin("manager"), "-h").CombinedOutput() // usage, exit status 0 or 2
+	help, _ := exec.Command(o.bin(managerName), "-h").CombinedOutput() // usage, exit status 0 or 2
 	if !bytes.Contains(help, []byte("-webhook-self-signed-url-host")) {
 		return nil, nil
 	}
-	dir := o.path("manager", "webhook-certs") // the manager writes tls.crt and tls.key here
+	dir := o.path(managerName, "webhook-certs") // the manager writes tls.crt and tls.key here
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (c *Cluster) startManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(c.opts.path("manager"), 0o700); err != nil {
+	if err := os.MkdirAll(c.opts.path(managerName), 0o700); err != nil {
 		return err
 	}
 	if err := c.opts.writeKubeconfig(c.opts.ManagerKubeconfigPath(), ManagerServiceAccount, "", token); err != nil {
@@ -97,5 +97,5 @@ func (c *Cluster) startManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.await(ctx, "manager", httpOK(&http.Client{Timeout: 2 * time.Second}, c.opts.HealthURL(), p))
+	return c.await(ctx, managerName, httpOK(&http.Client{Timeout: 2 * time.Second}, c.opts.HealthURL(), p))
 }

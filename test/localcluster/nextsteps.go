@@ -35,7 +35,7 @@ func (o Options) NextSteps(sample string, detached bool) string {
 	w("Metrics: %s (authenticated):", o.MetricsURL())
 	w("  TOKEN=$(kubectl create token %s -n %s)", PrometheusServiceAccount, ManagerNamespace)
 	w("  curl --cacert %s -H \"Authorization: Bearer $TOKEN\" %s", rel(o.CACertPath()), o.MetricsURL())
-	if _, err := exec.LookPath("prometheus"); err == nil {
+	if _, err := exec.LookPath(prometheusName); err == nil {
 		w("Prometheus: %s/graph?g0.expr=up%%7Bjob%%3D%%22%s%%22%%7D", o.PrometheusURL(), PrometheusJob)
 	}
 	w("Logs: %s/*.log", rel(o.path("logs")))

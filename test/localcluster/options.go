@@ -9,6 +9,21 @@ import (
 	"github.com/acko-io/acko/test/testenv"
 )
 
+// Names of the components: their processes, log and pid files, certificates and kubeconfigs.
+const (
+	etcdName              = "etcd"
+	apiServerName         = "kube-apiserver"
+	controllerManagerName = "kube-controller-manager"
+	schedulerName         = "kube-scheduler"
+	kwokName              = "kwok"
+	kwokPlainName         = "kwok-plain"
+	aerosimName           = "aerosim"
+	managerName           = "manager"
+	prometheusName        = "prometheus"
+	syncName              = "sync"
+	adminName             = "admin"
+)
+
 // Ports are the loopback ports the cluster's processes listen on.
 type Ports struct {
 	Etcd, EtcdPeer    int
@@ -62,11 +77,14 @@ func LocalOptions() Options {
 	}
 }
 
+// e2eSubdir holds the e2e preset's state inside the local one's.
+const e2eSubdir = "e2e"
+
 // E2EOptions is the preset of the e2e suite: state in .local/e2e/, every port shifted by 20000
 // and its own pod ranges, so it never meets a running `make run-local`.
 func E2EOptions() Options {
 	o := LocalOptions()
-	o.Dir = filepath.Join(o.Dir, "e2e")
+	o.Dir = filepath.Join(o.Dir, e2eSubdir)
 	p := &o.Ports
 	for _, port := range []*int{&p.Etcd, &p.EtcdPeer, &p.APIServer, &p.ControllerManager, &p.Scheduler,
 		&p.Kwok, &p.KwokPlain, &p.Aerosim, &p.Metrics, &p.Health, &p.Webhook, &p.Prometheus} {

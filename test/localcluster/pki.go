@@ -24,6 +24,8 @@ const (
 	leafValidity = 365 * 24 * time.Hour
 )
 
+const localhost = "localhost"
+
 var loopback = []net.IP{net.IPv4(127, 0, 0, 1)}
 
 // leaf describes one certificate signed by the cluster CA.
@@ -38,23 +40,23 @@ type leaf struct {
 func (o Options) leaves() []leaf {
 	return []leaf{
 		// Also for the kubernetes Service's IP (10.96.0.1), as in-cluster clients would use it.
-		{file: "apiserver", cn: "kube-apiserver", ips: []net.IP{loopback[0], net.IPv4(10, 96, 0, 1)},
-			dns: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+		{file: "apiserver", cn: apiServerName, ips: []net.IP{loopback[0], net.IPv4(10, 96, 0, 1)},
+			dns: []string{localhost, "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 				"kubernetes.default.svc.cluster.local"}},
 		// system:masters: the user, kwok and the harness act as cluster admins; the manager does not.
-		{file: "admin", cn: "acko-local-admin", orgs: []string{"system:masters"}},
-		{file: "kube-controller-manager", cn: "system:kube-controller-manager"},
-		{file: "kube-scheduler", cn: "system:kube-scheduler"},
+		{file: adminName, cn: "acko-local-admin", orgs: []string{"system:masters"}},
+		{file: controllerManagerName, cn: "system:kube-controller-manager"},
+		{file: schedulerName, cn: "system:kube-scheduler"},
 		// kwok serves exec and logs to the API server, which checks it against the CA.
-		{file: "kwok", cn: "kwok", ips: loopback, dns: []string{"localhost"}},
+		{file: kwokName, cn: kwokName, ips: loopback, dns: []string{localhost}},
 		// The manager's metrics endpoint: tls.crt and tls.key, as --metrics-cert-path expects.
-		{file: filepath.Join("manager", "tls"), cn: "acko-manager", ips: loopback, dns: []string{"localhost"}},
+		{file: filepath.Join(managerName, "tls"), cn: "acko-manager", ips: loopback, dns: []string{localhost}},
 	}
 }
 
 // ensurePKI creates the CA and service-account key once, then issues every leaf certificate.
 func (o Options) ensurePKI() error {
-	if err := os.MkdirAll(o.path("pki", "manager"), 0o700); err != nil {
+	if err := os.MkdirAll(o.path("pki", managerName), 0o700); err != nil {
 		return err
 	}
 	caCert, caKey, err := o.ensureCA()

@@ -64,6 +64,8 @@ func (o Options) startProcess(spec procSpec) (*process, error) {
 	cmd.Env = append(os.Environ(), spec.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if o.DieWithParent {
+		// Sent when the OS thread that started the child ends; Go keeps its threads for the
+		// life of the process unless a goroutine exits while locked to one (none here).
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
 	if err := cmd.Start(); err != nil {

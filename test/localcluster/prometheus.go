@@ -40,7 +40,7 @@ func (o Options) PrometheusURL() string { return "http://" + o.addr(o.Ports.Prom
 // startPrometheus runs Debian's prometheus (never the package's own service: this one listens
 // on the cluster's port with its own data directory) and waits until it is ready.
 func (c *Cluster) startPrometheus(ctx context.Context) error {
-	bin, err := exec.LookPath("prometheus")
+	bin, err := exec.LookPath(prometheusName)
 	if err != nil {
 		if c.opts.RequirePrometheus {
 			return errors.New("no prometheus in PATH: apt-get install -y prometheus")
@@ -48,7 +48,7 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 		c.logf("no prometheus in PATH (apt-get install -y prometheus): metrics are not scraped")
 		return nil
 	}
-	dir := c.opts.path("prometheus")
+	dir := c.opts.path(prometheusName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tokenFile, configFile := c.opts.path("prometheus", "token"), c.opts.path("prometheus", "prometheus.yml")
+	tokenFile, configFile := c.opts.path(prometheusName, "token"), c.opts.path(prometheusName, "prometheus.yml")
 	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
 		return err
 	}
@@ -64,16 +64,16 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 	if err := os.WriteFile(configFile, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	p, err := c.startStep(procSpec{name: "prometheus", path: bin, args: []string{
+	p, err := c.startStep(procSpec{name: prometheusName, path: bin, args: []string{
 		"--config.file=" + configFile,
-		"--storage.tsdb.path=" + c.opts.path("prometheus", "data"),
+		"--storage.tsdb.path=" + c.opts.path(prometheusName, "data"),
 		"--storage.tsdb.retention.time=1d",
 		"--web.listen-address=" + c.opts.addr(c.opts.Ports.Prometheus),
 	}})
 	if err != nil {
 		return err
 	}
-	err = c.await(ctx, "prometheus", httpOK(&http.Client{Timeout: 2 * time.Second}, c.opts.PrometheusURL()+"/-/ready", p))
+	err = c.await(ctx, prometheusName, httpOK(&http.Client{Timeout: 2 * time.Second}, c.opts.PrometheusURL()+"/-/ready", p))
 	if err != nil {
 		return fmt.Errorf("%w (port %d taken? Debian's own prometheus service must not run: systemctl stop prometheus)",
 			err, c.opts.Ports.Prometheus)

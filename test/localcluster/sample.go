@@ -35,7 +35,7 @@ func (o Options) SampleName() (string, error) {
 // ApplySample applies config/samples/acko_v1alpha1_aerospikecluster.yaml in SampleNamespace.
 func (o Options) ApplySample(ctx context.Context) error {
 	ns := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", SampleNamespace)
-	path := o.path("kwok", "sample-namespace.yaml")
+	path := o.path(kwokName, "sample-namespace.yaml")
 	if err := os.WriteFile(path, []byte(ns), 0o644); err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func supervise(argv []string) int {
 	me := strings.Join(os.Args, " ")
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGHUP, syscall.SIGCHLD)
-	child, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Files: []*os.File{nil, os.Stdout, os.Stderr}})
+	child, err := os.StartProcess(argv[0], argv, &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fakeinit: start %s: %v\n", argv[0], err)
 		return 1
