@@ -352,7 +352,3 @@ type AerospikeClusterList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []AerospikeCluster `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&AerospikeCluster{}, &AerospikeClusterList{})
-}

@@ -58,9 +58,9 @@ func benchSetup(b *testing.B) (ns string, w *world) {
 	return ns, w
 }
 
-func benchOperator(b *testing.B, w *world, opCfg operations.Config) *operator {
+func benchOperator(b *testing.B, w *world) *operator {
 	b.Helper()
-	op, err := newOperator(w, opCfg)
+	op, err := newOperator(w, operations.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func benchPatch(b *testing.B, key types.NamespacedName, mutate func(*ackov1alpha
 // 3-node cluster (the cost of every watch or prober wake-up).
 func BenchmarkSteadyReconcile(b *testing.B) {
 	ns, w := benchSetup(b)
-	op := benchOperator(b, w, operations.Config{})
+	op := benchOperator(b, w)
 	key := benchCreate(b, sampleCluster(ns, "steady", 3))
 	waitFor(b, "Running", isRunning, key)
 	time.Sleep(time.Second) // let the last watch events settle
@@ -150,7 +150,7 @@ func BenchmarkPauseLatency(b *testing.B) {
 			if hang {
 				hangingNodes(b, w)
 			}
-			benchOperator(b, w, operations.Config{})
+			benchOperator(b, w)
 			key := benchCreate(b, sampleCluster(ns, "pauser", 3))
 			waitFor(b, "pods", func(c *ackov1alpha1.AerospikeCluster) bool { return c.Status.Size == 3 }, key)
 			var lat []time.Duration
@@ -202,7 +202,7 @@ func hangingNodes(b *testing.B, w *world) {
 // the operator's own overhead (status writes, exec, waiting for the next health reading).
 func BenchmarkWarmRestartOverhead(b *testing.B) {
 	ns, w := benchSetup(b)
-	benchOperator(b, w, operations.Config{})
+	benchOperator(b, w)
 	key := benchCreate(b, sampleCluster(ns, "warm", 3))
 	waitFor(b, "Running", isRunning, key)
 	i := 0
@@ -226,7 +226,7 @@ func BenchmarkManagerMemory(b *testing.B) {
 		var before goruntime.MemStats
 		goruntime.GC()
 		goruntime.ReadMemStats(&before)
-		op := benchOperator(b, w, operations.Config{})
+		op := benchOperator(b, w)
 		var keys []types.NamespacedName
 		for i := range 40 {
 			keys = append(keys, benchCreate(b, sampleCluster(ns, fmt.Sprintf("mem-%d", i), 8)))

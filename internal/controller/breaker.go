@@ -74,10 +74,8 @@ func (b Backoff) recordFailure(s *ackov1alpha1.AerospikeClusterStatus, generatio
 	return !wasOpen && breakerOpen(s)
 }
 
-// resetBreaker closes the breaker and forgets the failures; it reports whether it was open.
-func resetBreaker(s *ackov1alpha1.AerospikeClusterStatus) (wasOpen bool) {
-	wasOpen = breakerOpen(s)
+// resetBreaker closes the breaker and forgets the failures.
+func resetBreaker(s *ackov1alpha1.AerospikeClusterStatus) {
 	s.CircuitBreaker = nil
 	setCircuitBreakerOpen(s, 0, false, "")
-	return wasOpen
 }

@@ -83,7 +83,8 @@ func (r *AerospikeClusterReconciler) applyChild(ctx context.Context, st *cluster
 	return false, r.Update(ctx, existing)
 }
 
-func (r *AerospikeClusterReconciler) createChild(ctx context.Context, st *clusterState, kind string, obj client.Object) (bool, error) {
+func (r *AerospikeClusterReconciler) createChild(ctx context.Context, st *clusterState, kind string,
+	obj client.Object) (bool, error) {
 	err := r.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
 		// Not in our label-selected cache, so not ours.

@@ -24,7 +24,8 @@ const pauseRetryInterval = 10 * time.Second
 // condition in one status update, retried on conflict on a fresh read. Nothing else is touched:
 // no child, pod, operation step or prober. Once the status says Paused, a paused reconcile reads
 // the cache and returns: no write, no requeue.
-func (r *AerospikeClusterReconciler) handlePause(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster) (ctrl.Result, error) {
+func (r *AerospikeClusterReconciler) handlePause(ctx context.Context,
+	cluster *ackov1alpha1.AerospikeCluster) (ctrl.Result, error) {
 	key := client.ObjectKeyFromObject(cluster)
 	r.Probers.Stop(key) // a paused cluster costs nothing, not even Aerospike polls
 	wasPaused := meta.IsStatusConditionTrue(cluster.Status.Conditions, ackov1alpha1.ConditionPaused)

@@ -36,9 +36,15 @@ type world struct {
 	migrating   bool
 	unreachable bool
 	holdReady   map[string]bool // pods kept not Ready
-	created     map[string]int  // pod instances created per name
-	probed      map[types.NamespacedName]aerospike.ProbeSpec
-	events      chan event.GenericEvent
+	// holdRecreated: pods whose next instance is kept not Ready (it joins holdReady when created),
+	// to stop an operation on a pod after its PodRestart without blocking the operation's start.
+	holdRecreated map[string]bool
+	// signalErr, when set, makes WarmRestart fail with its error for a pod, before any signal (e.g.
+	// PID 1 is not tini, or the operator process is gone).
+	signalErr func(pod string) error
+	created   map[string]int // pod instances created per name
+	probed    map[types.NamespacedName]aerospike.ProbeSpec
+	events    chan event.GenericEvent
 	// prober, when set, replaces the world's own health (a real prober over a simulator).
 	prober *aerospike.ProberManager
 	// podIP, when set, picks pod addresses (e.g. loopback addresses a simulator serves).
@@ -56,7 +62,8 @@ func newWorld(c client.Client, namespace string) *world {
 	return &world{
 		c: c, namespace: namespace,
 		started: map[types.UID]time.Time{}, warm: map[string]int{}, holdReady: map[string]bool{}, created: map[string]int{},
-		probed: map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
+		holdRecreated: map[string]bool{},
+		probed:        map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
 	}
 }
 
@@ -147,6 +154,9 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 	}
 	w.mu.Lock()
 	w.created[pod.Name]++
+	if w.holdRecreated[pod.Name] {
+		w.holdReady[pod.Name] = true
+	}
 	w.mu.Unlock()
 	return nil
 }
@@ -290,6 +300,12 @@ func contains(list []string, s string) bool {
 // WarmRestart implements podexec.Signaller: asd restarts in place (uptime from zero, same pod).
 func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod) error {
 	w.mu.Lock()
+	if w.signalErr != nil {
+		if err := w.signalErr(pod.Name); err != nil {
+			w.mu.Unlock()
+			return err
+		}
+	}
 	w.warm[pod.Name]++
 	w.started[pod.UID] = time.Now()
 	w.mu.Unlock()

@@ -68,15 +68,15 @@ acko_cluster_phase{name="running",namespace="ns",phase="Running"} 1
 }
 
 func TestForgetDeletesCounterSeries(t *testing.T) {
-	RecordRestart(keyOf("ns", "a"), ackov1alpha1.RestartReasonConfigChanged)
-	RecordRestart(keyOf("ns", "b"), ackov1alpha1.RestartReasonWarmRestart)
-	Forget(keyOf("ns", "a"))
+	RecordRestart(keyOf("a"), ackov1alpha1.RestartReasonConfigChanged)
+	RecordRestart(keyOf("b"), ackov1alpha1.RestartReasonWarmRestart)
+	Forget(keyOf("a"))
 	if n := testutil.CollectAndCount(PodRestarts); n != 1 {
 		t.Fatalf("want only b's series left, got %d", n)
 	}
-	Forget(keyOf("ns", "b"))
+	Forget(keyOf("b"))
 }
 
-func keyOf(ns, name string) types.NamespacedName {
-	return types.NamespacedName{Namespace: ns, Name: name}
+func keyOf(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "ns", Name: name}
 }

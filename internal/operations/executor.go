@@ -250,7 +250,8 @@ func (e *Executor) podFailed(c *ackov1alpha1.AerospikeCluster, name, reason stri
 	}
 }
 
-func (e *Executor) finished(c *ackov1alpha1.AerospikeCluster, phase ackov1alpha1.OperationPhase, done, failed int, why string) []func() {
+func (e *Executor) finished(c *ackov1alpha1.AerospikeCluster, phase ackov1alpha1.OperationPhase,
+	done, failed int, why string) []func() {
 	st := c.Status.OperationStatus
 	kind, msg := corev1.EventTypeNormal, fmt.Sprintf("Operation %s %s: %d pods completed, %d failed", st.ID, phase, done, failed)
 	if phase == ackov1alpha1.OperationError {

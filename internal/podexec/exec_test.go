@@ -65,7 +65,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	defer conn.Close() //nolint:errcheck
+	defer conn.Close()
 	if rep.hang {
 		<-f.release
 		return

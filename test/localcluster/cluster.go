@@ -40,9 +40,6 @@ func New(opts Options) *Cluster {
 	return &Cluster{opts: opts, procs: map[string]*process{}}
 }
 
-// Options returns the cluster's options.
-func (c *Cluster) Options() Options { return c.opts }
-
 // Up starts the control plane, kwok, the simulator, the CRDs and RBAC, the manager (with its
 // ServiceAccount's token) and Prometheus, and returns once the manager is ready. Binaries are not
 // built here (`make local-assets build` does). On failure it stops what it started.
@@ -60,8 +57,8 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			_ = c.Down()
 		}
 	}()
-	_, err = os.Stat(c.opts.path(etcdName))
-	c.resumed = err == nil
+	_, statErr := os.Stat(c.opts.path(etcdName))
+	c.resumed = statErr == nil
 	if err := c.prepare(); err != nil {
 		return err
 	}

@@ -1,0 +1,338 @@
+package operations_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/operations"
+)
+
+func TestPlan(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Operations plan")
+}
+
+const (
+	warm = ackov1alpha1.OperationWarmRestart
+	cold = ackov1alpha1.OperationPodRestart
+)
+
+var (
+	// began is when the current pod's restart was recorded; whole seconds, as status stores it.
+	began = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	// cfg has round numbers so that each case says on which side of a bound it falls.
+	cfg = operations.Config{PodTimeout: time.Minute, SettleDelay: 10 * time.Second, PollInterval: time.Second}
+)
+
+var kindNames = map[operations.StepKind]string{
+	operations.StepIdle: "Idle", operations.StepWait: "Wait", operations.StepStart: "Start",
+	operations.StepReject: "Reject", operations.StepBegin: "Begin", operations.StepAct: "Act",
+	operations.StepConfirm: "Confirm", operations.StepPodDone: "PodDone", operations.StepPodFailed: "PodFailed",
+}
+
+// decision is a Step with its kind by name, so that a failure reads "Act" rather than 5.
+type decision struct {
+	Kind    string
+	Pod     string
+	Targets []string
+}
+
+func decide(kind operations.StepKind, pod string, targets ...string) decision {
+	return decision{Kind: kindNames[kind], Pod: pod, Targets: targets}
+}
+
+// scene is a cluster and what the reconciler observes of it. By default: a Running single-rack
+// cluster "c" of three Ready pods whose Aerospike nodes answer, stable, and have been up for an
+// hour; the observation is taken 30s after began.
+type scene struct {
+	c   *ackov1alpha1.AerospikeCluster
+	obs operations.Observed
+}
+
+type change func(*scene)
+
+func build(changes ...change) scene {
+	s := scene{
+		c: &ackov1alpha1.AerospikeCluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"},
+			Spec:       ackov1alpha1.AerospikeClusterSpec{Size: 3},
+		},
+		obs: operations.Observed{ClusterReady: true, Now: began.Add(30 * time.Second)},
+	}
+	withPods("c-0", "c-1", "c-2")(&s)
+	for _, ch := range changes {
+		ch(&s)
+	}
+	return s
+}
+
+// withPods replaces the pods with Ready pods of these names (uid "<name>-old"), each with a node
+// that answers, up for an hour, in a stable cluster of that many nodes.
+func withPods(names ...string) change {
+	return func(s *scene) {
+		s.obs.Pods = map[string]*corev1.Pod{}
+		s.obs.HealthOK = true
+		s.obs.Health = aerospike.ClusterHealth{ExpectedSize: len(names), Nodes: map[string]aerospike.NodeHealth{}, ReadAt: s.obs.Now}
+		for _, n := range names {
+			s.obs.Pods[n] = readyPod(n, n+"-old", began.Add(-time.Hour))
+			s.obs.Health.Nodes[n] = aerospike.NodeHealth{ReadAt: s.obs.Now, Facts: aerospike.NodeFacts{
+				NodeID: n, Uptime: time.Hour, ClusterSize: len(names), ClusterKey: "A1", ClusterIntegrity: true}}
+		}
+	}
+}
+
+func readyPod(name, uid string, readySince time.Time) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(uid)},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(readySince)}}},
+	}
+}
+
+func racks(ids ...int32) change {
+	return func(s *scene) {
+		s.c.Spec.RackConfig = &ackov1alpha1.RackConfig{}
+		for _, id := range ids {
+			s.c.Spec.RackConfig.Racks = append(s.c.Spec.RackConfig.Racks, ackov1alpha1.Rack{ID: id})
+		}
+	}
+}
+
+func operation(kind ackov1alpha1.OperationKind, id string, podList ...string) change {
+	return func(s *scene) {
+		s.c.Spec.Operations = []ackov1alpha1.OperationSpec{{Kind: kind, ID: id, PodList: podList}}
+	}
+}
+
+// ended records in status that operation id ended (phase) and the ids that ended before it.
+func ended(id string, phase ackov1alpha1.OperationPhase, earlier ...string) change {
+	return func(s *scene) {
+		s.c.Status.OperationStatus = &ackov1alpha1.OperationStatus{ID: id, Kind: warm, Phase: phase}
+		s.c.Status.FinishedOperations = append(earlier, id)
+	}
+}
+
+// running records operation "op" InProgress over targets with the completed pods done.
+func running(kind ackov1alpha1.OperationKind, targets, completed []string) change {
+	return func(s *scene) {
+		operation(kind, "op")(s)
+		s.c.Status.OperationStatus = &ackov1alpha1.OperationStatus{
+			ID: "op", Kind: kind, Phase: ackov1alpha1.OperationInProgress,
+			TargetPods: targets, CompletedPods: completed, FailedPods: []string{},
+		}
+	}
+}
+
+// current records the restart of c-1 as begun at began, on its instance "c-1-old", after c-0;
+// signalled says whether the restart was recorded as sent.
+func current(kind ackov1alpha1.OperationKind, signalled bool) change {
+	return func(s *scene) {
+		running(kind, []string{"c-0", "c-1", "c-2"}, []string{"c-0"})(s)
+		st := s.c.Status.OperationStatus
+		at := metav1.NewTime(began)
+		st.CurrentPod, st.CurrentPodUID, st.CurrentPodStartTime, st.CurrentPodSignalled = "c-1", "c-1-old", &at, signalled
+	}
+}
+
+// recreated replaces c-1 by a new instance, Ready since the given time after began.
+func recreated(readyAfter time.Duration) change {
+	return func(s *scene) { s.obs.Pods["c-1"] = readyPod("c-1", "c-1-new", began.Add(readyAfter)) }
+}
+
+// asdStarted sets c-1's asd start, seen by a reading taken readAfter began.
+func asdStarted(startedAfter, readAfter time.Duration) change {
+	return func(s *scene) {
+		n := s.obs.Health.Nodes["c-1"]
+		n.ReadAt = began.Add(readAfter)
+		n.Facts.Uptime = readAfter - startedAfter
+		s.obs.Health.Nodes["c-1"] = n
+	}
+}
+
+func at(sinceBegan time.Duration) change {
+	return func(s *scene) { s.obs.Now = began.Add(sinceBegan) }
+}
+
+func notReady(name string) change {
+	return func(s *scene) { s.obs.Pods[name].Status.Conditions[0].Status = corev1.ConditionFalse }
+}
+
+func gone(name string) change {
+	return func(s *scene) { delete(s.obs.Pods, name) }
+}
+
+func terminating(name string) change {
+	return func(s *scene) {
+		now := metav1.NewTime(s.obs.Now)
+		s.obs.Pods[name].DeletionTimestamp = &now
+	}
+}
+
+func noHealth(s *scene) { s.obs.HealthOK, s.obs.Health = false, aerospike.ClusterHealth{} }
+
+func nodeErr(name string) change {
+	return func(s *scene) {
+		n := s.obs.Health.Nodes[name]
+		n.Err = errors.New("connection refused")
+		s.obs.Health.Nodes[name] = n
+	}
+}
+
+func migrating(s *scene) {
+	for name, n := range s.obs.Health.Nodes {
+		n.Facts.MigratePartitionsRemaining = 12
+		s.obs.Health.Nodes[name] = n
+	}
+}
+
+var _ = Describe("Plan", func() {
+	DescribeTable("decides the next step",
+		func(want decision, reason string, changes ...change) {
+			s := build(changes...)
+			step := operations.Plan(s.c, s.obs, cfg)
+			Expect(decision{Kind: kindNames[step.Kind], Pod: step.Pod, Targets: step.Targets}).To(Equal(want))
+			Expect(step.Reason).To(ContainSubstring(reason))
+		},
+		// No operation to start.
+		Entry("idle without an operation", decide(operations.StepIdle, ""), ""),
+		Entry("idle when the id Completed", decide(operations.StepIdle, ""), "",
+			operation(warm, "a"), ended("a", ackov1alpha1.OperationCompleted)),
+		Entry("idle when the id ended in Error", decide(operations.StepIdle, ""), "",
+			operation(warm, "a"), ended("a", ackov1alpha1.OperationError)),
+		Entry("idle when an old id is re-applied after another operation ran", decide(operations.StepIdle, ""), "",
+			operation(warm, "a"), ended("b", ackov1alpha1.OperationCompleted, "a")),
+
+		// A new operation.
+		Entry("a new id after a Completed one waits until the cluster is Running",
+			decide(operations.StepWait, ""), "operation b waits until the cluster is Running",
+			operation(warm, "b"), ended("a", ackov1alpha1.OperationCompleted),
+			func(s *scene) { s.obs.ClusterReady = false }),
+		Entry("waits for a rolling restart to finish", decide(operations.StepWait, ""), "waits for the rolling restart",
+			operation(cold, "a"), func(s *scene) { s.obs.RollingRestartPending = true }),
+		Entry("starts on every pod, frozen in rack then ordinal order (numeric, not lexical)",
+			decide(operations.StepStart, "", "c-2-0", "c-2-2", "c-2-10", "c-10-0", "c-10-1"), "",
+			racks(10, 2), withPods("c-10-1", "c-2-10", "c-10-0", "c-2-2", "c-2-0"), operation(warm, "a")),
+		Entry("starts on a single-rack podList in ordinal order",
+			decide(operations.StepStart, "", "c-0", "c-2"), "", operation(cold, "a", "c-2", "c-0")),
+		Entry("rejects a podList naming pods that do not exist, listing them",
+			decide(operations.StepReject, "", "c-5", "c-7"), "not pods of this cluster: c-5, c-7",
+			operation(warm, "a", "c-7", "c-0", "c-5")),
+
+		// An operation InProgress, between pods.
+		Entry("an operation InProgress goes on even while a rolling restart is pending and a pod is not Ready",
+			decide(operations.StepBegin, "c-1"), "",
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), notReady("c-2"),
+			func(s *scene) { s.obs.ClusterReady, s.obs.RollingRestartPending = false, true }),
+		Entry("the targets stay frozen: a pod added later is not restarted, the operation finishes",
+			decide(operations.StepPodDone, ""), "",
+			running(warm, []string{"c-0", "c-1"}, []string{"c-0", "c-1"}), withPods("c-0", "c-1", "c-2", "c-3")),
+		Entry("a target that disappeared fails the operation",
+			decide(operations.StepPodFailed, "c-1"), "pod c-1 no longer exists",
+			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), gone("c-1")),
+
+		// Recorded as begun, not as sent: the operator stopped between the two writes.
+		Entry("PodRestart: the recorded instance still runs, so it was not deleted: delete it",
+			decide(operations.StepAct, "c-1"), "", current(cold, false)),
+		Entry("PodRestart: a new instance proves the deletion", decide(operations.StepConfirm, "c-1"), "",
+			current(cold, false), recreated(5*time.Second)),
+		Entry("PodRestart: no pod proves the deletion", decide(operations.StepConfirm, "c-1"), "",
+			current(cold, false), gone("c-1")),
+		Entry("PodRestart: a terminating instance proves the deletion", decide(operations.StepConfirm, "c-1"), "",
+			current(cold, false), terminating("c-1")),
+		Entry("WarmRestart: asd started after the restart began: the signal went out",
+			decide(operations.StepConfirm, "c-1"), "", current(warm, false), asdStarted(2*time.Second, 20*time.Second)),
+		Entry("WarmRestart: asd up since before, read after the settle delay: signal",
+			decide(operations.StepAct, "c-1"), "", current(warm, false), asdStarted(-time.Hour, 10*time.Second)),
+		Entry("WarmRestart: asd up since before, read within the settle delay: wait",
+			decide(operations.StepWait, "c-1"), "settling", current(warm, false), asdStarted(-time.Hour, 9*time.Second)),
+		Entry("WarmRestart: a reading from before the restart began proves nothing: wait",
+			decide(operations.StepWait, "c-1"), "settling", current(warm, false), asdStarted(-time.Hour, -time.Second)),
+		Entry("WarmRestart: no reading: wait", decide(operations.StepWait, "c-1"), "settling",
+			current(warm, false), noHealth),
+		Entry("WarmRestart: still no evidence after the pod timeout: fail",
+			decide(operations.StepPodFailed, "c-1"), "could not tell whether pod c-1 restarted within 1m0s",
+			current(warm, false), noHealth, at(61*time.Second)),
+
+		// Sent: waiting for the pod to come back.
+		Entry("PodRestart: the old instance still runs", decide(operations.StepWait, "c-1"), "pod is not recreated yet",
+			current(cold, true)),
+		Entry("PodRestart: no pod yet", decide(operations.StepWait, "c-1"), "pod is not recreated yet",
+			current(cold, true), gone("c-1")),
+		Entry("PodRestart: the new instance is not Ready", decide(operations.StepWait, "c-1"), "pod is not Ready",
+			current(cold, true), recreated(5*time.Second), notReady("c-1")),
+		Entry("PodRestart: no health reading yet", decide(operations.StepWait, "c-1"), "no Aerospike health reading yet",
+			current(cold, true), recreated(5*time.Second), noHealth),
+		Entry("PodRestart: the node has not answered since the pod became Ready",
+			decide(operations.StepWait, "c-1"), "has not answered since the pod became Ready",
+			current(cold, true), recreated(31*time.Second)),
+		Entry("PodRestart: the node answers with an error", decide(operations.StepWait, "c-1"),
+			"has not answered since the pod became Ready", current(cold, true), recreated(5*time.Second), nodeErr("c-1")),
+		Entry("PodRestart: the cluster is migrating", decide(operations.StepWait, "c-1"),
+			"Aerospike cluster is not stable: c-0: migrate_partitions_remaining=12",
+			current(cold, true), recreated(5*time.Second), migrating),
+		Entry("PodRestart: back", decide(operations.StepPodDone, "c-1"), "", current(cold, true), recreated(5*time.Second)),
+		Entry("WarmRestart: asd has not restarted yet", decide(operations.StepWait, "c-1"), "Aerospike node has not restarted yet",
+			current(warm, true)),
+		Entry("WarmRestart: restarted but the pod is not Ready", decide(operations.StepWait, "c-1"), "pod is not Ready",
+			current(warm, true), asdStarted(time.Second, 30*time.Second), notReady("c-1")),
+		Entry("WarmRestart: back", decide(operations.StepPodDone, "c-1"), "",
+			current(warm, true), asdStarted(time.Second, 30*time.Second)),
+		Entry("a pod not back within the pod timeout fails the operation",
+			decide(operations.StepPodFailed, "c-1"), "pod c-1 did not come back within 1m0s: pod is not Ready",
+			current(cold, true), recreated(5*time.Second), notReady("c-1"), at(61*time.Second)),
+		Entry("a pod back after the pod timeout still counts", decide(operations.StepPodDone, "c-1"), "",
+			current(cold, true), recreated(5*time.Second), at(61*time.Second)),
+	)
+
+	// The second-precision of status times (metav1.Time) against a warm restart's uptime evidence.
+	// The executor records CurrentPodStartTime = now; the API server keeps whole seconds. An asd
+	// start in that lost fraction of a second, before the restart began, then reads as "the signal
+	// went out" to an operator that restarts before the signal was recorded as sent: the pod would be
+	// counted without being restarted. PENDING until fixed (see the report of the operations tests).
+	PIt("does not take an asd start from just before the restart began as proof that the signal went out", func() {
+		s := build(current(warm, false))
+		begin := began.Add(800 * time.Millisecond) // when the executor recorded the begin
+		st := s.c.Status.OperationStatus
+		t := metav1.NewTime(begin)
+		st.CurrentPodStartTime = &t
+		raw, err := json.Marshal(s.c) // what the API server stores and answers
+		Expect(err).NotTo(HaveOccurred())
+		Expect(json.Unmarshal(raw, s.c)).To(Succeed())
+		Expect(s.c.Status.OperationStatus.CurrentPodStartTime.Time).To(Equal(began), "status keeps whole seconds")
+		// asd (re)started 300ms before the begin (e.g. the pod had just become Ready); the operator
+		// died before signalling; the new one reads the node 20s later.
+		asdStarted(500*time.Millisecond, 20*time.Second)(&s)
+		Expect(kindNames[operations.Plan(s.c, s.obs, cfg).Kind]).NotTo(Equal("Confirm"))
+	})
+})
+
+var _ = Describe("PendingOperation", func() {
+	DescribeTable("returns the spec's operation unless its id ended",
+		func(pending bool, changes ...change) {
+			s := build(changes...)
+			if pending {
+				Expect(operations.PendingOperation(s.c)).To(Equal(&s.c.Spec.Operations[0]))
+			} else {
+				Expect(operations.PendingOperation(s.c)).To(BeNil())
+			}
+		},
+		Entry("no operation", false),
+		Entry("a new id", true, operation(warm, "a")),
+		Entry("a new id after another ended", true, operation(warm, "b"), ended("a", ackov1alpha1.OperationCompleted)),
+		Entry("the id InProgress", true, running(warm, []string{"c-0"}, nil)),
+		Entry("the id Completed", false, operation(warm, "a"), ended("a", ackov1alpha1.OperationCompleted)),
+		Entry("the id ended in Error", false, operation(cold, "a"), ended("a", ackov1alpha1.OperationError)),
+		Entry("an old id re-applied after others ended", false,
+			operation(warm, "a"), ended("c", ackov1alpha1.OperationError, "a", "b")),
+	)
+})
