@@ -308,7 +308,7 @@ var _ = Describe("Plan", func() {
 		raw, err := json.Marshal(s.c) // what the API server stores and answers
 		Expect(err).NotTo(HaveOccurred())
 		Expect(json.Unmarshal(raw, s.c)).To(Succeed())
-		Expect(s.c.Status.OperationStatus.CurrentPodStartTime.Time).To(Equal(began), "status keeps whole seconds")
+		Expect(s.c.Status.OperationStatus.CurrentPodStartTime.Time).To(BeTemporally("==", began), "status keeps whole seconds")
 		// asd (re)started 300ms before the begin (e.g. the pod had just become Ready); the operator
 		// died before signalling; the new one reads the node 20s later.
 		asdStarted(500*time.Millisecond, 20*time.Second)(&s)
