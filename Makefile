@@ -81,17 +81,18 @@ bench: envtest-assets ## Benchmarks (API calls per reconcile, pause latency, res
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager and the Aerospike simulator into bin/.
+build: ## Build the manager, the Aerospike simulator and the local cluster's stand-in init into bin/.
 	go build -o $(BIN)/manager ./cmd
 	go build -o $(BIN)/aerosim ./cmd/aerosim
+	go build -o $(BIN)/fakeinit ./test/fakeinit
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd --webhook-self-signed-url-host=127.0.0.1
 
 .PHONY: run-local
-run-local: local-assets build ## Start a local control plane with kwok nodes and the simulator, then the manager.
-	go run ./hack/localcluster up
+run-local: local-assets build ## Local control plane, kwok nodes, simulator and manager (UP_FLAGS=--detach to return).
+	go run ./hack/localcluster up $(UP_FLAGS)
 
 .PHONY: stop-local
 stop-local: ## Stop the local cluster started by run-local (only the processes it started).

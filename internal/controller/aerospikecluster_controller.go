@@ -59,7 +59,8 @@ type phase struct {
 }
 
 // +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters/status,verbs=get;update
+// Children's owner references block the owner's deletion, which needs update on its finalizers.
 // +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;delete

@@ -119,7 +119,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		Expect(time.Since(failedAt)).To(BeNumerically("<", 12*time.Second))
 		Expect(statusPhasesSince(op, key.Name, mark)).NotTo(ContainElement("Running"),
 			"no write after the pause request sets Running")
-		Expect(statusPhasesSince(op, key.Name, mark)).To(ContainElement("Paused"))
+		Expect(statusPhasesSince(op, key.Name, mark)).To(ContainElement("Paused"), "writes: %v", op.writes.list()[mark:])
 	})
 
 	It("removes a ReconcileFailed from before the pause on resume, then goes Reconciling and Running", func() {

@@ -182,6 +182,10 @@ func planInProgress(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) 
 		if _, ok := obs.Pods[next]; !ok {
 			return Step{Kind: StepPodFailed, Pod: next, Reason: fmt.Sprintf("pod %s no longer exists", next)}
 		}
+		if !obs.ClusterReady {
+			// e.g. after a pause, or another pod went down meanwhile: never take a second node away.
+			return Step{Kind: StepWait, Pod: next, Reason: fmt.Sprintf("pod %s waits until the cluster is Running", next)}
+		}
 		return Step{Kind: StepBegin, Pod: next}
 	}
 	if !st.CurrentPodSignalled {

@@ -246,6 +246,7 @@ func (c *Cluster) Down() error {
 func (o Options) Stop() error {
 	running := o.runningRecords()
 	if len(running) == 0 {
+		o.progressf("nothing running in %s", o.Dir)
 		return nil
 	}
 	roots := make([]pidRecord, 0, len(running))

@@ -91,22 +91,8 @@ func (o Options) writeKwokFiles() error {
 // kwokSpec runs kwok as the child of the stand-in init (bin/fakeinit), PID 1 of a new PID
 // namespace: whatever `kubectl exec` runs through kwok, `kill 1` included, stays in there.
 func (o Options) kwokSpec(k kwokInstance) procSpec {
-	configs := make([]string, 0, len(k.stages))
-	for _, s := range k.stages {
-		configs = append(configs, "--config="+o.path(kwokName, s))
-	}
-	args := append([]string{"--pid", "--fork", "--mount-proc", "--kill-child", o.bin("fakeinit"),
-		o.asset(kwokName),
-		"--kubeconfig=" + o.KubeconfigPath(),
-		"--manage-nodes-with-label-selector=" + LabelKwok + "=" + k.mode,
-		"--cidr=" + k.cidr,
-		"--node-ip=127.0.0.1", "--node-port=" + strconv.Itoa(k.port),
-		"--server-address=" + o.addr(k.port),
-		"--tls-cert-file=" + o.path("pki", "kwok.crt"), "--tls-private-key-file=" + o.path("pki", "kwok.key"),
-		// Exec objects come from the API (the sync loop creates one per pod), stages from files.
-		"--enable-crds=Exec",
-		"--node-lease-duration-seconds=40",
-	}, configs...)
+	args := append(unshareArgs(), o.bin("fakeinit"), o.asset(kwokName))
+	args = append(args, o.kwokArgs(k)...)
 	cmdline, _ := json.Marshal(k.cmdline)
 	env := []string{
 		fakeinit.EnvCmdline + "=" + string(cmdline),
@@ -118,6 +104,35 @@ func (o Options) kwokSpec(k kwokInstance) procSpec {
 		env = append(env, "PATH="+o.path(kwokName, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
 	return procSpec{name: k.name, path: "unshare", args: args, env: env, dir: o.path(kwokName)}
+}
+
+// unshareArgs start a command as PID 1 of a new PID namespace with its own /proc, which dies
+// with unshare.
+func unshareArgs() []string {
+	args := []string{"--pid", "--fork", "--mount-proc", "--kill-child"}
+	if os.Geteuid() != 0 {
+		// A user namespace lets an unprivileged user have the PID namespace.
+		args = append([]string{"--user", "--map-root-user"}, args...)
+	}
+	return args
+}
+
+func (o Options) kwokArgs(k kwokInstance) []string {
+	configs := make([]string, 0, len(k.stages))
+	for _, s := range k.stages {
+		configs = append(configs, "--config="+o.path(kwokName, s))
+	}
+	return append([]string{
+		"--kubeconfig=" + o.KubeconfigPath(),
+		"--manage-nodes-with-label-selector=" + LabelKwok + "=" + k.mode,
+		"--cidr=" + k.cidr,
+		"--node-ip=127.0.0.1", "--node-port=" + strconv.Itoa(k.port),
+		"--server-address=" + o.addr(k.port),
+		"--tls-cert-file=" + o.path("pki", "kwok.crt"), "--tls-private-key-file=" + o.path("pki", "kwok.key"),
+		// Exec objects come from the API (the sync loop creates one per pod), stages from files.
+		"--enable-crds=Exec",
+		"--node-lease-duration-seconds=40",
+	}, configs...)
 }
 
 // startKwok starts both kwok instances and records each stand-in init, which is what gets

@@ -97,7 +97,7 @@ func E2EOptions() Options {
 	return o
 }
 
-// Paths inside Options.Dir and Options.Root.
+// path is a path inside the state directory.
 func (o Options) path(elem ...string) string {
 	return filepath.Join(append([]string{o.Dir}, elem...)...)
 }

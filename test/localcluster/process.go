@@ -72,21 +72,21 @@ func (o Options) startProcess(spec procSpec) (*process, error) {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.name, err)
 	}
-	p := &process{done: make(chan struct{})}
+	// Recorded before anything reaps it: until then even a child that exited at once has its stat.
+	rec, err := recordOf(cmd.Process.Pid, cmdline)
+	if err == nil {
+		err = o.writePidFile(spec.name, rec)
+	}
+	p := &process{rec: rec, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait() // reaps it, so that /proc forgets it
 		_ = logFile.Close()
 		close(p.done)
 	}()
-	rec, err := recordOf(cmd.Process.Pid, cmdline)
-	if err == nil {
-		err = o.writePidFile(spec.name, rec)
-	}
 	if err != nil {
 		_ = cmd.Process.Kill() // our own child, by its handle
 		return nil, err
 	}
-	p.rec = rec
 	return p, nil
 }
 

@@ -82,11 +82,29 @@ func (s *Syncer) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced) {
 		return ctx.Err()
 	}
+	if err := s.enqueueSimulated(ctx); err != nil {
+		return err
+	}
 	go func() {
 		<-ctx.Done()
 		s.queue.ShutDown()
 	}()
 	for s.next(ctx) {
+	}
+	return nil
+}
+
+// enqueueSimulated queues the pod of every simulated node, so that the nodes of pods that went
+// while no syncer ran go too. A pod's key is its node's name.
+func (s *Syncer) enqueueSimulated(ctx context.Context) error {
+	nodes, err := s.sim.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if ns, pod, ok := strings.Cut(n.Name, "/"); ok && ns != "" && pod != "" {
+			s.queue.Add(n.Name)
+		}
 	}
 	return nil
 }
