@@ -61,7 +61,8 @@ func exchange(addr string, cmds ...string) ([]byte, error) {
 
 // The shared fixtures are the source of truth; the embedded copies must not drift from them.
 func TestEmbeddedFixturesMatchShared(t *testing.T) {
-	const shared = "/work/shared/fixtures/aerospike-ce-8.1.2.0"
+	// shared/ sits beside the repository (the project's layout, and CI's).
+	shared := "../../../shared/fixtures/aerospike-ce-8.1.2.0"
 	if _, err := os.Stat(shared); err != nil {
 		t.Skip("shared fixtures not available:", err)
 	}
