@@ -300,8 +300,10 @@ type OperationStatus struct {
 	// +optional
 	CurrentPodUID string `json:"currentPodUID,omitempty"`
 	// CurrentPodStartTime is when CurrentPod's restart began; the wait for it times out from here.
+	// Microsecond precision: a node's uptime is compared with it to tell whether asd restarted since,
+	// and a whole-second time would count an asd start up to a second before the restart began.
 	// +optional
-	CurrentPodStartTime *metav1.Time `json:"currentPodStartTime,omitempty"`
+	CurrentPodStartTime *metav1.MicroTime `json:"currentPodStartTime,omitempty"`
 	// CurrentPodSignalled is true once the restart of CurrentPod was sent (signal or delete).
 	// +optional
 	CurrentPodSignalled bool `json:"currentPodSignalled,omitempty"`

@@ -126,7 +126,7 @@ func (e *Executor) reject(c *ackov1alpha1.AerospikeCluster, step Step) transitio
 // begin records the pod as current before touching it, then restarts it in the same pass.
 func (e *Executor) begin(ctx context.Context, c *ackov1alpha1.AerospikeCluster, name string, obs Observed) (Result, error) {
 	pod := obs.Pods[name]
-	now := metav1.NewTime(obs.Now)
+	now := metav1.NewMicroTime(obs.Now)
 	err := e.Status.WriteStatus(ctx, c, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		st := s.OperationStatus
 		st.CurrentPod, st.CurrentPodUID, st.CurrentPodStartTime, st.CurrentPodSignalled = name, string(pod.UID), &now, false
@@ -180,7 +180,7 @@ func (e *Executor) confirm(c *ackov1alpha1.AerospikeCluster, name string, obs Ob
 	}
 	at := metav1.NewTime(obs.Now)
 	if st.CurrentPodStartTime != nil {
-		at = *st.CurrentPodStartTime
+		at = metav1.NewTime(st.CurrentPodStartTime.Time)
 	}
 	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
 	return transition{

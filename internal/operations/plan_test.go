@@ -139,7 +139,7 @@ func current(kind ackov1alpha1.OperationKind, signalled bool) change {
 	return func(s *scene) {
 		running(kind, []string{"c-0", "c-1", "c-2"}, []string{"c-0"})(s)
 		st := s.c.Status.OperationStatus
-		at := metav1.NewTime(began)
+		at := metav1.NewMicroTime(began)
 		st.CurrentPod, st.CurrentPodUID, st.CurrentPodStartTime, st.CurrentPodSignalled = "c-1", "c-1-old", &at, signalled
 	}
 }
@@ -229,10 +229,14 @@ var _ = Describe("Plan", func() {
 			operation(warm, "a", "c-7", "c-0", "c-5")),
 
 		// An operation InProgress, between pods.
-		Entry("an operation InProgress goes on even while a rolling restart is pending and a pod is not Ready",
+		Entry("an operation InProgress goes on even while a rolling restart is pending",
 			decide(operations.StepBegin, "c-1"), "",
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}),
+			func(s *scene) { s.obs.RollingRestartPending = true }),
+		Entry("the next pod of an operation InProgress waits while another pod is not Ready",
+			decide(operations.StepWait, "c-1"), "pod c-1 waits until the cluster is Running",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), notReady("c-2"),
-			func(s *scene) { s.obs.ClusterReady, s.obs.RollingRestartPending = false, true }),
+			func(s *scene) { s.obs.ClusterReady = false }),
 		Entry("the targets stay frozen: a pod added later is not restarted, the operation finishes",
 			decide(operations.StepPodDone, ""), "",
 			running(warm, []string{"c-0", "c-1"}, []string{"c-0", "c-1"}), withPods("c-0", "c-1", "c-2", "c-3")),
@@ -294,21 +298,19 @@ var _ = Describe("Plan", func() {
 			current(cold, true), recreated(5*time.Second), at(61*time.Second)),
 	)
 
-	// The second-precision of status times (metav1.Time) against a warm restart's uptime evidence.
-	// The executor records CurrentPodStartTime = now; the API server keeps whole seconds. An asd
-	// start in that lost fraction of a second, before the restart began, then reads as "the signal
-	// went out" to an operator that restarts before the signal was recorded as sent: the pod would be
-	// counted without being restarted. PENDING until fixed (see the report of the operations tests).
-	PIt("does not take an asd start from just before the restart began as proof that the signal went out", func() {
+	// Status keeps CurrentPodStartTime to the microsecond: an asd start a fraction of a second before
+	// the restart began must not read as "the signal went out" to an operator that restarts before the
+	// signal was recorded as sent (the pod would be counted without being restarted).
+	It("does not take an asd start from just before the restart began as proof that the signal went out", func() {
 		s := build(current(warm, false))
 		begin := began.Add(800 * time.Millisecond) // when the executor recorded the begin
 		st := s.c.Status.OperationStatus
-		t := metav1.NewTime(begin)
+		t := metav1.NewMicroTime(begin)
 		st.CurrentPodStartTime = &t
 		raw, err := json.Marshal(s.c) // what the API server stores and answers
 		Expect(err).NotTo(HaveOccurred())
 		Expect(json.Unmarshal(raw, s.c)).To(Succeed())
-		Expect(s.c.Status.OperationStatus.CurrentPodStartTime.Time).To(BeTemporally("==", began), "status keeps whole seconds")
+		Expect(s.c.Status.OperationStatus.CurrentPodStartTime.Time).To(BeTemporally("==", begin), "status keeps microseconds")
 		// asd (re)started 300ms before the begin (e.g. the pod had just become Ready); the operator
 		// died before signalling; the new one reads the node 20s later.
 		asdStarted(500*time.Millisecond, 20*time.Second)(&s)
