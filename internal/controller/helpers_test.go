@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 const (
@@ -21,19 +22,7 @@ const (
 )
 
 func sampleCluster(namespace, name string, size int32) *ackov1alpha1.AerospikeCluster {
-	return &ackov1alpha1.AerospikeCluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: ackov1alpha1.AerospikeClusterSpec{
-			Size:  size,
-			Image: "aerospike:ce-8.1.1.1",
-			AerospikeConfig: &ackov1alpha1.AerospikeConfig{Value: map[string]any{
-				"namespaces": []any{map[string]any{
-					"name": "test", "replication-factor": int64(2),
-					"storage-engine": map[string]any{"type": "memory"},
-				}},
-			}},
-		},
-	}
+	return testcluster.New(namespace, name, size)
 }
 
 func fetch(key types.NamespacedName) *ackov1alpha1.AerospikeCluster {

@@ -14,23 +14,13 @@ import (
 
 	"github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 // newCluster is a 3-node single-rack cluster with one in-memory namespace; mods adjust it.
 func newCluster(mods ...func(*v1alpha1.AerospikeCluster)) *v1alpha1.AerospikeCluster {
-	c := &v1alpha1.AerospikeCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "aero", Namespace: "db", UID: "uid-1"},
-		Spec: v1alpha1.AerospikeClusterSpec{
-			Size:  3,
-			Image: "aerospike:ce-8.1.1.1",
-			AerospikeConfig: &v1alpha1.AerospikeConfig{Value: map[string]any{
-				"namespaces": []any{map[string]any{
-					"name": "test", "replication-factor": int64(2),
-					"storage-engine": map[string]any{"type": "memory"},
-				}},
-			}},
-		},
-	}
+	c := testcluster.New("db", "aero", 3)
+	c.UID = "uid-1"
 	for _, m := range mods {
 		m(c)
 	}

@@ -15,24 +15,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 // cluster is the operations guide's example: aerospike-3node, 3 pods, one in-memory namespace.
 func cluster() *ackov1alpha1.AerospikeCluster {
-	return &ackov1alpha1.AerospikeCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "aerospike-3node", Namespace: "aerospike"},
-		Spec: ackov1alpha1.AerospikeClusterSpec{
-			Size:  3,
-			Image: "aerospike:ce-8.1.1.1",
-			AerospikeConfig: &ackov1alpha1.AerospikeConfig{Value: map[string]any{
-				"namespaces": []any{map[string]any{
-					"name": "test", "replication-factor": int64(2),
-					"storage-engine": map[string]any{"type": "memory"},
-				}},
-			}},
-			RollingUpdateBatchSize: ptr.To[int32](1),
-		},
-	}
+	c := testcluster.New("aerospike", "aerospike-3node", 3)
+	c.Spec.RollingUpdateBatchSize = ptr.To[int32](1)
+	return c
 }
 
 // twoRacks is the cluster spread over racks 1 and 2: pods aerospike-3node-1-0, -1-1 and -2-0.

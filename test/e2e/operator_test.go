@@ -105,17 +105,6 @@ func lastRestartReasons(namespace, name string) map[string]string {
 	return out
 }
 
-func simRestarts(namespace string, pods []string) map[string]int {
-	GinkgoHelper()
-	out := map[string]int{}
-	for _, p := range pods {
-		n, err := simNode(namespace, p)
-		Expect(err).NotTo(HaveOccurred())
-		out[p] = n.Restarts
-	}
-	return out
-}
-
 func promValue(query string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -195,7 +184,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 			awaitExec(ns, p)
 		}
 		uids := podUIDs(ns, name)
-		restarts := simRestarts(ns, pods)
+		before := restarts(ns, pods)
 		start := time.Now()
 		_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"WarmRestart","id":"config-reload-v2"}]}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -207,9 +196,9 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 			elapsed, opts.RestartDowntime)
 
 		Expect(podUIDs(ns, name)).To(Equal(uids), "a warm restart keeps every pod")
-		after := simRestarts(ns, pods)
+		after := restarts(ns, pods)
 		for _, p := range pods {
-			Expect(after[p]).To(Equal(restarts[p]+1), "exactly one restart of %s", p)
+			Expect(after[p]).To(Equal(before[p]+1), "exactly one restart of %s", p)
 		}
 		Expect(mustField(ns, "asc/"+name, "{.status.operationStatus.completedPods}")).To(Equal(`["ops-0","ops-1","ops-2"]`))
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/testcluster"
 	"github.com/acko-io/acko/test/testenv"
 )
 
@@ -24,19 +25,7 @@ var nameSeq int
 // newCluster is a valid 3-pod cluster with the operations guide's namespace.
 func newCluster() *ackov1alpha1.AerospikeCluster {
 	nameSeq++
-	return &ackov1alpha1.AerospikeCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("wh-%d", nameSeq), Namespace: "default"},
-		Spec: ackov1alpha1.AerospikeClusterSpec{
-			Size:  3,
-			Image: "aerospike:ce-8.1.1.1",
-			AerospikeConfig: &ackov1alpha1.AerospikeConfig{Value: map[string]any{
-				"namespaces": []any{map[string]any{
-					"name": "test", "replication-factor": int64(2),
-					"storage-engine": map[string]any{"type": "memory"},
-				}},
-			}},
-		},
-	}
+	return testcluster.New("default", fmt.Sprintf("wh-%d", nameSeq), 3)
 }
 
 // expectDenied expects the webhook's 422 Invalid answer listing exactly the given field errors, in order.
