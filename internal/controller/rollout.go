@@ -14,6 +14,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 // restartCheck is a named safety predicate that gates every rolling-restart batch (as ECK does):
@@ -60,6 +61,12 @@ func (r *AerospikeClusterReconciler) rollingRestart(ctx context.Context, st *clu
 	}
 	if len(st.outdated) == 0 {
 		return false, nil
+	}
+	if name := st.setNotYetUpdated(); name != "" {
+		// A pod deleted before its StatefulSet controller has the new template would come back with
+		// the old one and need a second restart.
+		st.setWork(ackov1alpha1.ReasonRollingRestart, "Waiting for StatefulSet %s to take the new template", name)
+		return true, nil
 	}
 	for _, c := range restartChecks {
 		if why := c.check(st); why != "" {
@@ -166,6 +173,19 @@ func (r *AerospikeClusterReconciler) clearRestarting(ctx context.Context, st *cl
 			"Rolling restart finished: every pod runs the current template")
 	}
 	return err
+}
+
+// setNotYetUpdated names a StatefulSet whose observed state (from this reconcile's start) is not
+// yet the desired template, or whose controller has not seen its latest generation ("" when none).
+func (st *clusterState) setNotYetUpdated() string {
+	for name, desired := range st.sets {
+		existing := st.existingSets[name]
+		if existing == nil || resources.NeedsUpdate(existing, desired) ||
+			existing.Status.ObservedGeneration < existing.Generation {
+			return name
+		}
+	}
+	return ""
 }
 
 func (st *clusterState) isOutdated(name string) bool {

@@ -59,7 +59,8 @@ func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager, healthEv
 	specOnly := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&ackov1alpha1.AerospikeCluster{}, specOnly).
-		Owns(&appsv1.StatefulSet{}, specOnly).
+		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, statefulSetObserved))).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Service{}, specOnly).
 		Owns(&policyv1.PodDisruptionBudget{}, specOnly).
@@ -76,6 +77,16 @@ func clusterOfPod(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// statefulSetObserved lets through the StatefulSet controller catching up with a new generation,
+// which a rolling restart waits for.
+var statefulSetObserved = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*appsv1.StatefulSet)
+		n, ok2 := e.ObjectNew.(*appsv1.StatefulSet)
+		return !ok1 || !ok2 || o.Status.ObservedGeneration != n.Status.ObservedGeneration
+	},
 }
 
 // podChanged lets through the pod changes the reconciler acts on, not every status heartbeat.

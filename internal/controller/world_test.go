@@ -112,6 +112,12 @@ func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, err
 		have[o] = &pods.Items[i]
 	}
 	changed := false
+	if sts.Status.ObservedGeneration != sts.Generation {
+		sts.Status.ObservedGeneration = sts.Generation
+		if err := w.c.Status().Update(ctx, sts); err != nil {
+			return false, err
+		}
+	}
 	replicas := int(ptr.Deref(sts.Spec.Replicas, 1))
 	for o, pod := range have {
 		if o >= replicas {
