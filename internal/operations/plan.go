@@ -186,12 +186,29 @@ func planInProgress(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) 
 			// e.g. after a pause, or another pod went down meanwhile: never take a second node away.
 			return Step{Kind: StepWait, Pod: next, Reason: fmt.Sprintf("pod %s waits until the cluster is Running", next)}
 		}
+		if st.Kind == ackov1alpha1.OperationWarmRestart && asdJustStarted(obs, next) {
+			return Step{Kind: StepWait, Pod: next, Reason: fmt.Sprintf("pod %s: Aerospike started less than a second ago", next)}
+		}
 		return Step{Kind: StepBegin, Pod: next}
 	}
 	if !st.CurrentPodSignalled {
 		return planUnconfirmed(st, obs, cfg)
 	}
 	return planWaitBack(st, obs, cfg)
+}
+
+// asdJustStarted: by its latest reading, the node's asd started less than a second ago. asd reports
+// its uptime in whole seconds, so such a start cannot be told from one caused by a signal sent now:
+// an operator that stopped between recording the restart and sending the signal would leave its
+// successor counting the pod as restarted without restarting it (planUnconfirmed). Waiting that
+// second out before the restart is recorded keeps the uptime evidence sound. Without a reading
+// there is nothing to wait for.
+func asdJustStarted(obs Observed, pod string) bool {
+	node, ok := obs.Health.Nodes[pod]
+	if !obs.HealthOK || !ok || node.Err != nil {
+		return false
+	}
+	return node.ReadAt.Add(-node.Facts.Uptime).After(obs.Now.Add(-time.Second))
 }
 
 func nextTarget(st *ackov1alpha1.OperationStatus) string {

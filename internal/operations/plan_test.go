@@ -28,7 +28,7 @@ const (
 )
 
 var (
-	// began is when the current pod's restart was recorded; whole seconds, as status stores it.
+	// began is when the current pod's restart was recorded.
 	began = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	// cfg has round numbers so that each case says on which side of a bound it falls.
 	cfg = operations.Config{PodTimeout: time.Minute, SettleDelay: 10 * time.Second, PollInterval: time.Second}
@@ -159,6 +159,15 @@ func asdStarted(startedAfter, readAfter time.Duration) change {
 	}
 }
 
+// uptime sets the whole-second uptime (as asd reports it) of a node, read now.
+func uptime(name string, seconds int) change {
+	return func(s *scene) {
+		n := s.obs.Health.Nodes[name]
+		n.ReadAt, n.Facts.Uptime = s.obs.Now, time.Duration(seconds)*time.Second
+		s.obs.Health.Nodes[name] = n
+	}
+}
+
 func at(sinceBegan time.Duration) change {
 	return func(s *scene) { s.obs.Now = began.Add(sinceBegan) }
 }
@@ -233,6 +242,18 @@ var _ = Describe("Plan", func() {
 			decide(operations.StepBegin, "c-1"), "",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}),
 			func(s *scene) { s.obs.RollingRestartPending = true }),
+		// asd reports its uptime in whole seconds: a start less than a second before the restart is
+		// recorded could not be told, by an operator that restarted before the signal was recorded as
+		// sent, from a start caused by the signal (planUnconfirmed would count the pod unrestarted).
+		Entry("WarmRestart: the next pod waits while its asd started less than a second ago",
+			decide(operations.StepWait, "c-1"), "Aerospike started less than a second ago",
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 0)),
+		Entry("WarmRestart: the next pod goes once its asd has been up a second",
+			decide(operations.StepBegin, "c-1"), "",
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 1)),
+		Entry("PodRestart: the next pod goes whatever its uptime (the UID settles a PodRestart)",
+			decide(operations.StepBegin, "c-1"), "",
+			running(cold, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 0)),
 		Entry("the next pod of an operation InProgress waits while another pod is not Ready",
 			decide(operations.StepWait, "c-1"), "pod c-1 waits until the cluster is Running",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), notReady("c-2"),
