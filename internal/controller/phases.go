@@ -21,7 +21,7 @@ import (
 // validateSpec runs the webhook's validator again (webhooks can be bypassed): a spec that cannot be
 // applied is reported in status and waits for the user, instead of failing reconcile after reconcile.
 func (r *AerospikeClusterReconciler) validateSpec(_ context.Context, st *clusterState) (bool, error) {
-	if errs := validation.ValidateSpec(st.cluster); len(errs) > 0 {
+	if errs := validation.ValidateClusterSpec(st.cluster); len(errs) > 0 {
 		st.invalid, st.invalidReason = errs.ToAggregate().Error(), ackov1alpha1.ReasonInvalidSpec
 		return true, nil
 	}

@@ -51,15 +51,21 @@ func UpdateExempt(old, c *ackov1alpha1.AerospikeCluster) bool {
 	return c.DeletionTimestamp != nil || apiequality.Semantic.DeepEqual(old.Spec, c.Spec)
 }
 
-// ValidateSpec is every rule that needs only the cluster itself. The reconciler calls it before it
-// acts and reports a failure as a condition instead of retrying.
+// ValidateSpec is every rule that needs only the cluster itself.
 func ValidateSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
+	return slices.Concat(ValidateClusterSpec(c), validateOperations(c))
+}
+
+// ValidateClusterSpec is ValidateSpec without the operation rules. The reconciler re-checks it before
+// it acts and reports a failure as a condition instead of retrying. A bad operation that got past the
+// webhook fails only that operation (the executor ends it in Error before touching a pod) instead of
+// stopping the whole cluster; the seed's operation rules are also CEL rules the API server enforces.
+func ValidateClusterSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 	return slices.Concat(
 		validateSize(c.Spec.Size),
 		validateImage(c.Spec.Image),
 		validateBatchSize(c.Spec.RollingUpdateBatchSize),
 		validateRacks(c.Spec.RackConfig),
-		validateOperations(c),
 		config.Validate(c),
 		resources.Validate(c),
 	)
