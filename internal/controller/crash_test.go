@@ -93,7 +93,7 @@ var _ = Describe("Operations survive an operator crash", func() {
 	DescribeTable("after any write, a fresh operator finishes the operation and no pod is restarted twice",
 		func(kind ackov1alpha1.OperationKind, how string) {
 			ns, w := newNamespace()
-			setup := startOperator(ns, w, crashConfig)
+			setup := startOperator(w, crashConfig)
 			key := create(sampleCluster(ns, "ops", 3))
 			waitRunning(key)
 			setup.stop()

@@ -46,7 +46,7 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 
 	BeforeEach(func() {
 		ns, w = newNamespace()
-		op = startOperator(ns, w, operations.Config{})
+		op = startOperator(w, operations.Config{})
 	})
 
 	It("creates the children, reaches Running with Ready=True, and records the pods", func() {

@@ -29,8 +29,8 @@ func freeAddr() string {
 }
 
 // startMeasuredOperator runs an operator that serves its metrics on addr, as the manager does.
-func startMeasuredOperator(ns string, w *world, addr string) *operator {
-	op := startOperator(ns, w, operations.Config{}, func(o *ctrl.Options) {
+func startMeasuredOperator(w *world, addr string) *operator {
+	op := startOperator(w, operations.Config{}, func(o *ctrl.Options) {
 		o.Metrics = metricsserver.Options{BindAddress: addr}
 	})
 	metrics.Register(func(ctx context.Context) ([]ackov1alpha1.AerospikeCluster, error) {
@@ -65,7 +65,7 @@ var _ = Describe("acko_cluster_paused_duration_seconds on the metrics endpoint",
 	It("grows while paused, survives a manager restart, and is gone after resume and after delete", func() {
 		ns, w := newNamespace()
 		addr := freeAddr()
-		op := startMeasuredOperator(ns, w, addr)
+		op := startMeasuredOperator(w, addr)
 		key := create(sampleCluster(ns, "timed", 1))
 		waitRunning(key)
 		Eventually(func() error { _, err := http.Get("http://" + addr + "/metrics"); return err }, timeout, poll).Should(Succeed())
@@ -82,7 +82,7 @@ var _ = Describe("acko_cluster_paused_duration_seconds on the metrics endpoint",
 		op.stop()
 		restartedAt := time.Now()
 		addr = freeAddr()
-		startMeasuredOperator(ns, w, addr)
+		startMeasuredOperator(w, addr)
 		var after float64
 		Eventually(func() bool { after, ok = pausedSeconds(addr, key); return ok }, timeout, poll).Should(BeTrue())
 		Expect(after).To(BeNumerically(">", time.Since(restartedAt).Seconds()+1), "counts from the pause, not from the restart")

@@ -33,7 +33,7 @@ var allPods = []string{"ops-0", "ops-1", "ops-2"}
 // startCluster runs an operator with the given executor config and a 3-pod cluster "ops" that
 // has reached Running: operations are tested on a cluster that is up.
 func startCluster(ns string, w *world, opCfg operations.Config) types.NamespacedName {
-	startOperator(ns, w, opCfg)
+	startOperator(w, opCfg)
 	key := create(sampleCluster(ns, "ops", 3))
 	waitRunning(key)
 	return key
@@ -313,7 +313,7 @@ var _ = Describe("On-demand operations", func() {
 	})
 
 	It("holds an operation present at creation until the cluster is first Running, then runs it", func() {
-		startOperator(ns, w, operations.Config{})
+		startOperator(w, operations.Config{})
 		w.set(func(w *world) { w.holdReady["ops-2"] = true })
 		cluster := sampleCluster(ns, "ops", 3)
 		cluster.Spec.Operations = []ackov1alpha1.OperationSpec{{Kind: warmRestart, ID: "boot"}}

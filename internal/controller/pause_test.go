@@ -59,7 +59,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 
 	BeforeEach(func() {
 		ns, w = newNamespace()
-		op = startOperator(ns, w, operations.Config{})
+		op = startOperator(w, operations.Config{})
 	})
 
 	It("acknowledges the pause with the exact condition, and writes and requeues nothing afterwards", func() {

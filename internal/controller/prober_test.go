@@ -35,7 +35,7 @@ var _ = Describe("A healthy cluster left alone, with the real prober polling the
 		simulatedNodes(w, 201)
 		// 40ms between polls: the 150 polls of 6s are what 75 minutes of the default 30s interval make.
 		w.prober = aerospike.NewProberManager(aerospike.ProberOptions{Interval: 40 * time.Millisecond, BusyInterval: 40 * time.Millisecond})
-		op := startOperator(ns, w, operations.Config{})
+		op := startOperator(w, operations.Config{})
 		key := create(sampleCluster(ns, "idle", 3))
 		waitRunning(key)
 		Consistently(op.writes.count, 2*time.Second, 100*time.Millisecond).Should(Equal(op.writes.count()))

@@ -166,7 +166,7 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // startOperator runs a manager whose client counts (and may fail) writes, over the world w. It is
 // stopped when the spec ends.
-func startOperator(namespace string, w *world, opCfg operations.Config, tune ...func(*ctrl.Options)) *operator {
+func startOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options)) *operator {
 	op, err := newOperator(w, opCfg, tune...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(op.stop)
