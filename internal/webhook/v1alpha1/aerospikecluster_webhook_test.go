@@ -115,9 +115,9 @@ var _ = Describe("AerospikeCluster webhook", func() {
 		expectDenied(k8s.Create(ctx, c),
 			`spec.image: Invalid value: "aerospike/aerospike-server-enterprise:8.1.1.1": Aerospike Enterprise images are `+
 				`not supported: ACKO runs Aerospike Community Edition (CE) only; use a CE image such as aerospike:ce-8.1.1.1`,
+			"spec.aerospikeConfig.xdr: Forbidden: XDR is Enterprise-only: Aerospike Community Edition does not support it",
 			fmt.Sprintf(`spec.operations[0].podList[0]: Invalid value: "nope": %s<cluster>-<ordinal> (%[2]s-0, %[2]s-1, %[2]s-2)`,
-				notAPod, c.Name),
-			"spec.aerospikeConfig.xdr: Forbidden: XDR is Enterprise-only: Aerospike Community Edition does not support it")
+				notAPod, c.Name))
 	})
 
 	It("shows warnings for risky but legal specs to the client", func() {
