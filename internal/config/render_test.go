@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -80,18 +81,18 @@ func TestRenderGolden(t *testing.T) {
 
 // The samples shipped in config/samples must render: they are what users try first.
 func TestSamplesRender(t *testing.T) {
-	files, err := filepath.Glob("../../config/samples/acko_v1alpha1_*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no samples found: %v", err)
+	samples, err := testcluster.Samples()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range files {
-		c := loadCluster(t, f)
+	for _, s := range samples {
+		c := s.Cluster
 		if errs := Validate(c); len(errs) > 0 {
-			t.Errorf("%s: %v", f, errs)
+			t.Errorf("%s: %v", s.Path, errs)
 		}
 		for _, rack := range c.RackPlan() {
 			if _, err := Render(c, rack); err != nil {
-				t.Errorf("%s rack %d: %v", f, rack.ID, err)
+				t.Errorf("%s rack %d: %v", s.Path, rack.ID, err)
 			}
 		}
 	}

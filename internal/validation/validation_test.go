@@ -1,8 +1,6 @@
 package validation
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/test/testcluster"
@@ -208,22 +205,14 @@ func TestValidateSpecAccepts(t *testing.T) {
 
 // The samples are what users copy first; they must pass every rule.
 func TestSamplesAreValid(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "acko_*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no samples: %v", err)
+	samples, err := testcluster.Samples()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &ackov1alpha1.AerospikeCluster{}
-		if err := yaml.UnmarshalStrict(data, c); err != nil {
-			t.Fatal(f, err)
-		}
-		warnings, errs := ValidateCreate(c)
+	for _, s := range samples {
+		warnings, errs := ValidateCreate(s.Cluster)
 		if len(errs) > 0 || len(warnings) > 0 {
-			t.Errorf("%s: errors %q, warnings %q", f, messages(errs), warnings)
+			t.Errorf("%s: errors %q, warnings %q", s.Path, messages(errs), warnings)
 		}
 	}
 }

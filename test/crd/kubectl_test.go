@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/acko-io/acko/test/testcluster"
 	"github.com/acko-io/acko/test/testenv"
 )
 
@@ -46,11 +47,10 @@ var _ = Describe("kubectl", func() {
 	})
 
 	It("server-side dry-runs every sample", func() {
-		files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "acko_*.yaml"))
+		samples, err := testcluster.Samples()
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files).NotTo(BeEmpty())
-		for _, f := range files {
-			Expect(kubectl("apply", "--dry-run=server", "-n", "default", "-f", f)).To(ContainSubstring("(server dry run)"))
+		for _, s := range samples {
+			Expect(kubectl("apply", "--dry-run=server", "-n", "default", "-f", s.Path)).To(ContainSubstring("(server dry run)"))
 		}
 	})
 })

@@ -2,8 +2,6 @@ package crd
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,10 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
-	"github.com/acko-io/acko/test/testenv"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 var nameSeq int
@@ -40,16 +37,12 @@ func expectInvalid(obj *ackov1alpha1.AerospikeCluster, want string) {
 
 var _ = Describe("AerospikeCluster schema", func() {
 	It("accepts every sample", func() {
-		files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "acko_*.yaml"))
+		samples, err := testcluster.Samples()
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files).NotTo(BeEmpty())
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			Expect(err).NotTo(HaveOccurred())
-			obj := &ackov1alpha1.AerospikeCluster{}
-			Expect(yaml.UnmarshalStrict(data, obj)).To(Succeed(), f)
+		for _, s := range samples {
+			obj := s.Cluster
 			obj.Namespace = "default"
-			Expect(k8s.Create(ctx, obj)).To(Succeed(), f)
+			Expect(k8s.Create(ctx, obj)).To(Succeed(), s.Path)
 			Expect(obj.Spec.RollingUpdateBatchSize).To(Equal(ptr.To[int32](1)), "defaulted batch size")
 		}
 	})

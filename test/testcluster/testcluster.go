@@ -3,7 +3,13 @@
 package testcluster
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
@@ -26,4 +32,39 @@ func New(namespace, name string, size int32) *ackov1alpha1.AerospikeCluster {
 			}},
 		},
 	}
+}
+
+// Sample is one file of config/samples, decoded.
+type Sample struct {
+	// Path of the file.
+	Path string
+	// Cluster as the file declares it (no namespace).
+	Cluster *ackov1alpha1.AerospikeCluster
+}
+
+// Samples decodes every AerospikeCluster sample in config/samples, strictly: a field the API does
+// not have is an error.
+func Samples() ([]Sample, error) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "config", "samples")
+	files, err := filepath.Glob(filepath.Join(dir, "acko_*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no samples in %s", dir)
+	}
+	samples := make([]Sample, 0, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		c := &ackov1alpha1.AerospikeCluster{}
+		if err := yaml.UnmarshalStrict(data, c); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		samples = append(samples, Sample{Path: f, Cluster: c})
+	}
+	return samples, nil
 }

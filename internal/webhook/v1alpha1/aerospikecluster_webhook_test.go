@@ -2,8 +2,6 @@ package v1alpha1
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,11 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/test/testcluster"
-	"github.com/acko-io/acko/test/testenv"
 )
 
 var nameSeq int
@@ -63,16 +59,12 @@ var _ = Describe("AerospikeCluster webhook", func() {
 	BeforeEach(func() { warnings.take() })
 
 	It("accepts every sample without a warning", func() {
-		files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "acko_*.yaml"))
+		samples, err := testcluster.Samples()
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files).NotTo(BeEmpty())
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			Expect(err).NotTo(HaveOccurred())
-			obj := &ackov1alpha1.AerospikeCluster{}
-			Expect(yaml.UnmarshalStrict(data, obj)).To(Succeed(), f)
+		for _, s := range samples {
+			obj := s.Cluster
 			obj.Namespace = "default"
-			Expect(k8s.Create(ctx, obj)).To(Succeed(), f)
+			Expect(k8s.Create(ctx, obj)).To(Succeed(), s.Path)
 		}
 		Expect(warnings.take()).To(BeEmpty())
 	})
