@@ -119,8 +119,8 @@ const (
 	EventPaused = "Paused"
 	// EventResumed: the operator resumed managing the cluster.
 	EventResumed = "Resumed"
-	// EventPauseStatusFailed: the Paused status could not be written; it is retried in 10 seconds.
-	EventPauseStatusFailed = "PauseStatusFailed"
+	// EventStatusWriteFailed: the pause or resume could not be recorded in status; it is retried in 10 seconds.
+	EventStatusWriteFailed = "StatusWriteFailed"
 	// EventCreated: a child object was created.
 	EventCreated = "Created"
 	// EventScaled: the cluster size changed.

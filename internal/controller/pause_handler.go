@@ -85,7 +85,7 @@ func (r *AerospikeClusterReconciler) statusWriteFailed(ctx context.Context, clus
 	what string, err error) ctrl.Result {
 	logf.FromContext(ctx).Error(err, "status write failed; retrying", "step", what, "after", pauseRetryInterval)
 	metrics.StatusWriteFailures.WithLabelValues(cluster.Namespace, cluster.Name).Inc()
-	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventPauseStatusFailed, "UpdateStatus",
+	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventStatusWriteFailed, "UpdateStatus",
 		"Could not record the %s in status, retrying in %s: %v", what, pauseRetryInterval, err)
 	return ctrl.Result{RequeueAfter: pauseRetryInterval}
 }

@@ -105,7 +105,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		})
 		mark := op.writes.count()
 		setPausedSpec(key, true)
-		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventPauseStatusFailed) }).
+		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventStatusWriteFailed) }).
 			WithTimeout(timeout).ShouldNot(BeEmpty())
 		Expect(attempts).To(BeNumerically(">=", 5))
 
