@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	goruntime "runtime"
 	"slices"
 	"sync"
@@ -32,7 +33,19 @@ import (
 // -bench` without -run does not run the Ginkgo suite). make bench runs each once (-benchtime 1x):
 // the figures are per-operation measurements reported with b.ReportMetric.
 
-var benchEnvOnce sync.Once
+var (
+	benchEnvOnce    sync.Once
+	benchEnvStarted bool
+)
+
+// TestMain stops the API server the benchmarks started (the Ginkgo suite stops its own in AfterSuite).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchEnvStarted && env != nil {
+		_ = env.Stop()
+	}
+	os.Exit(code)
+}
 
 func benchSetup(b *testing.B) (ns string, w *world) {
 	b.Helper()
@@ -43,6 +56,7 @@ func benchSetup(b *testing.B) (ns string, w *world) {
 		if env, cfg, err = testenv.Start(); err != nil {
 			b.Fatal(err)
 		}
+		benchEnvStarted = true
 		scheme = runtime.NewScheme()
 		_ = clientgoscheme.AddToScheme(scheme)
 		_ = ackov1alpha1.AddToScheme(scheme)
