@@ -76,12 +76,14 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 
 		before := op.writes.count()
 		Consistently(op.writes.count, 2*time.Second, 100*time.Millisecond).Should(Equal(before))
+		requests := op.requests.Load()
 		for range 10 {
 			res, err := op.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res).To(Equal(ctrl.Result{}), "a paused cluster is not requeued")
 		}
 		Expect(op.writes.list()[before:]).To(BeEmpty())
+		Expect(op.requests.Load()).To(Equal(requests), "paused reconciles read the cache only")
 		Expect(eventMessages(key, ackov1alpha1.EventPaused)).To(HaveLen(1), "events on transitions only")
 		w.mu.Lock()
 		Expect(w.probed).NotTo(HaveKey(key), "a paused cluster is not probed")

@@ -32,13 +32,7 @@ var restartChecks = []restartCheck{
 		return ""
 	}},
 	{"PodsReady", func(st *clusterState) string {
-		var notReady []string
-		for _, name := range st.cluster.DesiredPodNames() {
-			if !operations.PodReady(st.pods[name]) {
-				notReady = append(notReady, name)
-			}
-		}
-		if len(notReady) > 0 {
+		if notReady := st.notReadyPods(); len(notReady) > 0 {
 			return "pods not Ready: " + strings.Join(notReady, ", ")
 		}
 		return ""

@@ -91,13 +91,7 @@ func (st *clusterState) announce(r *AerospikeClusterReconciler) {
 // the desired size. Never True while a pod is down or migrations run.
 func (st *clusterState) readiness() (ready bool, reason, message string) {
 	desired := st.cluster.DesiredPodNames()
-	var notReady []string
-	for _, name := range desired {
-		if !operations.PodReady(st.pods[name]) {
-			notReady = append(notReady, name)
-		}
-	}
-	if len(notReady) > 0 {
+	if notReady := st.notReadyPods(); len(notReady) > 0 {
 		return false, ackov1alpha1.ReasonPodsNotReady,
 			fmt.Sprintf("%d/%d pods Ready; not Ready: %s", len(desired)-len(notReady), len(desired), strings.Join(notReady, ", "))
 	}
@@ -106,6 +100,17 @@ func (st *clusterState) readiness() (ready bool, reason, message string) {
 	}
 	return true, ackov1alpha1.ReasonClusterReady,
 		fmt.Sprintf("%d/%d pods Ready; Aerospike cluster stable", len(desired), len(desired))
+}
+
+// notReadyPods lists the pods the spec asks for that are missing or not Ready.
+func (st *clusterState) notReadyPods() []string {
+	var notReady []string
+	for _, name := range st.cluster.DesiredPodNames() {
+		if !operations.PodReady(st.pods[name]) {
+			notReady = append(notReady, name)
+		}
+	}
+	return notReady
 }
 
 // aerospikeStable asks the prober's cached reading, limited to the pods that exist now.

@@ -40,6 +40,10 @@ func (w *statusWriter) UpdateFresh(ctx context.Context, cluster *ackov1alpha1.Ae
 
 func (w *statusWriter) update(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster, fresh bool,
 	mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
+	if fresh && !changes(cluster, mutate) {
+		// The cache already shows this status: a paused cluster's reconciles make no API call at all.
+		return nil
+	}
 	target := cluster.DeepCopy()
 	first := true
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -74,10 +78,16 @@ func (w *statusWriter) WriteStatus(ctx context.Context, cluster *ackov1alpha1.Ae
 
 func (w *statusWriter) write(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
 	mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
-	before := cluster.Status.DeepCopy()
-	mutate(&cluster.Status)
-	if equality.Semantic.DeepEqual(before, &cluster.Status) {
+	if !changes(cluster, mutate) {
 		return nil
 	}
+	mutate(&cluster.Status)
 	return w.client.Status().Update(ctx, cluster)
+}
+
+// changes reports whether mutate would change the cluster's status.
+func changes(cluster *ackov1alpha1.AerospikeCluster, mutate func(*ackov1alpha1.AerospikeClusterStatus)) bool {
+	after := cluster.Status.DeepCopy()
+	mutate(after)
+	return !equality.Semantic.DeepEqual(&cluster.Status, after)
 }

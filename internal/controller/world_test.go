@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -278,7 +279,7 @@ func (w *world) Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, boo
 	health := aerospike.ClusterHealth{ExpectedSize: spec.ExpectedSize, Nodes: map[string]aerospike.NodeHealth{}, ReadAt: now}
 	for _, t := range spec.Targets {
 		h := aerospike.NodeHealth{Addr: t.Addr, ReadAt: now, Err: aerospike.ErrUnreachable}
-		if p := byName[t.PodName]; p != nil && contains(up, t.PodName) {
+		if p := byName[t.PodName]; p != nil && slices.Contains(up, t.PodName) {
 			var migrations int64
 			if w.migrating {
 				migrations = 100
@@ -292,15 +293,6 @@ func (w *world) Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, boo
 		health.Nodes[t.PodName] = h
 	}
 	return health, true
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // WarmRestart implements podexec.Signaller: asd restarts in place (uptime from zero, same pod).

@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,13 +18,7 @@ var nameSeq int
 
 func newCluster() *ackov1alpha1.AerospikeCluster {
 	nameSeq++
-	return &ackov1alpha1.AerospikeCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("schema-%d", nameSeq), Namespace: "default"},
-		Spec: ackov1alpha1.AerospikeClusterSpec{
-			Size:  3,
-			Image: "aerospike:ce-8.1.1.1",
-		},
-	}
+	return testcluster.New("default", fmt.Sprintf("schema-%d", nameSeq), 3)
 }
 
 // expectInvalid creates the object and expects an Invalid error whose message contains want.
