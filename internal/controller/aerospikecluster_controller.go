@@ -142,7 +142,7 @@ func (r *AerospikeClusterReconciler) recordOutcome(ctx context.Context, st *clus
 	if err := r.status.Update(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		st.summarize(s)
 	}); err != nil {
-		return r.recordFailure(ctx, st, err)
+		return r.recordOutcome(ctx, st, err)
 	}
 	if breakerWasOpen {
 		r.event(st.cluster, corev1.EventTypeNormal, ackov1alpha1.EventCircuitBreakerClosed, "Reconcile",

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,6 +84,9 @@ func wasPaused(cluster *ackov1alpha1.AerospikeCluster) bool {
 // and asks to be called again in pauseRetryInterval.
 func (r *AerospikeClusterReconciler) statusWriteFailed(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
 	what string, err error) ctrl.Result {
+	if errors.Is(err, errStale) {
+		return ctrl.Result{RequeueAfter: time.Second} // the spec changed meanwhile: decide again
+	}
 	logf.FromContext(ctx).Error(err, "status write failed; retrying", "step", what, "after", pauseRetryInterval)
 	metrics.StatusWriteFailures.WithLabelValues(cluster.Namespace, cluster.Name).Inc()
 	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventStatusWriteFailed, "UpdateStatus",

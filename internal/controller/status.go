@@ -25,7 +25,8 @@ type statusWriter struct {
 }
 
 // Update applies an idempotent mutation (phase, conditions, pod facts) with retry-on-conflict;
-// the first attempt uses the cached object, each retry a fresh read.
+// the first attempt uses the cached object, each retry a fresh read. A fresh read of a newer
+// generation ends it with errStale: the status is decided again for the new spec.
 func (w *statusWriter) Update(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
 	mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
 	return w.update(ctx, cluster, false, mutate)
@@ -50,6 +51,11 @@ func (w *statusWriter) update(ctx context.Context, cluster *ackov1alpha1.Aerospi
 		if fresh || !first {
 			if err := w.reader.Get(ctx, client.ObjectKeyFromObject(cluster), target); err != nil {
 				return err
+			}
+			if target.Generation != cluster.Generation {
+				// The spec changed since this status was decided (a pause, say): writing it would
+				// describe the old spec, e.g. say Running on a cluster that is now paused.
+				return errStale
 			}
 		}
 		first = false
