@@ -80,6 +80,16 @@ func podUIDs(key types.NamespacedName) map[string]types.UID {
 	return out
 }
 
+// waitWritesSettled waits until the operator has made no write for a second: the last writes of
+// reaching Running (pod facts, the final summary) may land just after the phase does.
+func waitWritesSettled(op *operator) {
+	EventuallyWithOffset(1, func() bool {
+		n := op.writes.count()
+		time.Sleep(time.Second)
+		return op.writes.count() == n
+	}, timeout, poll).Should(BeTrue())
+}
+
 // waitRunning waits until the operator reports Running for the current generation.
 func waitRunning(key types.NamespacedName) {
 	EventuallyWithOffset(1, func() string {

@@ -81,7 +81,7 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 		key := create(sampleCluster(ns, "quiet", 3))
 		waitRunning(key)
 		Eventually(func() int { return op.writes.count() }).WithTimeout(timeout).Should(BeNumerically(">", 0))
-		Consistently(op.writes.count, 2*time.Second, 100*time.Millisecond).Should(Equal(op.writes.count()))
+		waitWritesSettled(op)
 		before := op.writes.count()
 		for range 10 {
 			res, err := op.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})

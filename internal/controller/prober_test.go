@@ -38,7 +38,7 @@ var _ = Describe("A healthy cluster left alone, with the real prober polling the
 		op := startOperator(w, operations.Config{})
 		key := create(sampleCluster(ns, "idle", 3))
 		waitRunning(key)
-		Consistently(op.writes.count, 2*time.Second, 100*time.Millisecond).Should(Equal(op.writes.count()))
+		waitWritesSettled(op)
 		before := op.writes.count()
 		Consistently(op.writes.count, 6*time.Second, 100*time.Millisecond).Should(Equal(before))
 		health, ok := w.prober.Snapshot(key)
