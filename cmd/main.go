@@ -48,6 +48,7 @@ type options struct {
 	enableLeaderElection   bool
 	enableHTTP2            bool
 	metricsCertDir         string
+	clusterDomain          string
 	webhook                ackowebhook.Options
 }
 
@@ -66,6 +67,9 @@ func parseFlags() (options, zap.Options) {
 		"Enable HTTP/2 for the metrics and webhook servers (off: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	flag.DurationVar(&o.operationPodTimeout, "operation-pod-timeout", operations.DefaultConfig.PodTimeout,
 		"How long an operation waits for one restarted pod to come back before it fails.")
+	flag.StringVar(&o.clusterDomain, "cluster-domain", ackov1alpha1.DefaultClusterDomain,
+		"DNS domain of the Kubernetes cluster (the kubelets' --cluster-domain), for the pods' DNS names in the "+
+			"Aerospike mesh seeds.")
 	flag.DurationVar(&o.infoTimeout, "aerospike-info-timeout", aerospike.DefaultTimeout,
 		"Timeout of one Aerospike info call.")
 	o.webhook.BindFlags(flag.CommandLine)
@@ -94,11 +98,12 @@ func setupController(mgr ctrl.Manager, o options) error {
 		return list.Items, err
 	})
 	return (&controller.AerospikeClusterReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  recorder,
-		Probers:   probers,
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Scheme:        mgr.GetScheme(),
+		Recorder:      recorder,
+		Probers:       probers,
+		ClusterDomain: o.clusterDomain,
 		Executor: &operations.Executor{
 			Client:    mgr.GetClient(),
 			Signaller: signaller,

@@ -77,7 +77,8 @@ type RackConfig struct {
 
 // Rack is one Aerospike rack: a StatefulSet of its own, placed by zone or node.
 type Rack struct {
-	// ID is the Aerospike rack-id.
+	// ID identifies the rack in pod and StatefulSet names. In Community Edition a rack is Kubernetes
+	// placement only: Aerospike's rack-id is Enterprise-only and is never rendered.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000
 	ID int32 `json:"id"`

@@ -86,6 +86,15 @@ func (c *AerospikeCluster) ConfigMapName(rackID int32) string {
 // HeadlessServiceName is the Service that gives pods stable DNS names for the heartbeat mesh.
 func (c *AerospikeCluster) HeadlessServiceName() string { return c.Name + "-headless" }
 
+// PodDNSName is a pod's stable DNS name through the headless Service (the StatefulSet sets each pod's
+// hostname and subdomain): <pod>.<cluster>-headless.<namespace>.svc.<clusterDomain>.
+func (c *AerospikeCluster) PodDNSName(pod, clusterDomain string) string {
+	return fmt.Sprintf("%s.%s.%s.svc.%s", pod, c.HeadlessServiceName(), c.Namespace, clusterDomain)
+}
+
+// DefaultClusterDomain is the DNS domain of a Kubernetes cluster unless its kubelets are told otherwise.
+const DefaultClusterDomain = "cluster.local"
+
 // ClientServiceName is the Service clients connect to.
 func (c *AerospikeCluster) ClientServiceName() string { return c.Name }
 

@@ -24,6 +24,7 @@ const (
 	keyDataSize          = "data-size"
 	keyFileSize          = "filesize"
 	keyRackID            = "rack-id"
+	keyMeshSeed          = "mesh-seed-address-port"
 	keyPort              = "port"
 	keyTLS               = "tls"
 	keyInfo              = "info"
@@ -64,10 +65,10 @@ var (
 		owned: map[string]string{
 			keyPort: fmt.Sprintf("the operator fixes the ports (service %d, fabric %d, heartbeat %d, admin %d): "+
 				"the Services and the readiness probe use them", ServicePort, FabricPort, HeartbeatPort, AdminPort),
-			"address":                "the operator listens on every interface (address any) so the pod IP works",
-			"mode":                   "the heartbeat is always mesh: Kubernetes pod networks have no multicast",
-			"multicast-group":        "the heartbeat is always mesh: Kubernetes pod networks have no multicast",
-			"mesh-seed-address-port": "the operator seeds the mesh with the headless Service's DNS name",
+			"address":         "the operator listens on every interface (address any) so the pod IP works",
+			"mode":            "the heartbeat is always mesh: Kubernetes pod networks have no multicast",
+			"multicast-group": "the heartbeat is always mesh: Kubernetes pod networks have no multicast",
+			keyMeshSeed:       "the operator seeds the mesh with every pod's DNS name",
 		},
 	}
 	namespaceRules = rules{
@@ -76,8 +77,8 @@ var (
 			"strong-consistency-allow-expunge": "strong consistency",
 			"index-type":                       "index-type (primary index on flash or persistent memory)",
 			"sindex-type":                      "sindex-type (secondary index on flash or persistent memory)",
+			keyRackID:                          "rack-id (rack awareness; racks in ACKO are Kubernetes placement only)",
 		},
-		owned: map[string]string{keyRackID: "rack-id is set from spec.rackConfig.racks[].id"},
 	}
 	storageRules = rules{
 		enterprisePrefixes: map[string]string{"compression": "compression", "encryption": "encryption at rest"},

@@ -12,14 +12,15 @@ import (
 
 // Render returns the aerospike.conf of one rack: the cluster's aerospikeConfig with the rack's overrides
 // merged over it (maps deep-merged, the rack winning; namespaces merged by name), completed with the
-// operator's service defaults, console logging, the network stanza (fixed ports, mesh heartbeat seeded by
-// the headless Service) and, for a multi-rack cluster, the rack-id of every namespace.
+// operator's service defaults, console logging and the network stanza (fixed ports, a mesh heartbeat
+// seeded with every pod's DNS name in clusterDomain). Racks are Kubernetes placement only: Aerospike's
+// rack-id is Enterprise-only and stops a Community Edition server, so it is never rendered.
 //
 // The output is deterministic: stanzas in the order service, logging, network, mod-lua, namespaces (in
-// spec order); inside a stanza single values first, then sub-stanzas, each sorted by name. It depends on
-// nothing that changes with the cluster size, so scaling never changes the config of running pods.
+// spec order); inside a stanza single values first, then sub-stanzas, each sorted by name. Only the seed
+// list follows the cluster's size, and Hash leaves it out, so scaling restarts no pod.
 // An invalid config is an error (the same errors as Validate gives for this rack).
-func Render(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) (string, error) {
+func Render(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, clusterDomain string) (string, error) {
 	m := mergeRack(c, rack)
 	if errs := m.resolve(check(c, m.tree)); len(errs) > 0 {
 		return "", errs.ToAggregate()
@@ -29,20 +30,30 @@ func Render(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) (string, 
 		"not this file.\n", c.Namespace, c.Name)
 	w.stanza(keyService, serviceBody(c, m.tree))
 	w.stanza(keyLogging, loggingBody(m.tree))
-	w.stanza(keyNetwork, networkBody(c, m.tree))
+	w.stanza(keyNetwork, networkBody(c, m.tree, clusterDomain))
 	if lua, ok := m.tree[keyModLua].(map[string]any); ok {
 		w.stanza(keyModLua, lua)
 	}
 	for _, ns := range m.tree[keyNamespaces].([]any) {
-		w.stanza("namespace "+nameOf(ns), namespaceBody(c, rack, ns.(map[string]any)))
+		w.stanza("namespace "+nameOf(ns), namespaceBody(ns.(map[string]any)))
 	}
 	return w.b.String(), nil
 }
 
-// Hash is a short, stable digest of a rendered config, for the acko.io/config-hash annotation.
+// Hash is the config identity: a short, stable digest of a rendered config without its mesh seed
+// lines. The seed list names every pod, so it changes with the cluster's size; a running node needs no
+// new seeds (a new node that reaches any member joins, and the members learn of it through the mesh),
+// so a change of the seed list alone must not restart pods. Every decision about which config a pod
+// runs (the acko.io/config-hash annotation, rolling restarts, readiness) uses this identity.
 func Hash(conf string) string {
-	sum := sha256.Sum256([]byte(conf))
-	return hex.EncodeToString(sum[:])[:16]
+	h := sha256.New()
+	for line := range strings.Lines(conf) {
+		if strings.HasPrefix(strings.TrimSpace(line), keyMeshSeed+" ") {
+			continue
+		}
+		h.Write([]byte(line))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // SMDPath is the directory where asd keeps its system metadata for this rack: <work-directory>/smd.
@@ -56,10 +67,17 @@ func SMDPath(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) string {
 	return path.Join(wd, SMDDirectory)
 }
 
-// MeshSeed is the heartbeat seed of every node: the headless Service's DNS name. The Service publishes
-// not-ready addresses, so the name resolves to every pod of the cluster, whatever its size.
-func MeshSeed(c *v1alpha1.AerospikeCluster) string {
-	return fmt.Sprintf("%s.%s.svc.cluster.local", c.HeadlessServiceName(), c.Namespace)
+// MeshSeeds are the heartbeat seeds of every node: each pod of the cluster (all racks) by its stable DNS
+// name through the headless Service. asd keys a seed by its host name and drops the one that resolves to
+// itself; with one name per pod that leaves every node the others. (A single Service name that resolves
+// to every pod is dropped for good by a node that resolves it to itself first: that node stays alone.)
+func MeshSeeds(c *v1alpha1.AerospikeCluster, clusterDomain string) []any {
+	names := c.DesiredPodNames()
+	seeds := make([]any, 0, len(names))
+	for _, pod := range names {
+		seeds = append(seeds, fmt.Sprintf("%s %d", c.PodDNSName(pod, clusterDomain), HeartbeatPort))
+	}
+	return seeds
 }
 
 func serviceBody(c *v1alpha1.AerospikeCluster, tree map[string]any) map[string]any {
@@ -85,28 +103,25 @@ func loggingBody(tree map[string]any) map[string]any {
 	return map[string]any{"console": map[string]any{"context": contexts}}
 }
 
-func networkBody(c *v1alpha1.AerospikeCluster, tree map[string]any) map[string]any {
+func networkBody(c *v1alpha1.AerospikeCluster, tree map[string]any, clusterDomain string) map[string]any {
 	defaults := map[string]any{
 		"service": map[string]any{"address": addressAny, keyPort: ServicePort},
 		"fabric":  map[string]any{keyPort: FabricPort},
 		"heartbeat": map[string]any{
-			"mode":                   "mesh",
-			keyPort:                  HeartbeatPort,
-			"mesh-seed-address-port": fmt.Sprintf("%s %d", MeshSeed(c), HeartbeatPort),
-			"interval":               HeartbeatInterval,
-			"timeout":                HeartbeatTimeout,
+			"mode":      "mesh",
+			keyPort:     HeartbeatPort,
+			keyMeshSeed: MeshSeeds(c, clusterDomain),
+			"interval":  HeartbeatInterval,
+			"timeout":   HeartbeatTimeout,
 		},
 		"admin": map[string]any{keyPort: AdminPort},
 	}
 	return mergeMaps(defaults, asMap(tree[keyNetwork]))
 }
 
-func namespaceBody(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, ns map[string]any) map[string]any {
+func namespaceBody(ns map[string]any) map[string]any {
 	body := deepCopyMap(ns)
 	delete(body, keyName)
-	if c.MultiRack() {
-		body[keyRackID] = rack.ID
-	}
 	body[keyStorageEngine] = storageStanza(body[keyStorageEngine].(map[string]any))
 	return body
 }

@@ -65,7 +65,7 @@ func TestRenderGolden(t *testing.T) {
 				t.Fatalf("Validate: %v", errs)
 			}
 			for _, rack := range c.RackPlan() {
-				conf, err := Render(c, rack)
+				conf, err := Render(c, rack, v1alpha1.DefaultClusterDomain)
 				if err != nil {
 					t.Fatalf("Render rack %d: %v", rack.ID, err)
 				}
@@ -91,7 +91,7 @@ func TestSamplesRender(t *testing.T) {
 			t.Errorf("%s: %v", s.Path, errs)
 		}
 		for _, rack := range c.RackPlan() {
-			if _, err := Render(c, rack); err != nil {
+			if _, err := Render(c, rack, v1alpha1.DefaultClusterDomain); err != nil {
 				t.Errorf("%s rack %d: %v", s.Path, rack.ID, err)
 			}
 		}
@@ -100,12 +100,14 @@ func TestSamplesRender(t *testing.T) {
 
 func TestRenderFacts(t *testing.T) {
 	c := loadCluster(t, "testdata/operations-guide.yaml")
-	conf, err := Render(c, c.RackPlan()[0])
+	conf, err := Render(c, c.RackPlan()[0], v1alpha1.DefaultClusterDomain)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"\t\tmesh-seed-address-port aerospike-3node-headless.default.svc.cluster.local 3002\n",
+		"\t\tmesh-seed-address-port aerospike-3node-0.aerospike-3node-headless.default.svc.cluster.local 3002\n" +
+			"\t\tmesh-seed-address-port aerospike-3node-1.aerospike-3node-headless.default.svc.cluster.local 3002\n" +
+			"\t\tmesh-seed-address-port aerospike-3node-2.aerospike-3node-headless.default.svc.cluster.local 3002\n",
 		"\tadmin {\n\t\tport 3003\n\t}\n",
 		"\tstorage-engine memory {\n\t\tdata-size 1G\n\t}\n",
 		"\twork-directory /opt/aerospike\n",
@@ -116,7 +118,7 @@ func TestRenderFacts(t *testing.T) {
 			t.Errorf("config lacks %q:\n%s", want, conf)
 		}
 	}
-	// Aerospike 8.1 has no info stanza; a single-rack cluster sets no rack-id.
+	// Aerospike 8.1 has no info stanza; rack-id is Enterprise-only.
 	for _, unwanted := range []string{"info {", "rack-id"} {
 		if strings.Contains(conf, unwanted) {
 			t.Errorf("config has %q:\n%s", unwanted, conf)
@@ -136,33 +138,79 @@ func stanzaOrder(conf string) string {
 	return strings.Join(names, " ")
 }
 
-// Scaling must not change the config: otherwise every pod would restart whenever the size changes.
-func TestRenderDoesNotDependOnSize(t *testing.T) {
+// Scaling changes only the seed list, which the config identity leaves out: otherwise every pod would
+// restart whenever the size changes. The seeds after a scale-up name every pod of every rack.
+func TestScalingChangesOnlyTheSeeds(t *testing.T) {
 	c := loadCluster(t, "testdata/two-racks.yaml")
-	before, err := Render(c, c.RackPlan()[0])
+	before, err := Render(c, c.RackPlan()[0], v1alpha1.DefaultClusterDomain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Spec.Size = 8
-	after, err := Render(c, c.RackPlan()[0])
+	c.Spec.Size = 7
+	after, err := Render(c, c.RackPlan()[0], v1alpha1.DefaultClusterDomain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if before != after {
-		t.Errorf("config changed with the size:\n%s\n---\n%s", before, after)
+	if Hash(before) != Hash(after) {
+		t.Errorf("the config identity changed with the size:\n%s\n---\n%s", before, after)
 	}
+	if withoutSeeds(before) != withoutSeeds(after) {
+		t.Errorf("more than the seeds changed with the size:\n%s\n---\n%s", before, after)
+	}
+	assertGolden(t, "two-racks.size-7.seeds", seedLines(after))
+}
+
+// Every rack gets the same seeds: every pod of the cluster, in the cluster's DNS domain.
+func TestSeedsGolden(t *testing.T) {
+	for _, name := range []string{"operations-guide", "two-racks"} {
+		c := loadCluster(t, filepath.Join("testdata", name+".yaml"))
+		seeds := map[string]bool{}
+		for _, rack := range c.RackPlan() {
+			conf, err := Render(c, rack, "example.internal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seeds[seedLines(conf)] = true
+		}
+		if len(seeds) != 1 {
+			t.Fatalf("%s: racks have different seed lists: %v", name, seeds)
+		}
+		for s := range seeds {
+			assertGolden(t, name+".seeds", s)
+		}
+	}
+}
+
+func seedLines(conf string) string {
+	var b strings.Builder
+	for line := range strings.Lines(conf) {
+		if strings.HasPrefix(strings.TrimSpace(line), keyMeshSeed+" ") {
+			b.WriteString(strings.TrimSpace(line) + "\n")
+		}
+	}
+	return b.String()
+}
+
+func withoutSeeds(conf string) string {
+	var b strings.Builder
+	for line := range strings.Lines(conf) {
+		if !strings.HasPrefix(strings.TrimSpace(line), keyMeshSeed+" ") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 func TestRenderIsDeterministicAndLeavesSpecAlone(t *testing.T) {
 	c := loadCluster(t, "testdata/two-racks.yaml")
 	orig := c.DeepCopy()
 	rack := c.RackPlan()[1]
-	first, err := Render(c, rack)
+	first, err := Render(c, rack, v1alpha1.DefaultClusterDomain)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 20 {
-		again, _ := Render(c, rack)
+		again, _ := Render(c, rack, v1alpha1.DefaultClusterDomain)
 		if again != first {
 			t.Fatalf("Render is not deterministic:\n%s\n---\n%s", first, again)
 		}
@@ -184,7 +232,7 @@ spec:
     xdr: {}
     namespaces: [{name: test, storage-engine: {type: memory}}]
 `)
-	_, err := Render(c, c.RackPlan()[0])
+	_, err := Render(c, c.RackPlan()[0], v1alpha1.DefaultClusterDomain)
 	want := "spec.aerospikeConfig.xdr: Forbidden: XDR is Enterprise-only: Aerospike Community Edition does not support it"
 	if err == nil || err.Error() != want {
 		t.Errorf("Render error = %v, want %q", err, want)
@@ -198,6 +246,14 @@ func TestHash(t *testing.T) {
 	}
 	if a != Hash("service {}\n") || a == b {
 		t.Errorf("Hash must be stable and tell configs apart: %q %q", a, b)
+	}
+	seeded := "network {\n\theartbeat {\n\t\tmesh-seed-address-port a-0.x 3002\n\t}\n}\n"
+	if Hash(seeded) != Hash(strings.Replace(seeded, "a-0.x", "a-1.x", 1)) ||
+		Hash(seeded) != Hash(strings.Replace(seeded, "\t\tmesh-seed-address-port a-0.x 3002\n", "", 1)) {
+		t.Error("the seed list is not part of the config identity")
+	}
+	if Hash(seeded) == Hash(strings.Replace(seeded, "heartbeat", "fabric", 1)) {
+		t.Error("everything but the seeds is part of the config identity")
 	}
 }
 

@@ -233,7 +233,7 @@ func TestValidateChecksMergedConfigs(t *testing.T) {
 func TestRenderErrorMatchesValidate(t *testing.T) {
 	c := clusterWith(t, errorCase(t, "a rack override"))
 	for _, rack := range c.RackPlan() {
-		_, err := Render(c, rack)
+		_, err := Render(c, rack, v1alpha1.DefaultClusterDomain)
 		if want := rackErrors(c, rack).ToAggregate(); err == nil || err.Error() != want.Error() {
 			t.Errorf("rack %d: Render error %v, want %v", rack.ID, err, want)
 		}

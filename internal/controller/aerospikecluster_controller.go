@@ -47,6 +47,9 @@ type AerospikeClusterReconciler struct {
 	PollInterval time.Duration
 	// Backoff spaces retries after failures (zero: DefaultBackoff).
 	Backoff Backoff
+	// ClusterDomain is the Kubernetes cluster's DNS domain, for the pods' names in the mesh seeds
+	// (empty: cluster.local).
+	ClusterDomain string
 
 	status *statusWriter
 }

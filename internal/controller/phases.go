@@ -35,7 +35,7 @@ func (r *AerospikeClusterReconciler) renderChildren(_ context.Context, st *clust
 	st.sets = map[string]*appsv1.StatefulSet{}
 	st.objects = []client.Object{resources.HeadlessService(c), resources.ClientService(c), resources.PodDisruptionBudget(c)}
 	for _, rack := range st.racks {
-		conf, err := config.Render(c, rack)
+		conf, err := config.Render(c, rack, r.ClusterDomain)
 		if err != nil {
 			st.invalid, st.invalidReason = err.Error(), ackov1alpha1.ReasonInvalidSpec
 			return true, nil

@@ -50,6 +50,9 @@ func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager, healthEv
 	if r.Backoff == (Backoff{}) {
 		r.Backoff = DefaultBackoff
 	}
+	if r.ClusterDomain == "" {
+		r.ClusterDomain = ackov1alpha1.DefaultClusterDomain
+	}
 	if r.PollInterval == 0 {
 		r.PollInterval = DefaultPollInterval
 	}

@@ -50,7 +50,7 @@ func allChildren(t *testing.T, c *v1alpha1.AerospikeCluster) []client.Object {
 	objs := make([]client.Object, 0, 3+2*len(plan))
 	objs = append(objs, HeadlessService(c), ClientService(c), PodDisruptionBudget(c))
 	for _, rack := range plan {
-		conf, err := config.Render(c, rack)
+		conf, err := config.Render(c, rack, v1alpha1.DefaultClusterDomain)
 		if err != nil {
 			t.Fatal(err)
 		}

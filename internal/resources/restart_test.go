@@ -29,7 +29,7 @@ func podFrom(sts *appsv1.StatefulSet) *corev1.Pod {
 func desired(t *testing.T, c *v1alpha1.AerospikeCluster) *appsv1.StatefulSet {
 	t.Helper()
 	rack := c.RackPlan()[0]
-	conf, err := config.Render(c, rack)
+	conf, err := config.Render(c, rack, v1alpha1.DefaultClusterDomain)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // StatefulSet runs the pods of one rack. Its update strategy is OnDelete: the operator restarts pods itself,
 // in batches gated on Aerospike's health, and RestartReason tells which pods are out of date. Its selector
 // is the rack's selector labels, which depend only on the cluster name and the rack id, so it never has to
-// change (Kubernetes forbids that). confHash is config.Hash of the rack's rendered aerospike.conf.
+// change (Kubernetes forbids that). confHash is config.Hash (the config identity) of the rack's rendered aerospike.conf.
 func StatefulSet(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, confHash string) *appsv1.StatefulSet {
 	tmpl := podTemplate(c, rack)
 	tmpl.Annotations[v1alpha1.AnnotationConfigHash] = confHash
