@@ -152,9 +152,14 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 	current := *existing.Spec.Replicas
 	leaving := st.leavingPods(existing)
 	if len(leaving) == 0 {
-		return current, r.chooseLeaving(ctx, st, existing, desired, budget)
+		return r.chooseLeaving(ctx, st, existing, desired, budget)
 	}
 	*budget -= len(leaving)
+	next := lowestOrdinal(st, leaving)
+	if next >= current {
+		st.setWork(ackov1alpha1.ReasonScaling, "Waiting for %s to leave", strings.Join(leaving, ", "))
+		return current, nil
+	}
 	if why := st.operationHold(); why != "" {
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
 		return current, nil
@@ -167,39 +172,54 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
 		return current, err
 	}
-	next := current - int32(len(leaving))
 	st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down from %d to %d pods", existing.Name, current, next)
 	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", existing,
 		"Scaling %s down from %d to %d pods: %s leave the cluster", existing.Name, current, next, strings.Join(leaving, ", "))
 	return next, nil
 }
 
+func lowestOrdinal(st *clusterState, pods []string) int32 {
+	lowest := int32(-1)
+	for _, p := range pods {
+		if _, o, ok := st.cluster.ParsePodName(p); ok && (lowest < 0 || o < lowest) {
+			lowest = o
+		}
+	}
+	return lowest
+}
+
 // chooseLeaving records the next pods of a scale down, the highest ordinals first, once the safety
-// checks let them go.
+// checks let them go; it returns the replicas to ask for now. Pods of those ordinals that do not
+// exist need nothing: the StatefulSet simply stops recreating them.
 func (r *AerospikeClusterReconciler) chooseLeaving(ctx context.Context, st *clusterState, sts *appsv1.StatefulSet,
-	desired int32, budget *int) error {
+	desired int32, budget *int) (int32, error) {
 	current := *sts.Spec.Replicas
 	n := min(int(current-desired), *budget)
 	if n <= 0 {
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down to %d pods waits for another rack's step", sts.Name, desired)
-		return nil
+		return current, nil
 	}
 	*budget -= n
 	var pods []string
 	for o := current - 1; o >= current-int32(n); o-- {
-		pods = append(pods, st.cluster.PodName(rackOf(sts), o))
+		if name := st.cluster.PodName(rackOf(sts), o); st.pods[name] != nil {
+			pods = append(pods, name)
+		}
+	}
+	if len(pods) == 0 {
+		return current - int32(n), nil
 	}
 	if why := st.operationHold(); why != "" {
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down to %d pods waits: %s", sts.Name, desired, why)
-		return nil
+		return current, nil
 	}
 	if check, why := st.mayTakeDown(pods); check != "" {
 		st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", holdReason("Scale down of "+sts.Name, check, why))
-		return nil
+		return current, nil
 	}
 	st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave the cluster", sts.Name, strings.Join(pods, ", "))
 	started := metav1.NewMicroTime(st.now)
-	return r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return current, r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			setUpdate(s, p, &ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateRemove, UID: string(st.pods[p].UID), Started: started})
 		}

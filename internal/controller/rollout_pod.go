@@ -202,8 +202,15 @@ func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clus
 	case !resources.PodReady(pod):
 		return "waiting for the node to rejoin the cluster", nil
 	}
-	if err := r.recordConfig(ctx, pod, u.ConfigHash); err != nil {
-		return "", err
+	return r.recordConfigThenClear(ctx, st, pod, u.ConfigHash)
+}
+
+// recordConfigThenClear records the config the pod's node runs now in the pod's annotation, and
+// clears the step once the cache shows it: cleared earlier, the pod would look outdated once more.
+func (r *AerospikeClusterReconciler) recordConfigThenClear(ctx context.Context, st *clusterState, pod *corev1.Pod,
+	hash string) (string, error) {
+	if hash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != hash {
+		return "recording the config the pod runs", r.recordConfig(ctx, pod, hash)
 	}
 	return "", r.clearUpdate(ctx, st, pod.Name)
 }
@@ -242,10 +249,7 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 		case res.Err == nil:
 			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventConfigApplied, "Configure", pod,
 				"Applied config %s to pod %s with no restart: %s", u.ConfigHash, name, res.Note)
-			if err := r.recordConfig(ctx, pod, u.ConfigHash); err != nil {
-				return "", err
-			}
-			return "", r.clearUpdate(ctx, st, name)
+			return "recording the config the pod runs", r.recordConfig(ctx, pod, u.ConfigHash)
 		case errors.Is(res.Err, ErrNeedsRestart), errors.Is(res.Err, ErrRefused):
 			return "restarting in place", r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace, res.Err)
 		}
