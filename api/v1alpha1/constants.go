@@ -65,7 +65,7 @@ const (
 	ReasonRollingRestart = "RollingRestart"
 	// ReasonRestartBlocked: a safety check holds the next restart; the message names it (Reconciling condition).
 	ReasonRestartBlocked = "RestartBlocked"
-	// ReasonScaling: pods are being added or removed (Reconciling condition).
+	// ReasonScaling: pods are being added or removed (Reconciling and Ready conditions).
 	ReasonScaling = "Scaling"
 	// ReasonOperationRunning: an on-demand operation is in progress (Reconciling condition).
 	ReasonOperationRunning = "OperationRunning"

@@ -116,6 +116,9 @@ func (st *clusterState) readiness() (ready bool, reason, message string) {
 		return false, ackov1alpha1.ReasonOutdatedPods, fmt.Sprintf("%d/%d pods run an older template or config: %s",
 			len(names), len(desired), strings.Join(names, ", "))
 	}
+	if leaving := st.leavingNow(); len(leaving) > 0 {
+		return false, ackov1alpha1.ReasonScaling, fmt.Sprintf("%d pods leave the cluster: %s", len(leaving), strings.Join(leaving, ", "))
+	}
 	if notReady := st.notReadyPods(nil); len(notReady) > 0 {
 		return false, ackov1alpha1.ReasonPodsNotReady,
 			fmt.Sprintf("%d/%d pods Ready; not Ready: %s", len(desired)-len(notReady), len(desired), strings.Join(notReady, ", "))
@@ -128,6 +131,19 @@ func (st *clusterState) readiness() (ready bool, reason, message string) {
 	}
 	return true, ackov1alpha1.ReasonClusterReady,
 		fmt.Sprintf("%d/%d pods Ready; Aerospike cluster stable", len(desired), len(desired))
+}
+
+// leavingNow lists the pods that exist but that the spec no longer asks for (a scale down or rack
+// removal under way).
+func (st *clusterState) leavingNow() []string {
+	var out []string
+	for name := range st.pods {
+		if !slices.Contains(st.cluster.DesiredPodNames(), name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // notReadyPods lists the pods the spec asks for that are missing or not Ready, except those given.
