@@ -54,7 +54,7 @@ func TestRendersPassTheServersCheck(t *testing.T) {
 		s.Cluster.Namespace = "default"
 		clusters[s.Path] = s.Cluster
 	}
-	for _, name := range []string{"operations-guide", "two-racks", "device"} {
+	for _, name := range renderCases {
 		clusters[name] = loadCluster(t, filepath.Join("testdata", name+".yaml"))
 	}
 	for name, c := range clusters {
@@ -77,15 +77,15 @@ func TestGoldensPassTheServersCheck(t *testing.T) {
 	checked := 0
 	for _, file := range files {
 		base := filepath.Base(file)
-		if strings.Contains(base, ".seeds.") || base == "errors.golden" {
+		if strings.Contains(base, ".seeds.") || strings.HasSuffix(base, "errors.golden") {
 			continue // seed lists and error messages, not whole files
 		}
-		c := loadCluster(t, filepath.Join("testdata", strings.SplitN(base, ".", 2)[0]+".yaml"))
+		c := goldenCluster(t, base)
 		assertServerStarts(t, base, readGolden(t, file), serverTable(t, c))
 		checked++
 	}
-	if checked < 4 {
-		t.Errorf("checked %d golden renders, want every one (at least 4)", checked)
+	if checked < 8 {
+		t.Errorf("checked %d golden renders, want every one (at least 8)", checked)
 	}
 }
 
@@ -96,4 +96,17 @@ func readGolden(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// goldenCluster is the cluster a golden render was made from: testdata/<name>.yaml, or a sample.
+func goldenCluster(t *testing.T, golden string) *v1alpha1.AerospikeCluster {
+	t.Helper()
+	name := strings.TrimSuffix(golden, ".golden")
+	if i := strings.Index(name, ".rack-"); i >= 0 {
+		name = name[:i]
+	}
+	if !strings.HasPrefix(name, "sample-") {
+		return loadCluster(t, filepath.Join("testdata", name+".yaml"))
+	}
+	return loadCluster(t, filepath.Join("..", "..", "config", "samples", "acko_v1alpha1_"+strings.TrimPrefix(name, "sample-")+".yaml"))
 }

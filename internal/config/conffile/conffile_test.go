@@ -1,7 +1,6 @@
 package conffile
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/acko-io/acko/internal/config/params"
+	"github.com/acko-io/acko/test/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func table(t *testing.T, version string) *params.Table {
 	t.Helper()
@@ -110,25 +108,7 @@ func TestEveryKind(t *testing.T) {
 	for _, s := range Settings(f, table(t, "8.1.2")) {
 		fmt.Fprintf(&b, "%d %s (%s) = %s\n", s.Line, s.Key(), s.Param.Path, s.ServerValue())
 	}
-	assertGolden(t, "every-kind.settings.golden", b.String())
-}
-
-func assertGolden(t *testing.T, name, got string) {
-	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
+	golden.Assert(t, "every-kind.settings.golden", b.String())
 }
 
 // minimal is a file asd 8.1 starts with; the cases below break it one way at a time.
@@ -299,5 +279,25 @@ func TestInfoNamesMatchTheServersAnswers(t *testing.T) {
 	}
 	if checked < 12 {
 		t.Errorf("checked %d settings, want every single-valued one of the file", checked)
+	}
+}
+
+func TestListsAreWrittenInTheSingular(t *testing.T) {
+	tb := table(t, "8.1.2")
+	for path, want := range map[string]string{
+		"network.heartbeat.mesh-seed-address-ports":         "mesh-seed-address-port",
+		"network.service.addresses":                         "address",
+		"namespaces.[].storage-engine(type=device).devices": "device",
+		"security.log.report-data-op":                       "report-data-op",
+		"service.proto-fd-max":                              "proto-fd-max",
+	} {
+		p, _ := tb.Lookup(path)
+		if got := LineName(p); got != want {
+			t.Errorf("LineName(%s) = %q, want %q", path, got, want)
+		}
+	}
+	plural := with(minimal, "data-size 1G", "file /a\n\t\tfiles /b\n\t\tfilesize 1G")
+	if got := problems(Check(mustParse(t, plural), tb)); !slices.Equal(got, []string{"line 19 :: unknown config parameter name 'files'"}) {
+		t.Errorf("a list's plural name as a line: %q", got)
 	}
 }

@@ -253,17 +253,31 @@ func (w *walker) line(sec Section, n *Node) {
 }
 
 // param finds the parameter a line sets: by its name, or the list parameter its repeated lines
-// build ("mesh-seed-address-port" lines are mesh-seed-address-ports, "device" lines devices).
+// build ("mesh-seed-address-port" lines are mesh-seed-address-ports, "device" lines devices). A list
+// is never written by its plural name.
 func (w *walker) param(ctx, name string) (p *params.Param, list bool) {
-	if p, ok := w.t.Lookup(join(ctx, name)); ok {
+	if p, ok := w.t.Lookup(join(ctx, name)); ok && LineName(p) == name {
 		return p, p.Type == params.StringList
 	}
 	for _, plural := range []string{name + "s", name + "es"} {
-		if p, ok := w.t.Lookup(join(ctx, plural)); ok && p.Type == params.StringList {
+		if p, ok := w.t.Lookup(join(ctx, plural)); ok && LineName(p) == name {
 			return p, true
 		}
 	}
 	return nil, false
+}
+
+// LineName is the name aerospike.conf spells a parameter with: a list the tables name in the plural
+// is one line per element in the singular ("addresses" is "address" lines, "devices" "device" lines).
+func LineName(p *params.Param) string {
+	name := p.Name()
+	switch {
+	case p.Type != params.StringList:
+		return name
+	case strings.HasSuffix(name, "sses"):
+		return strings.TrimSuffix(name, "es")
+	}
+	return strings.TrimSuffix(name, "s")
 }
 
 // notAParameter reports a line that names no parameter: a block written without '{', or an unknown name.

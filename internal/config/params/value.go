@@ -19,7 +19,8 @@ import (
 //     signed decimal (cf_strtol_i32): no suffix;
 //   - a few integers must be a power of two (powerOfTwoParams);
 //   - a boolean is true or false, in any case (8.x no longer takes yes or no);
-//   - an allowed value (enum) matches exactly, case included.
+//   - an allowed value (enum) matches exactly, case included;
+//   - a node-id is a hexadecimal number (cfg_x64).
 //
 // Where asd is laxer than this (a bare suffix "K" reads as 0, digits that overflow wrap around), the
 // value is refused: no such value is meant, and the operator never renders one.
@@ -65,6 +66,9 @@ func (p *Param) Bounds() (lo, hi *int64) {
 	}
 	return lo, hi
 }
+
+// hexParams are read with cfg_x64: a 64-bit hexadecimal number other than 0.
+var hexParams = map[string]bool{"service.node-id": true}
 
 // Seconds reports a duration parameter: a number of seconds, optionally with a unit (s, m, h, d).
 func (p *Param) Seconds() bool { return secondsParams[p.Path] }
@@ -146,6 +150,13 @@ func (p *Param) parse(text string) (string, error) {
 		}
 		return "", p.valueError(text, NotABoolean, "must be true or false",
 			fmt.Sprintf("%s must be true or false or yes or no, not %s", name, text))
+	}
+	if hexParams[p.Path] {
+		if n, err := strconv.ParseUint(text, 16, 64); err != nil || n == 0 || strings.HasPrefix(text, "+") {
+			return "", p.valueError(text, NotAnInteger, "must be a hexadecimal number from 1 to ffffffffffffffff",
+				fmt.Sprintf("%s must be a 64-bit hex number, not %s", name, text))
+		}
+		return text, nil
 	}
 	if len(p.Enum) > 0 && !slices.Contains(p.Enum, text) {
 		return "", p.valueError(text, NotAllowed, "must be one of "+strings.Join(p.Enum, ", "),

@@ -32,6 +32,7 @@ func TestServerValue(t *testing.T) {
 		{"service.auto-pin", "numa", "numa"},
 		{"service.work-directory", "/opt/aerospike", "/opt/aerospike"},
 		{"logging.[].any", "info", "info"},
+		{"service.node-id", "A1", "A1"},
 	} {
 		got, err := lookup(t, tb, tc.path).ServerValue(tc.text)
 		if err != nil || got != tc.want {
@@ -84,6 +85,8 @@ func TestCheckTextRefuses(t *testing.T) {
 			"disable-udf-execution must be true or false or yes or no, not yes"},
 		{"service.auto-pin", "NUMA", NotAllowed, "must be one of none, cpu, numa, adq", "auto-pin has unknown value 'NUMA'"},
 		{"service.cluster-name", "", NoValue, "must have a value", "cluster-name must have a value specified"},
+		{"service.node-id", "a1g", NotAnInteger, "must be a hexadecimal number from 1 to ffffffffffffffff",
+			"node-id must be a 64-bit hex number, not a1g"},
 	} {
 		p := lookup(t, tb, tc.path)
 		err := p.CheckText(tc.text)
