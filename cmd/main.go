@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -27,6 +28,7 @@ import (
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/tasks"
 	ackowebhook "github.com/acko-io/acko/internal/webhook"
 )
 
@@ -42,6 +44,9 @@ func init() {
 
 type options struct {
 	operationPodTimeout    time.Duration
+	maxConcurrent          int
+	apiQPS                 float64
+	apiBurst               int
 	infoTimeout            time.Duration
 	metricsAddr, probeAddr string
 	secureMetrics          bool
@@ -67,6 +72,10 @@ func parseFlags() (options, zap.Options) {
 		"Enable HTTP/2 for the metrics and webhook servers (off: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	flag.DurationVar(&o.operationPodTimeout, "operation-pod-timeout", operations.DefaultConfig.PodTimeout,
 		"How long an operation waits for one restarted pod to come back before it fails.")
+	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
+		"How many AerospikeClusters are reconciled at once (one cluster never by two workers).")
+	flag.Float64Var(&o.apiQPS, "kube-api-qps", 100, "Requests per second the manager may send to the API server.")
+	flag.IntVar(&o.apiBurst, "kube-api-burst", 200, "Burst of requests above --kube-api-qps.")
 	flag.StringVar(&o.clusterDomain, "cluster-domain", ackov1alpha1.DefaultClusterDomain,
 		"DNS domain of the Kubernetes cluster (the kubelets' --cluster-domain), for the pods' DNS names in the "+
 			"Aerospike mesh seeds.")
@@ -80,19 +89,24 @@ func parseFlags() (options, zap.Options) {
 	return o, zapOpts
 }
 
-// setupController wires the reconciler to the prober, the operations executor and the metrics.
+// setupController wires the reconciler to the prober, the background tasks, the operations executor
+// and the metrics.
 func setupController(mgr ctrl.Manager, o options) error {
+	recorder := mgr.GetEventRecorder("acko")
 	probers := aerospike.NewProberManager(aerospike.ProberOptions{
 		Client: aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout}),
+		OnTip:  func(t aerospike.Tip) { controller.RecordTip(recorder, t) },
 	})
-	if err := mgr.Add(probers); err != nil {
-		return err
+	runner := tasks.New(tasks.DefaultTimeout)
+	for _, r := range []manager.Runnable{probers, runner} {
+		if err := mgr.Add(r); err != nil {
+			return err
+		}
 	}
 	signaller, err := podexec.New(mgr.GetConfig(), nil)
 	if err != nil {
 		return err
 	}
-	recorder := mgr.GetEventRecorder("acko")
 	metrics.Register(func(ctx context.Context) ([]ackov1alpha1.AerospikeCluster, error) {
 		list := &ackov1alpha1.AerospikeClusterList{}
 		err := mgr.GetCache().List(ctx, list)
@@ -133,7 +147,9 @@ func main() {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	restCfg := ctrl.GetConfigOrDie()
+	restCfg.QPS, restCfg.Burst = float32(o.apiQPS), o.apiBurst
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOpts,
 		WebhookServer:          webhook.NewServer(o.webhook.ServerOptions(tlsOpts)),

@@ -16,9 +16,13 @@ const (
 const (
 	// FileName is the key of the ConfigMap and the file asd reads from ConfigDir.
 	FileName = "aerospike.conf"
-	// ConfigDir is where the ConfigMap is mounted: the image's entrypoint starts asd with
-	// ConfigDir/FileName, and the mount hides the image's own template so the entrypoint leaves it alone.
+	// ConfigDir is where asd reads its config: the image's entrypoint starts asd with ConfigDir/FileName.
+	// It is a pod-local copy (an emptyDir, which also hides the image's own template so the entrypoint
+	// leaves it alone): a pod loads a new config only when the operator copies it there on the pod's turn.
 	ConfigDir = "/etc/aerospike"
+	// ConfigMapDir is where the rack's ConfigMap is mounted. The kubelet refreshes it in place within
+	// about a minute of a change; an init container copies it into ConfigDir when the pod starts.
+	ConfigMapDir = "/etc/aerospike-configmap"
 	// DefaultWorkDirectory is service.work-directory unless the user sets it; asd keeps SMD under it.
 	DefaultWorkDirectory = "/opt/aerospike"
 	// DefaultProtoFdMax is service.proto-fd-max unless the user sets it (asd's own default is 1024).

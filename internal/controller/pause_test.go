@@ -188,9 +188,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 	It("stops a rolling restart at the next pod boundary and restarts each pod exactly once overall", func() {
 		key := create(sampleCluster(ns, "midway", 3))
 		waitRunning(key)
-		update(key, func(c *ackov1alpha1.AerospikeCluster) {
-			c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000)}
-		})
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
 		Eventually(func() int { return w.creations()["midway-2"] }, timeout, poll).Should(Equal(2))
 		setPausedSpec(key, true)
 		waitPaused(key)
@@ -200,7 +198,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		waitRunning(key)
 		Expect(w.creations()).To(Equal(map[string]int{"midway-0": 2, "midway-1": 2, "midway-2": 2}))
 		for name, p := range fetch(key).Status.Pods {
-			Expect(p.LastRestartReason).To(Equal(ackov1alpha1.RestartReasonConfigChanged), name)
+			Expect(p.LastRestartReason).To(Equal(ackov1alpha1.RestartReasonImageChanged), name)
 		}
 	})
 

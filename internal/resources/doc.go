@@ -12,11 +12,19 @@ import (
 
 // Names of the pod volumes the operator adds; storage volumes may not use them.
 const (
-	// ConfigVolume is the rack's ConfigMap, mounted as a directory at config.ConfigDir.
+	// ConfigVolume is the pod's own copy of aerospike.conf, an emptyDir at config.ConfigDir: asd
+	// reads it, and it changes only when the pod's turn comes (see ConfigInitContainer).
 	ConfigVolume = "aerospike-config"
+	// ConfigMapVolume is the rack's ConfigMap, mounted as a directory at config.ConfigMapDir.
+	ConfigMapVolume = "aerospike-configmap"
 	// SMDVolume is the emptyDir at <work-directory>/smd, where asd keeps its system metadata.
 	SMDVolume = "aerospike-smd"
 )
+
+// ConfigInitContainer copies the ConfigMap's aerospike.conf into the pod's own copy when the pod
+// starts. A running pod keeps its copy when the ConfigMap changes (a crash or a restart of asd loads
+// the same config again); the operator copies the new file on the pod's turn in a rolling restart.
+const ConfigInitContainer = "copy-config"
 
 // Kind is the kind of the owner of every child.
 const Kind = "AerospikeCluster"

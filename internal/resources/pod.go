@@ -2,6 +2,7 @@ package resources
 
 import (
 	"maps"
+	"path"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +42,9 @@ func podTemplate(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) core
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
+			InitContainers:     []corev1.Container{configInitContainer(c, o)},
 			Containers:         containers,
+			ReadinessGates:     []corev1.PodReadinessGate{{ConditionType: v1alpha1.PodConditionAerospikeReady}},
 			Volumes:            podVolumes(c, rack),
 			Affinity:           affinity(c, o),
 			NodeSelector:       nodeSelector(o, rack),
@@ -78,9 +81,10 @@ func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacemen
 	if o.Resources != nil {
 		ctr.Resources = *o.Resources
 	}
-	// The ConfigMap is mounted as a directory, not with subPath: the kubelet then refreshes the file in
-	// place, so a WarmRestart reads the current config.
-	ctr.VolumeMounts = []corev1.VolumeMount{{Name: ConfigVolume, MountPath: config.ConfigDir, ReadOnly: true}}
+	// Both config volumes are mounted: asd reads its own copy, and the operator copies the ConfigMap's
+	// file over it (exec cp) on the pod's turn. The ConfigMap is mounted as a directory, not with subPath,
+	// so that the kubelet refreshes the file in place.
+	ctr.VolumeMounts = configMounts()
 	if smd := config.SMDPath(c, rack); !storageMountedAt(c, smd) {
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: SMDVolume, MountPath: smd})
 	}
@@ -92,6 +96,41 @@ func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacemen
 		}
 	}
 	return ctr
+}
+
+// configInitContainer copies the ConfigMap's file into the pod's own copy before asd starts. It runs
+// the Aerospike image (no other image to pull) with the container's resources, which adds nothing to
+// the pod's requests (a pod requests the larger of its init and its regular containers).
+func configInitContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides) corev1.Container {
+	ctr := corev1.Container{
+		Name:         ConfigInitContainer,
+		Image:        c.Spec.Image,
+		Command:      CopyConfigCommand(),
+		VolumeMounts: configMounts(),
+	}
+	if o.Resources != nil {
+		ctr.Resources = *o.Resources
+	}
+	return ctr
+}
+
+// CopyConfigCommand copies the mounted ConfigMap's aerospike.conf to where asd reads it. The init
+// container runs it at start, and the operator runs it (exec, no shell) on a pod's turn.
+func CopyConfigCommand() []string {
+	return []string{"cp", path.Join(config.ConfigMapDir, config.FileName), path.Join(config.ConfigDir, config.FileName)}
+}
+
+// ReadConfigMapFileCommand prints the ConfigMap's aerospike.conf as the kubelet has projected it into
+// the pod so far (exec, no shell).
+func ReadConfigMapFileCommand() []string {
+	return []string{"cat", path.Join(config.ConfigMapDir, config.FileName)}
+}
+
+func configMounts() []corev1.VolumeMount {
+	return []corev1.VolumeMount{
+		{Name: ConfigVolume, MountPath: config.ConfigDir},
+		{Name: ConfigMapVolume, MountPath: config.ConfigMapDir, ReadOnly: true},
+	}
 }
 
 // storageMountedAt reports whether a Filesystem storage volume is mounted exactly at p: a user who wants
@@ -108,10 +147,12 @@ func storageMountedAt(c *v1alpha1.AerospikeCluster, p string) bool {
 
 func podVolumes(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) []corev1.Volume {
 	vols := []corev1.Volume{{
-		Name: ConfigVolume,
+		Name: ConfigMapVolume,
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: c.ConfigMapName(rack.ID)},
 		}},
+	}, {
+		Name: ConfigVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
 	}}
 	if !storageMountedAt(c, config.SMDPath(c, rack)) {
 		vols = append(vols, corev1.Volume{

@@ -11,7 +11,8 @@ import (
 	"github.com/acko-io/acko/api/v1alpha1"
 )
 
-// PodSpecHash is a short digest of a pod template without the Aerospike image and without the two hash
+// PodSpecHash is a short digest of a pod template without the Aerospike image (of the Aerospike container
+// and of the init container that copies the config) and without the two hash
 // annotations. Leaving those out lets a pod's annotations and image tell the three kinds of change apart:
 // image (ImageChanged), rendered config (ConfigChanged) and everything else (PodSpecChanged).
 func PodSpecHash(tmpl corev1.PodTemplateSpec) string {
@@ -21,6 +22,11 @@ func PodSpecHash(tmpl corev1.PodTemplateSpec) string {
 	for i := range t.Spec.Containers {
 		if t.Spec.Containers[i].Name == v1alpha1.AerospikeContainerName {
 			t.Spec.Containers[i].Image = ""
+		}
+	}
+	for i := range t.Spec.InitContainers {
+		if t.Spec.InitContainers[i].Name == ConfigInitContainer {
+			t.Spec.InitContainers[i].Image = "" // the Aerospike image too
 		}
 	}
 	// encoding/json writes struct fields in order and map keys sorted: the same template always gives

@@ -82,16 +82,24 @@ func TestConfigAndSMDMounts(t *testing.T) {
 	sts := StatefulSet(c, c.RackPlan()[0], "h")
 	mounts := aerospike(t, sts).VolumeMounts
 	want := []corev1.VolumeMount{
-		{Name: ConfigVolume, MountPath: "/etc/aerospike", ReadOnly: true}, // a directory, no subPath
+		{Name: ConfigVolume, MountPath: "/etc/aerospike"},
+		{Name: ConfigMapVolume, MountPath: "/etc/aerospike-configmap", ReadOnly: true}, // a directory, no subPath
 		{Name: SMDVolume, MountPath: "/opt/aerospike/smd"},
 	}
 	if !equality.Semantic.DeepEqual(mounts, want) {
 		t.Errorf("mounts = %+v, want %+v", mounts, want)
 	}
 	vols := sts.Spec.Template.Spec.Volumes
-	if len(vols) != 2 || vols[0].ConfigMap == nil || vols[0].ConfigMap.Name != "aero-1-config" ||
-		vols[1].EmptyDir == nil {
-		t.Errorf("volumes = %+v, want the rack's ConfigMap and an emptyDir", vols)
+	if len(vols) != 3 || vols[0].ConfigMap == nil || vols[0].ConfigMap.Name != "aero-1-config" ||
+		vols[1].EmptyDir == nil || vols[2].EmptyDir == nil {
+		t.Errorf("volumes = %+v, want the rack's ConfigMap and two emptyDirs", vols)
+	}
+	// asd reads its own copy of the config, made from the ConfigMap by the init container as it starts.
+	inits := sts.Spec.Template.Spec.InitContainers
+	if len(inits) != 1 || inits[0].Image != c.Spec.Image || !slices.Equal(inits[0].Command,
+		[]string{"cp", "/etc/aerospike-configmap/aerospike.conf", "/etc/aerospike/aerospike.conf"}) ||
+		!equality.Semantic.DeepEqual(inits[0].VolumeMounts, want[:2]) {
+		t.Errorf("init containers = %+v, want one that copies the config", inits)
 	}
 }
 
@@ -106,7 +114,8 @@ func TestStorageVolumes(t *testing.T) {
 	sts := StatefulSet(c, c.RackPlan()[0], "h")
 	ctr := aerospike(t, sts)
 	wantMounts := []corev1.VolumeMount{
-		{Name: ConfigVolume, MountPath: "/etc/aerospike", ReadOnly: true},
+		{Name: ConfigVolume, MountPath: "/etc/aerospike"},
+		{Name: ConfigMapVolume, MountPath: "/etc/aerospike-configmap", ReadOnly: true},
 		{Name: "data", MountPath: "/opt/aerospike/data"},
 		{Name: "meta", MountPath: "/opt/aerospike/smd"}, // a volume at the SMD path replaces the emptyDir
 	}
@@ -116,8 +125,8 @@ func TestStorageVolumes(t *testing.T) {
 	if want := []corev1.VolumeDevice{{Name: "ssd", DevicePath: "/dev/xvdb"}}; !slices.Equal(ctr.VolumeDevices, want) {
 		t.Errorf("devices = %+v, want %+v", ctr.VolumeDevices, want)
 	}
-	if vols := sts.Spec.Template.Spec.Volumes; len(vols) != 1 {
-		t.Errorf("volumes = %+v, want only the ConfigMap", vols)
+	if vols := sts.Spec.Template.Spec.Volumes; len(vols) != 2 {
+		t.Errorf("volumes = %+v, want only the ConfigMap and the config copy", vols)
 	}
 	claims := sts.Spec.VolumeClaimTemplates
 	names := make([]string, 0, len(claims))

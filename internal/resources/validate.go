@@ -92,16 +92,16 @@ func validateVolumes(c *v1alpha1.AerospikeCluster) field.ErrorList {
 	paths := map[string]bool{}
 	for i, v := range c.Spec.Storage.Volumes {
 		p := field.NewPath("spec", "storage", "volumes").Index(i)
-		if v.Name == ConfigVolume || v.Name == SMDVolume {
+		if v.Name == ConfigVolume || v.Name == ConfigMapVolume || v.Name == SMDVolume {
 			errs = append(errs, field.Invalid(p.Child("name"), v.Name, "is the name of a volume the operator adds"))
 		}
 		clean := path.Clean(v.Path)
 		switch {
 		case paths[clean]:
 			errs = append(errs, field.Duplicate(p.Child("path"), v.Path))
-		case clean == config.ConfigDir || strings.HasPrefix(clean, config.ConfigDir+"/"):
+		case under(clean, config.ConfigDir) || under(clean, config.ConfigMapDir):
 			errs = append(errs, field.Invalid(p.Child("path"), v.Path,
-				"the operator mounts aerospike.conf at "+config.ConfigDir))
+				"the operator mounts aerospike.conf at "+config.ConfigDir+" and "+config.ConfigMapDir))
 		case volumeMode(v) == corev1.PersistentVolumeBlock && smd[clean]:
 			errs = append(errs, field.Invalid(p.Child("path"), v.Path,
 				"is where asd keeps its system metadata (<work-directory>/smd): it needs a Filesystem volume"))
@@ -110,6 +110,9 @@ func validateVolumes(c *v1alpha1.AerospikeCluster) field.ErrorList {
 	}
 	return errs
 }
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 
 func validateSidecars(c *v1alpha1.AerospikeCluster) field.ErrorList {
 	if c.Spec.PodSpec == nil {

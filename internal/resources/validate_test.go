@@ -93,7 +93,7 @@ func TestValidate(t *testing.T) {
 			volume("d", "/opt/aerospike/smd", "1Gi", corev1.PersistentVolumeBlock),
 		)), `[spec.storage.volumes[0].name: Invalid value: "aerospike-config": is the name of a volume the operator adds, ` +
 			`spec.storage.volumes[1].path: Duplicate value: "/data/", ` +
-			`spec.storage.volumes[2].path: Invalid value: "/etc/aerospike/extra": the operator mounts aerospike.conf at /etc/aerospike, ` +
+			`spec.storage.volumes[2].path: Invalid value: "/etc/aerospike/extra": the operator mounts aerospike.conf at /etc/aerospike and /etc/aerospike-configmap, ` +
 			`spec.storage.volumes[3].path: Invalid value: "/opt/aerospike/smd": is where asd keeps its system metadata ` +
 			`(<work-directory>/smd): it needs a Filesystem volume]`},
 		{"sidecars", newCluster(withPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{
