@@ -45,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 // selfSigned is a fresh SelfSigned (as after a manager restart) on the fixture's dir and clock.
 func (f *fixture) selfSigned() *SelfSigned {
 	s, err := New(f.client, Options{
-		Host: testHost, Port: 9443, CertDir: f.dir, ConfigurationName: testName,
+		Hosts: []string{testHost}, URL: URLBase(testHost, 9443), CertDir: f.dir, ConfigurationName: testName,
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name: "v.example.com",
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
@@ -219,7 +219,7 @@ func TestEnsureReplacesAnUnusablePair(t *testing.T) {
 			}
 		},
 		"a key of another pair": func(f *fixture) {
-			other, err := generate(testHost, f.now, DefaultValidity)
+			other, err := generate([]string{testHost}, f.now, DefaultValidity)
 			if err != nil {
 				f.t.Fatal(err)
 			}
@@ -228,7 +228,7 @@ func TestEnsureReplacesAnUnusablePair(t *testing.T) {
 			}
 		},
 		"a certificate for another host": func(f *fixture) {
-			other, err := generate("10.0.0.1", f.now, DefaultValidity)
+			other, err := generate([]string{"10.0.0.1"}, f.now, DefaultValidity)
 			if err != nil {
 				f.t.Fatal(err)
 			}
@@ -280,7 +280,7 @@ func TestStartRecreatesADeletedConfiguration(t *testing.T) {
 }
 
 func TestNewRequiresTheOptions(t *testing.T) {
-	if _, err := New(nil, Options{Host: testHost, Port: 9443, CertDir: "/tmp/x"}); err == nil {
+	if _, err := New(nil, Options{Hosts: []string{testHost}, CertDir: "/tmp/x"}); err == nil {
 		t.Error("no configuration name accepted")
 	}
 }
