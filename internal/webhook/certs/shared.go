@@ -52,8 +52,8 @@ func (s *SelfSigned) loadShared(ctx context.Context) error {
 	return nil
 }
 
-// store saves a new pair in the Secret (creating it, or updating the version read), so that every
-// replica serves it; without a Secret there is nothing to share.
+// store saves a new pair in the Secret (creating it, or updating the version read, which may be the
+// chart's empty one), so that every replica serves it; without a Secret there is nothing to share.
 func (s *SelfSigned) store(ctx context.Context, next, previous *keyPair) error {
 	if s.opts.Secret == nil {
 		return nil
@@ -67,7 +67,9 @@ func (s *SelfSigned) store(ctx context.Context, next, previous *keyPair) error {
 			Name: s.opts.Secret.Name, Namespace: s.opts.Secret.Namespace, ResourceVersion: s.secretVersion,
 			Labels: map[string]string{ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy},
 		},
-		Type: corev1.SecretTypeTLS,
+		// Opaque, like the empty Secret the chart installs (so that Helm deletes it on uninstall):
+		// a type cannot change.
+		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
 	var err error

@@ -83,8 +83,8 @@ func TestReplicasShareOneCertificateThroughTheSecret(t *testing.T) {
 		t.Fatal("the replicas serve different certificates")
 	}
 	secret := f.secret()
-	if secret.Type != corev1.SecretTypeTLS || !bytes.Equal(secret.Data[corev1.TLSCertKey], f.replicaFile("a", CertFile)) {
-		t.Errorf("secret does not hold the served certificate: %s", secret.Type)
+	if !bytes.Equal(secret.Data[corev1.TLSCertKey], f.replicaFile("a", CertFile)) {
+		t.Error("secret does not hold the served certificate")
 	}
 	hook := f.configuration().Webhooks[0]
 	if hook.ClientConfig.Service == nil || hook.ClientConfig.Service.Name != "acko-webhook-service" || hook.ClientConfig.URL != nil {
@@ -152,5 +152,16 @@ func TestServiceModeNeedsTheInstalledConfiguration(t *testing.T) {
 	err := f.replica("a").Ensure(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "ValidatingWebhookConfiguration "+testName+" not found") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// The chart installs the Secret empty (so that uninstall deletes it); the first replica fills it.
+func TestTheFirstReplicaFillsTheInstalledEmptySecret(t *testing.T) {
+	f := newFixture(t)
+	empty := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sharedSecret.Name, Namespace: sharedSecret.Namespace}}
+	f.client = fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(installed(), empty).Build()
+	f.ensure(f.replica("a"))
+	if !bytes.Equal(f.secret().Data[corev1.TLSCertKey], f.replicaFile("a", CertFile)) {
+		t.Error("the empty Secret was not filled with the served certificate")
 	}
 }
