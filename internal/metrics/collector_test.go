@@ -108,3 +108,13 @@ acko_build_info{revision="unknown",version="dev"} 1
 		t.Fatal(err)
 	}
 }
+
+func TestNamesListsEveryMetric(t *testing.T) {
+	got := strings.Join(Names(), " ")
+	for _, name := range []string{"acko_pod_restarts_total", "acko_build_info", "acko_cluster_paused_duration_seconds",
+		"acko_cluster_phase", "acko_cluster_metrics_scrape_error"} {
+		if !strings.Contains(" "+got+" ", " "+name+" ") {
+			t.Errorf("%s missing from %s", name, got)
+		}
+	}
+}

@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,4 +86,27 @@ func Forget(key types.NamespacedName) {
 // RecordRestart counts one pod restart.
 func RecordRestart(key types.NamespacedName, reason ackov1alpha1.RestartReason) {
 	PodRestarts.WithLabelValues(key.Namespace, key.Name, string(reason)).Inc()
+}
+
+// Names lists the name of every metric ACKO itself exports (not controller-runtime's), for the
+// check that dashboards and alert rules query only metrics that exist.
+func Names() []string {
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range counters {
+			c.Describe(ch)
+		}
+		buildInfo.Describe(ch)
+		collector.Describe(ch)
+		close(ch)
+	}()
+	var names []string
+	for d := range ch {
+		// Desc has no getter for its name; its String() starts with Desc{fqName: "NAME", ...
+		if _, rest, ok := strings.Cut(d.String(), `fqName: "`); ok {
+			name, _, _ := strings.Cut(rest, `"`)
+			names = append(names, name)
+		}
+	}
+	return names
 }
