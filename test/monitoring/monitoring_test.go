@@ -220,8 +220,8 @@ func TestMetricNames(t *testing.T) {
 		`min by (namespace, cluster_name) (aerospike_node_stats_cluster_size) < on (namespace, cluster_name) ` +
 			`label_replace(acko_cluster_size, "cluster_name", "$1", "name", "(.*)")`: "acko_cluster_size aerospike_node_stats_cluster_size",
 		`increase(acko_operations_total{phase="Error"}[1h]) > 0 or (acko_operations_total unless x offset 1h)`: "acko_operations_total x",
-		`label_values(acko_cluster_size{namespace=~"$namespace"}, name)`:                                     "acko_cluster_size",
-		`sum by (ns) (rate(aerospike_namespace_client_read_success{ns=~"$ns"}[$__rate_interval]))`:           "aerospike_namespace_client_read_success",
+		`label_values(acko_cluster_size{namespace=~"$namespace"}, name)`:                                       "acko_cluster_size",
+		`sum by (ns) (rate(aerospike_namespace_client_read_success{ns=~"$ns"}[$__rate_interval]))`:             "aerospike_namespace_client_read_success",
 	} {
 		if got := strings.Join(metricNames(expr), " "); got != want {
 			t.Errorf("metricNames(%s) = %q, want %q", expr, got, want)
