@@ -3,6 +3,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"flag"
@@ -152,7 +153,7 @@ func setupSelfSigned(mgr ctrl.Manager, o Options) error {
 func (o Options) certsOptions() certs.Options {
 	co := certs.Options{
 		CertDir:           o.certDir(),
-		ConfigurationName: o.ConfigurationName,
+		ConfigurationName: cmp.Or(o.ConfigurationName, ConfigurationName),
 		Webhooks:          []admissionregistrationv1.ValidatingWebhook{webhookv1alpha1.ValidatingWebhook()},
 		NamespaceSelector: NamespaceSelector(o.WatchNamespaces),
 	}

@@ -88,11 +88,38 @@ func leaseHolder() (string, error) {
 	return opts.LeaseHolder(ctx)
 }
 
-// killLeader kills manager i (SIGKILL: no lease release) and measures how long the lease takes to
-// change hands.
-func killLeader(i int) time.Duration {
+// leader is the manager that leads now: under load a leader that cannot renew its lease in time
+// gives up (and exits), so which one leads is read, not assumed.
+func leader() int {
 	GinkgoHelper()
-	Expect(isLeader(i)).To(BeTrue(), "manager %d should lead", i)
+	found := -1
+	Eventually(func() int {
+		found = -1
+		for _, i := range []int{localcluster.PrimaryManager, localcluster.StandbyManager} {
+			if ok, _ := isLeader(i); ok {
+				found = i
+			}
+		}
+		return found
+	}).Should(BeNumerically(">=", 0), "no manager leads")
+	return found
+}
+
+// ensureManagers starts whichever of the two managers is not running.
+func ensureManagers(ctx context.Context) {
+	GinkgoHelper()
+	for _, i := range []int{localcluster.PrimaryManager, localcluster.StandbyManager} {
+		if !opts.IsRunning(localcluster.ManagerName(i)) {
+			Expect(cluster.StartManager(ctx, i)).To(Succeed())
+		}
+	}
+}
+
+// killLeader kills the leading manager (SIGKILL: no lease release), measures how long the lease
+// takes to change hands, and returns that time and the manager killed.
+func killLeader() (time.Duration, int) {
+	GinkgoHelper()
+	i := leader()
 	holder, err := leaseHolder()
 	Expect(err).NotTo(HaveOccurred())
 	killed := time.Now()
@@ -100,11 +127,11 @@ func killLeader(i int) time.Duration {
 	Eventually(leaseHolder).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).
 		ShouldNot(Or(Equal(holder), BeEmpty()))
 	failover := time.Since(killed)
-	Expect(isLeader(1 - i)).To(BeTrue())
-	return failover
+	Eventually(func() (bool, error) { return isLeader(1 - i) }).Should(BeTrue())
+	return failover, i
 }
 
-// The e2e managers elect a leader with 4-second leases (localcluster.E2EOptions): the standby
+// The e2e managers elect a leader with 8-second leases (localcluster.E2EOptions): the standby
 // takes over within a lease after the leader dies, and finishes its work without repeating any.
 var _ = Describe("Leader failover between two managers", Ordered, func() {
 	const ns, name = "e2e-failover", "failover"
@@ -129,6 +156,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 	})
 
 	It("the standby finishes a rolling restart the killed leader began, restarting every pod exactly once", func(ctx SpecContext) {
+		ensureManagers(ctx)
 		before := podUIDs(ns, name)
 		tracker := trackPodUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
@@ -136,7 +164,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 		Eventually(func() int { return restartedPods(ns, name, before) }).WithTimeout(2 * time.Minute).
 			WithPolling(100 * time.Millisecond).Should(BeNumerically(">=", 1))
 
-		failover := killLeader(localcluster.PrimaryManager)
+		failover, killed := killLeader()
 		AddReportEntry("failover during a rolling restart", failover.String())
 		_, _ = fmt.Fprintf(GinkgoWriter, "failover (kill to new lease holder) during a rolling restart: %s\n", failover)
 
@@ -148,12 +176,13 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 			"failover-0": "ConfigChanged", "failover-1": "ConfigChanged", "failover-2": "ConfigChanged"}))
 		Expect(eventMessages(ns, name, "RollingRestartStarted")).To(HaveLen(3))
 
-		// The primary comes back as the standby; its webhook serves the next patches.
-		Expect(cluster.StartManager(ctx, localcluster.PrimaryManager)).To(Succeed())
-		Expect(isLeader(localcluster.PrimaryManager)).To(BeFalse())
+		// The killed manager comes back as the standby.
+		Expect(cluster.StartManager(ctx, killed)).To(Succeed())
+		Expect(isLeader(killed)).To(BeFalse())
 	})
 
-	It("the other manager finishes a WarmRestart the killed leader began, restarting every node exactly once", func() {
+	It("the other manager finishes a WarmRestart the killed leader began, restarting every node exactly once", func(ctx SpecContext) {
+		ensureManagers(ctx)
 		for _, p := range pods {
 			awaitExec(ns, p)
 		}
@@ -165,7 +194,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 			return field(ns, "asc/"+name, "{.status.operationStatus.completedPods}")
 		}).WithTimeout(2 * time.Minute).WithPolling(100 * time.Millisecond).Should(MatchRegexp(`^\["[^"]+"\]$`))
 
-		failover := killLeader(localcluster.StandbyManager)
+		failover, _ := killLeader()
 		AddReportEntry("failover during a WarmRestart", failover.String())
 		_, _ = fmt.Fprintf(GinkgoWriter, "failover (kill to new lease holder) during a WarmRestart: %s\n", failover)
 

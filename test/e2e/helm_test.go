@@ -103,11 +103,12 @@ var _ = Describe("Helm install, upgrade and uninstall of charts/acko", Ordered, 
 		watched, other  = "e2e-helm-a", "e2e-helm-b"
 		name            = "helm"
 	)
-	metricsPort, healthPort := opts.Ports.Metrics+10, opts.Ports.Health+10
-	webhookPort := opts.Ports.Webhook + 10
 	var values string
+	var metricsPort, healthPort, webhookPort int
 
 	BeforeAll(func(ctx SpecContext) {
+		// Ports of a third manager, beside the primary's and the standby's.
+		metricsPort, healthPort, webhookPort = opts.Ports.Metrics+10, opts.Ports.Health+10, opts.Ports.Webhook+10
 		Expect(opts.StopProcess(localcluster.ManagerName(localcluster.PrimaryManager))).To(Succeed())
 		kubectl("delete", "validatingwebhookconfiguration", "acko-validating-webhook-configuration", "--ignore-not-found")
 		DeferCleanup(func(ctx SpecContext) {
@@ -227,7 +228,15 @@ webhook:
 // (cert-manager's kinds aside: cert-manager is not installed here).
 var _ = Describe("Install with kustomize (config/default)", func() {
 	It("renders, and the API server accepts every object in a server-side dry run", func() {
-		rendered := kubectl("kustomize", filepath.Join(opts.Root, "config", "default"))
+		// Under another prefix and namespace, so that nothing collides with the suite's own objects.
+		const ns = "e2e-kustomize"
+		kubectl("create", "namespace", ns)
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		overlay := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(fmt.Sprintf(
+			"namespace: %s\nnamePrefix: dry-\nresources:\n- %s\n", ns, filepath.Join(opts.Root, "config", "default"))),
+			0o600)).To(Succeed())
+		rendered := kubectl("kustomize", overlay)
 		var kept []string
 		for _, doc := range strings.Split(rendered, "\n---\n") {
 			if strings.Contains(doc, "apiVersion: cert-manager.io/") {
@@ -239,7 +248,8 @@ var _ = Describe("Install with kustomize (config/default)", func() {
 		path := filepath.Join(GinkgoT().TempDir(), "default.yaml")
 		Expect(os.WriteFile(path, []byte(strings.Join(kept, "\n---\n")), 0o600)).To(Succeed())
 		out := kubectl("apply", "--dry-run=server", "-f", path)
-		Expect(out).To(ContainSubstring("deployment.apps/acko-controller-manager"))
-		Expect(out).To(ContainSubstring("validatingwebhookconfiguration.admissionregistration.k8s.io/acko-validating-webhook-configuration"))
+		Expect(out).To(ContainSubstring("deployment.apps/dry-acko-controller-manager created (server dry run)"))
+		Expect(out).To(ContainSubstring("validatingwebhookconfiguration.admissionregistration.k8s.io/" +
+			"dry-acko-validating-webhook-configuration created (server dry run)"))
 	})
 })

@@ -100,7 +100,9 @@ func E2EOptions() Options {
 	o.MigrationDuration, o.RestartDowntime = 2*time.Second, time.Second
 	o.DieWithParent, o.RequirePrometheus = true, true
 	// Short leases, so that the failover specs see a standby take over in seconds.
-	o.LeaderElection = 4 * time.Second
+	// Not shorter: on a loaded 2-core machine the API server can take seconds to answer a renewal,
+	// and a leader that cannot renew within 3/4 of the lease gives up.
+	o.LeaderElection = 8 * time.Second
 	return o
 }
 
