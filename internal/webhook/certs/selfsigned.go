@@ -22,6 +22,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,8 +73,8 @@ type SelfSigned struct {
 
 	mu                sync.Mutex
 	current, previous *keyPair
-	written           *keyPair // the pair in CertDir
-	secretVersion     string   // resourceVersion of the shared Secret read last; empty: absent
+	written           *keyPair       // the pair in CertDir
+	secret            *corev1.Secret // the shared Secret as read last; nil: absent
 }
 
 // New returns a SelfSigned that reads and writes through c, which must not depend on the manager's

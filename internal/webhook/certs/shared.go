@@ -26,13 +26,13 @@ func (s *SelfSigned) loadShared(ctx context.Context) error {
 	secret := &corev1.Secret{}
 	err := s.client.Get(ctx, *s.opts.Secret, secret)
 	if apierrors.IsNotFound(err) {
-		s.current, s.previous, s.secretVersion = nil, nil, ""
+		s.current, s.previous, s.secret = nil, nil, nil
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.secretVersion = secret.ResourceVersion
+	s.secret = secret
 	pair, err := parseKeyPair(secret.Data[CAFile], secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey])
 	if err != nil {
 		logf.FromContext(ctx).Info("The shared webhook certificate is unusable; replacing it",
@@ -62,20 +62,24 @@ func (s *SelfSigned) store(ctx context.Context, next, previous *keyPair) error {
 	if previous != nil {
 		data[PreviousCAKey] = previous.caPEM
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: s.opts.Secret.Name, Namespace: s.opts.Secret.Namespace, ResourceVersion: s.secretVersion,
-			Labels: map[string]string{ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy},
-		},
-		// Opaque, like the empty Secret the chart installs (so that Helm deletes it on uninstall):
-		// a type cannot change.
-		Type: corev1.SecretTypeOpaque,
-		Data: data,
-	}
+	var secret *corev1.Secret
 	var err error
-	if s.secretVersion == "" {
+	if s.secret == nil {
+		secret = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: s.opts.Secret.Name, Namespace: s.opts.Secret.Namespace,
+				Labels: map[string]string{ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy},
+			},
+			// Opaque, like the empty Secret the chart installs (so that Helm deletes it on uninstall).
+			Type: corev1.SecretTypeOpaque,
+			Data: data,
+		}
 		err = s.client.Create(ctx, secret)
 	} else {
+		// Only the data changes, at the version read: the installer's metadata stays its own, so
+		// that `helm upgrade` finds no field of its manifest taken over.
+		secret = s.secret.DeepCopy()
+		secret.Data = data
 		err = s.client.Update(ctx, secret)
 	}
 	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
@@ -84,6 +88,6 @@ func (s *SelfSigned) store(ctx context.Context, next, previous *keyPair) error {
 	if err != nil {
 		return err
 	}
-	s.secretVersion = secret.ResourceVersion
+	s.secret = secret
 	return nil
 }

@@ -52,9 +52,10 @@ func (f *fixture) replica(name string) *SelfSigned {
 	return s
 }
 
-func (f *fixture) replicaFile(replica, name string) []byte {
+// servedCert is the certificate a replica serves.
+func (f *fixture) servedCert(replica string) []byte {
 	f.t.Helper()
-	return f.file(filepath.Join(replica, name))
+	return f.file(filepath.Join(replica, CertFile))
 }
 
 func (f *fixture) secret() *corev1.Secret {
@@ -79,11 +80,11 @@ func TestReplicasShareOneCertificateThroughTheSecret(t *testing.T) {
 	f.ensure(a)
 	f.ensure(b)
 
-	if !bytes.Equal(f.replicaFile("a", CertFile), f.replicaFile("b", CertFile)) {
+	if !bytes.Equal(f.servedCert("a"), f.servedCert("b")) {
 		t.Fatal("the replicas serve different certificates")
 	}
 	secret := f.secret()
-	if !bytes.Equal(secret.Data[corev1.TLSCertKey], f.replicaFile("a", CertFile)) {
+	if !bytes.Equal(secret.Data[corev1.TLSCertKey], f.servedCert("a")) {
 		t.Error("secret does not hold the served certificate")
 	}
 	hook := f.configuration().Webhooks[0]
@@ -103,16 +104,16 @@ func TestAReplicaPicksUpTheRotationOfAnother(t *testing.T) {
 	a, b := f.replica("a"), f.replica("b")
 	f.ensure(a)
 	f.ensure(b)
-	old := f.replicaFile("b", CertFile)
+	old := f.servedCert("b")
 
 	f.now = start.Add(61 * day) // a rotates first
 	f.ensure(a)
-	rotated := f.replicaFile("a", CertFile)
+	rotated := f.servedCert("a")
 	if bytes.Equal(old, rotated) || len(f.secret().Data[PreviousCAKey]) == 0 {
 		t.Fatal("a did not rotate, or the secret forgot the previous CA")
 	}
 	f.ensure(b) // b's next check: takes a's pair instead of rotating again
-	if !bytes.Equal(f.replicaFile("b", CertFile), rotated) {
+	if !bytes.Equal(f.servedCert("b"), rotated) {
 		t.Error("b serves another certificate than a")
 	}
 	if n := len(f.bundleCAs()); n != 2 {
@@ -139,7 +140,7 @@ func TestAReplicaThatLosesTheCreateRaceTakesTheWinnersCertificate(t *testing.T) 
 	if !raced {
 		t.Fatal("no race happened")
 	}
-	if !bytes.Equal(f.replicaFile("loser", CertFile), f.replicaFile("winner", CertFile)) {
+	if !bytes.Equal(f.servedCert("loser"), f.servedCert("winner")) {
 		t.Error("the loser serves its own certificate")
 	}
 	if !bytes.Equal(f.configuration().Webhooks[0].ClientConfig.CABundle, f.secret().Data[CAFile]) {
@@ -161,7 +162,19 @@ func TestTheFirstReplicaFillsTheInstalledEmptySecret(t *testing.T) {
 	empty := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sharedSecret.Name, Namespace: sharedSecret.Namespace}}
 	f.client = fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(installed(), empty).Build()
 	f.ensure(f.replica("a"))
-	if !bytes.Equal(f.secret().Data[corev1.TLSCertKey], f.replicaFile("a", CertFile)) {
+	if !bytes.Equal(f.secret().Data[corev1.TLSCertKey], f.servedCert("a")) {
 		t.Error("the empty Secret was not filled with the served certificate")
+	}
+}
+
+// The installer's labels stay as they are: a replica writes only the data.
+func TestFillingTheSecretKeepsTheInstallersMetadata(t *testing.T) {
+	f := newFixture(t)
+	empty := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sharedSecret.Name, Namespace: sharedSecret.Namespace,
+		Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}}}
+	f.client = fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(installed(), empty).Build()
+	f.ensure(f.replica("a"))
+	if got := f.secret().Labels; len(got) != 1 || got["app.kubernetes.io/managed-by"] != "Helm" {
+		t.Errorf("labels %v", got)
 	}
 }
