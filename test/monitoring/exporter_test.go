@@ -2,8 +2,9 @@ package monitoring
 
 import (
 	"os"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,12 +81,7 @@ func exporterNames(t *testing.T) []string {
 	add("node_stats", infoStats(t, "statistics.body"))
 	add("node_stats", infoStats(t, "get-config_context-service.body"))
 	add("namespace", infoStats(t, "namespace_test.body"))
-	names := make([]string, 0, len(set))
-	for n := range set {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(set))
 }
 
 func TestExporterListFollowsTheFixtures(t *testing.T) {

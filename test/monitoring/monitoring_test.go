@@ -7,12 +7,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,12 +207,7 @@ func metricNames(expr string) []string {
 			delete(seen, strings.Trim(s[i+1:], " )"))
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func TestMetricNames(t *testing.T) {
