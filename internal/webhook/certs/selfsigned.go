@@ -8,8 +8,8 @@
 //     manager only reads and updates it by name. Replicas share one CA and certificate through one
 //     Secret (created by the first), so every replica serves a certificate the caBundle trusts;
 //   - outside a cluster (`make run`, the local cluster), a URL such as https://127.0.0.1:9443/...:
-//     the manager also writes the URL into the configuration, and creates the configuration when it
-//     is absent and its credentials allow it (a developer's admin kubeconfig).
+//     the manager also writes the URL into its webhooks, and creates the configuration when it is
+//     absent and its credentials allow it (a developer's admin kubeconfig).
 package certs
 
 import (
@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -206,14 +207,9 @@ func (s *SelfSigned) register(ctx context.Context, caBundle []byte) error {
 			return err
 		}
 		if s.opts.URL != "" {
-			if existing.Labels == nil {
-				existing.Labels = map[string]string{}
-			}
-			existing.Labels[ackov1alpha1.LabelManagedBy] = ackov1alpha1.ManagedBy
-			existing.Webhooks = s.configuration(caBundle).Webhooks
-		} else {
-			s.inject(existing.Webhooks, caBundle)
+			existing.Webhooks = s.pointAtURL(existing.Webhooks)
 		}
+		s.inject(existing.Webhooks, caBundle)
 		return s.client.Update(ctx, existing)
 	})
 }
@@ -227,6 +223,21 @@ func (s *SelfSigned) inject(hooks []admissionregistrationv1.ValidatingWebhook, c
 			hooks[i].NamespaceSelector = s.opts.NamespaceSelector.DeepCopy()
 		}
 	}
+}
+
+// pointAtURL makes each of the manager's webhooks call the server's URL, adding any that is
+// missing; the rest of the configuration (labels, other fields) stays the installer's, so that an
+// installer applying it again finds nothing of its own taken over.
+func (s *SelfSigned) pointAtURL(hooks []admissionregistrationv1.ValidatingWebhook) []admissionregistrationv1.ValidatingWebhook {
+	for _, want := range s.configuration(nil).Webhooks {
+		i := slices.IndexFunc(hooks, func(h admissionregistrationv1.ValidatingWebhook) bool { return h.Name == want.Name })
+		if i < 0 {
+			hooks = append(hooks, want)
+			continue
+		}
+		hooks[i].ClientConfig.URL, hooks[i].ClientConfig.Service = want.ClientConfig.URL, nil
+	}
+	return hooks
 }
 
 // configuration is the whole configuration of URL mode.

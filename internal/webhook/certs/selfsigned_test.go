@@ -12,6 +12,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -283,4 +284,29 @@ func TestNewRequiresTheOptions(t *testing.T) {
 	if _, err := New(nil, Options{Hosts: []string{testHost}, CertDir: "/tmp/x"}); err == nil {
 		t.Error("no configuration name accepted")
 	}
+}
+
+// Outside a cluster the manager points an installed configuration (the Helm e2e's) at its URL, and
+// leaves the installer's labels as they were.
+func TestEnsureKeepsAnInstalledConfigurationsLabels(t *testing.T) {
+	f := newFixture(t)
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: testName, Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "v.example.com",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/validate")},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	if err := f.client.Create(context.Background(), vwc); err != nil {
+		t.Fatal(err)
+	}
+	f.ensure(f.selfSigned())
+	got := f.configuration()
+	if got.Labels["app.kubernetes.io/managed-by"] != "Helm" || len(got.Webhooks) != 1 ||
+		*got.Webhooks[0].ClientConfig.URL != "https://127.0.0.1:9443/validate" {
+		t.Errorf("labels %v, webhooks %+v", got.Labels, got.Webhooks)
+	}
+	f.expectTrusted(f.file(CertFile))
 }
