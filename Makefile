@@ -78,7 +78,7 @@ helm: ## Build helm from source into bin/assets (cached).
 	@hack/build-assets.sh helm >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest-assets ## Unit and envtest suites against a real kube-apiserver and etcd.
+test: manifests generate fmt vet envtest-assets helm ## Unit and envtest suites (and the chart, with helm; the monitoring files, with promtool).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/e2e) -coverprofile cover.out
 
 .PHONY: fuzz

@@ -219,7 +219,10 @@ webhook:
 
 	It("uninstalls after the clusters are deleted, leaving nothing but the CRD", func() {
 		kubectl("delete", "asc", "--all", "-n", watched, "--timeout=2m")
-		Eventually(func() []string { return leftovers(release, watched) }).WithTimeout(2 * time.Minute).Should(BeEmpty())
+		Eventually(func() string {
+			return kubectl("get", "statefulsets,pods,services,configmaps,poddisruptionbudgets", "-n", watched,
+				"-l", "app.kubernetes.io/managed-by=acko", "-o", "name")
+		}).WithTimeout(2*time.Minute).Should(BeEmpty(), "the clusters' children go with them")
 		Expect(opts.StopProcess(localcluster.HelmManagerName)).To(Succeed())
 		helm("uninstall", release, "-n", system, "--wait", "--timeout", "2m")
 		Eventually(func() []string { return leftovers(release, system, watched) }).WithTimeout(time.Minute).Should(BeEmpty())
