@@ -1,8 +1,8 @@
 package monitoring
 
 import (
-	"os"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
