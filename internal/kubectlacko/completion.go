@@ -15,7 +15,8 @@ import (
 const completionTimeout = 5 * time.Second
 
 // completeClusterNames completes the NAME argument with the clusters of the namespace.
-func (o *options) completeClusterNames(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+func (o *options) completeClusterNames(cmd *cobra.Command, args []string,
+	toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -40,7 +41,8 @@ func (o *options) completeClusterNames(cmd *cobra.Command, args []string, toComp
 
 // completePodNames completes --pods with the pods of the cluster named first, one more after those
 // already typed (the flag takes a comma-separated list).
-func (o *options) completePodNames(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+func (o *options) completePodNames(cmd *cobra.Command, args []string,
+	toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) == 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -19,14 +19,10 @@ const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 // idTimeLayout is the time part of a generated id, in UTC.
 const idTimeLayout = "060102-150405"
 
-// idRandomLength is the number of random characters of a generated id: with the 13 of the time and
-// a dash the id has the 20 characters the API allows.
-const idRandomLength = ackov1alpha1.MaxOperationIDLength - len(idTimeLayout) - 1
-
-// newOperationID returns an operation id made of the UTC time to the second and random characters,
-// e.g. "261125-104512-x7k2pq". Ids of different seconds never collide, two of one second do with odds
-// of 1 in 36^6 (2·10⁹), and restart also checks the id against those the cluster has seen. The time
-// first makes ids sort by when they were made.
+// newOperationID returns an operation id made of the UTC time to the second, a dash and random
+// characters up to the 20 the API allows, e.g. "261125-104512-x7k2pq". Ids of different seconds
+// never collide, two of one second do with odds of 1 in 36^6 (2·10⁹), and restart also checks the
+// id against those the cluster has seen. The time first makes ids sort by when they were made.
 func newOperationID(now time.Time, random io.Reader) (string, error) {
 	var b strings.Builder
 	b.WriteString(now.UTC().Format(idTimeLayout))

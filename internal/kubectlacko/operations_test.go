@@ -161,4 +161,3 @@ func TestExplainedErrors(t *testing.T) {
 		t.Errorf("other errors pass: %v", err)
 	}
 }
-

@@ -79,9 +79,11 @@ func TestStatusRendering(t *testing.T) {
 	paused, pausedPods, pausedEvents := pausedCluster()
 	failed, inProgress := failedCluster(), inProgressCluster()
 	cases := map[string]clusterReport{
-		"status-running":     buildReport(runningCluster(), runningPods(runningCluster()), runningEvents()),
-		"status-paused":      buildReport(paused, pausedPods, pausedEvents),
-		"status-failed":      buildReport(failed, runningPods(failed), nil),
+		"status-running": buildReport(runningCluster(), runningPods(runningCluster()), runningEvents()),
+		"status-paused":  buildReport(paused, pausedPods, pausedEvents),
+		"status-failed": buildReport(failed, runningPods(failed), []corev1.Event{
+			event(corev1.EventTypeWarning, ackov1alpha1.EventOperation, failed.Status.OperationStatus.Message, time.Minute),
+		}),
 		"status-in-progress": buildReport(inProgress, []corev1.Pod{
 			pod(inProgress, "cache-0", "127.1.0.4", true, 2*time.Hour),
 			pod(inProgress, "cache-1", "127.1.0.5", false, 2*time.Hour),

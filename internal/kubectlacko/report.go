@@ -247,6 +247,8 @@ func listItems(clusters []ackov1alpha1.AerospikeCluster) []listItem {
 			ReadyPods: c.Status.ReadyPods, Phase: string(c.Status.Phase), Paused: c.Spec.Paused,
 			Operation: operationOf(c), Created: c.CreationTimestamp})
 	}
-	slices.SortFunc(out, func(a, b listItem) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(out, func(a, b listItem) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
