@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,13 @@ func TestArchivesAreReproducible(t *testing.T) {
 		t.Fatal("two archives of the same files differ")
 	}
 
-	zr, err := gzip.NewReader(&first)
+	checkEntries(t, first.Bytes())
+}
+
+// checkEntries reads an archive back: the files in order, with nothing of the machine or the time.
+func checkEntries(t *testing.T, data []byte) {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,10 +51,20 @@ func TestArchivesAreReproducible(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, _ := io.ReadAll(tr)
-		if hdr.Name != want.name || hdr.Mode != want.mode || string(data) != string(want.data) ||
-			!hdr.ModTime.Equal(archiveTime) || hdr.Uid != 0 || hdr.Gid != 0 || hdr.Uname != "" || hdr.Gname != "" {
-			t.Errorf("entry %+v (%q), want %s mode %o at the epoch owned by 0", hdr, data, want.name, want.mode)
+		got, _ := io.ReadAll(tr)
+		type entry struct {
+			Name, Uname, Gname string
+			Type               byte
+			Mode, Size, Unix   int64
+			UID, GID           int
+			Data               string
+		}
+		gotEntry := entry{hdr.Name, hdr.Uname, hdr.Gname, hdr.Typeflag, hdr.Mode, hdr.Size, hdr.ModTime.Unix(),
+			hdr.Uid, hdr.Gid, string(got)}
+		wantEntry := entry{Name: want.name, Type: tar.TypeReg, Mode: want.mode, Size: int64(len(want.data)),
+			Unix: archiveTime.Unix(), Data: string(want.data)}
+		if gotEntry != wantEntry {
+			t.Errorf("entry %+v, want %+v", gotEntry, wantEntry)
 		}
 	}
 	if _, err := tr.Next(); err != io.EOF {
@@ -66,21 +83,7 @@ func TestManifest(t *testing.T) {
 	if err := renderManifest(&out, "v1.2.3", "https://example.com", entries); err != nil {
 		t.Fatal(err)
 	}
-	var m struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct{ Name string }
-		Spec       struct {
-			Version, Homepage, ShortDescription, Description, Caveats string
-			Platforms                                                 []struct {
-				Selector struct {
-					MatchLabels map[string]string `json:"matchLabels"`
-				}
-				URI, SHA256, Bin string
-				Files            []struct{ From, To string }
-			}
-		}
-	}
+	var m krewPlugin
 	if err := yaml.UnmarshalStrict(out.Bytes(), &m); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -88,16 +91,40 @@ func TestManifest(t *testing.T) {
 		m.Spec.Version != "v1.2.3" || m.Spec.ShortDescription == "" || !strings.Contains(m.Spec.Caveats, "store/acko/v1.2.3/") {
 		t.Errorf("manifest header: %+v", m)
 	}
-	if len(m.Spec.Platforms) != 2 {
-		t.Fatalf("%d platforms", len(m.Spec.Platforms))
+	files := []krewFile{{"kubectl-acko", "."}, {"kubectl_complete-acko", "."}}
+	want := []krewPlatform{
+		{Selector: krewSelector{map[string]string{"os": "linux", "arch": "amd64"}}, URI: entries[0].URI,
+			SHA256: entries[0].SHA256, Bin: "kubectl-acko", Files: append(files, krewFile{"LICENSE", "."})},
+		{Selector: krewSelector{map[string]string{"os": "darwin", "arch": "arm64"}}, URI: entries[1].URI,
+			SHA256: entries[1].SHA256, Bin: "kubectl-acko", Files: files},
 	}
-	p := m.Spec.Platforms[1]
-	if p.Selector.MatchLabels["os"] != "darwin" || p.Selector.MatchLabels["arch"] != "arm64" ||
-		p.URI != entries[1].URI || p.SHA256 != entries[1].SHA256 || p.Bin != "kubectl-acko" ||
-		len(p.Files) != 2 || p.Files[1].From != "kubectl_complete-acko" || p.Files[1].To != "." {
-		t.Errorf("platform %+v", p)
+	if !reflect.DeepEqual(m.Spec.Platforms, want) {
+		t.Errorf("platforms %+v\nwant %+v", m.Spec.Platforms, want)
 	}
 }
+
+// krewPlugin is the part of krew's Plugin manifest the test reads.
+type krewPlugin struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct{ Name string }
+	Spec       struct {
+		Version, Homepage, ShortDescription, Description, Caveats string
+		Platforms                                                 []krewPlatform
+	}
+}
+
+type krewPlatform struct {
+	Selector         krewSelector
+	URI, SHA256, Bin string
+	Files            []krewFile
+}
+
+type krewSelector struct {
+	MatchLabels map[string]string `json:"matchLabels"`
+}
+
+type krewFile struct{ From, To string }
 
 func TestVersionMustBeSemver(t *testing.T) {
 	for _, v := range []string{"", "0.1.0", "v0.1", "latest"} {
