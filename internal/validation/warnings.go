@@ -55,7 +55,7 @@ func rackWarnings(c *ackov1alpha1.AerospikeCluster) []string {
 // pausedOperationWarnings: nothing advances while paused, operations included.
 func pausedOperationWarnings(c *ackov1alpha1.AerospikeCluster) []string {
 	pending := slices.ContainsFunc(c.Spec.Operations, func(op ackov1alpha1.OperationSpec) bool {
-		return !operationFinished(c, op.ID)
+		return !OperationFinished(c, op.ID)
 	})
 	if !c.Spec.Paused || !pending {
 		return nil
@@ -69,7 +69,7 @@ func pausedOperationWarnings(c *ackov1alpha1.AerospikeCluster) []string {
 func updateWarnings(old, c *ackov1alpha1.AerospikeCluster) []string {
 	var w []string
 	for i, op := range c.Spec.Operations {
-		if operationFinished(old, op.ID) && !hasOperation(old.Spec.Operations, op) {
+		if OperationFinished(old, op.ID) && !hasOperation(old.Spec.Operations, op) {
 			w = append(w, fmt.Sprintf("spec.operations[%d].id: operation %q already ran and will not run again: "+
 				"use a new id", i, op.ID))
 		}
