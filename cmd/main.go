@@ -25,6 +25,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/controller"
+	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
@@ -93,8 +94,9 @@ func parseFlags() (options, zap.Options) {
 // and the metrics.
 func setupController(mgr ctrl.Manager, o options) error {
 	recorder := mgr.GetEventRecorder("acko")
+	info := aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout})
 	probers := aerospike.NewProberManager(aerospike.ProberOptions{
-		Client: aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout}),
+		Client: info,
 		OnTip:  func(t aerospike.Tip) { controller.RecordTip(recorder, t) },
 	})
 	runner := tasks.New(tasks.DefaultTimeout)
@@ -117,15 +119,19 @@ func setupController(mgr ctrl.Manager, o options) error {
 		APIReader:     mgr.GetAPIReader(),
 		Scheme:        mgr.GetScheme(),
 		Recorder:      recorder,
-		Probers:       probers,
-		ClusterDomain: o.clusterDomain,
+		Probers:                 probers,
+		Tasks:                   runner,
+		Live:                    &liveconfig.Applier{Pods: signaller, Info: info},
+		ClusterDomain:           o.clusterDomain,
+		MaxConcurrentReconciles: o.maxConcurrent,
 		Executor: &operations.Executor{
 			Client:    mgr.GetClient(),
 			Signaller: signaller,
+			Tasks:     runner,
 			Recorder:  recorder,
 			Config:    operations.Config{PodTimeout: o.operationPodTimeout},
 		},
-	}).SetupWithManager(mgr, probers.Events())
+	}).SetupWithManager(mgr, probers.Events(), runner.Events())
 }
 
 func main() {

@@ -120,6 +120,7 @@ func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterS
 		{"validateSpec", r.validateSpec},
 		{"renderChildren", r.renderChildren},
 		{"observe", r.observe},
+		{"holdViolations", r.holdViolations},
 		{"syncReadinessGates", r.syncReadinessGates},
 		{"applyChildren", r.applyChildren},
 		{"runOperation", r.runOperation},

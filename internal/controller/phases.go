@@ -22,11 +22,31 @@ import (
 
 // validateSpec runs the webhook's validator again (webhooks can be bypassed): a spec that cannot be
 // applied is reported in status and waits for the user, instead of failing reconcile after reconcile.
+// The server's own rules (ConfigViolations) are held against it only once it is known whether they
+// would reach a pod (holdViolations).
 func (r *AerospikeClusterReconciler) validateSpec(_ context.Context, st *clusterState) (bool, error) {
 	if errs := validation.ValidateClusterSpec(st.cluster); len(errs) > 0 {
 		st.invalid, st.invalidReason = errs.ToAggregate().Error(), ackov1alpha1.ReasonInvalidSpec
 		return true, nil
 	}
+	st.violations = validation.ConfigViolations(st.cluster, r.ClusterDomain)
+	return false, nil
+}
+
+// holdViolations ratchets the server's rules as the webhook does: a spec that breaks them stops
+// before any pod is touched when it would bring a new config or template to a pod (or create the
+// cluster); a cluster accepted before the rules, whose pods already run what the spec says, keeps
+// working and shows the violations in the ConfigWarning condition.
+func (r *AerospikeClusterReconciler) holdViolations(_ context.Context, st *clusterState) (bool, error) {
+	if len(st.violations) == 0 {
+		return false, nil
+	}
+	msg := st.violations.ToAggregate().Error()
+	if len(st.outdated) > 0 || len(st.pods) == 0 {
+		st.invalid, st.invalidReason = msg, ackov1alpha1.ReasonInvalidSpec
+		return true, nil
+	}
+	st.configWarning = msg
 	return false, nil
 }
 

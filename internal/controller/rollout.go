@@ -149,6 +149,11 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		pod := st.pods[name]
 		sameInstance := pod != nil && string(pod.UID) == u.UID && pod.DeletionTimestamp == nil
 		switch {
+		case !sameInstance && u.Done && st.replacing(name):
+			// The pod came back broken and the spec changed again: a corrected spec replaces it at once.
+			if err := r.clearUpdate(ctx, st, name); err != nil {
+				return true, err
+			}
 		case sameInstance && st.superseded(name, u):
 			if err := r.clearUpdate(ctx, st, name); err != nil { // reverted, or broke: decided again
 				return true, err
@@ -199,6 +204,13 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	o := st.outdated[idx]
 	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
 	return (o.method != u.Method && !fellBack) || u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod)
+}
+
+// replacing: the pod is outdated and broken by its container state, so it is to be replaced.
+func (st *clusterState) replacing(name string) bool {
+	return slices.ContainsFunc(st.outdated, func(o outdatedPod) bool {
+		return o.pod.Name == name && o.method == ackov1alpha1.UpdateReplace
+	})
 }
 
 // takeStep takes the recorded steps of one method that have not happened yet, and says what they
@@ -340,4 +352,3 @@ func (st *clusterState) setNotYetUpdated() string {
 	}
 	return ""
 }
-

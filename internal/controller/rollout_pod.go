@@ -16,27 +16,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/internal/tasks"
 )
 
 // LiveConfigurer applies a config change to a running node without restarting it (set-config),
-// outside Reconcile (it talks to the node). A change the server cannot take live wraps
-// ErrNeedsRestart; a node that refused it wraps ErrRefused with the server's answer.
+// outside Reconcile (it talks to the node): liveconfig.Applier. A change the server cannot take live
+// wraps liveconfig.liveconfig.ErrNeedsRestart; a node that refused it wraps liveconfig.liveconfig.ErrRefused with the
+// server's answer.
 type LiveConfigurer interface {
 	// Apply makes the pod's node run the ConfigMap's config whose identity is configHash, and keeps
 	// the pod's own copy in step; it says what it applied.
 	Apply(ctx context.Context, pod *corev1.Pod, configHash string) (applied string, err error)
 }
-
-var (
-	// ErrNeedsRestart: the change has a parameter the running server cannot take (static, removed,
-	// or one that must change on every node at once).
-	ErrNeedsRestart = errors.New("the change needs a restart")
-	// ErrRefused: the node refused a change the tables say it takes live.
-	ErrRefused = errors.New("the node refused the change")
-)
 
 // settleDelay is how long after a restart attempt whose signal may have gone out the operator reads
 // the node's uptime before it tries again: asd is back within a second or two when it restarted.
@@ -186,7 +180,7 @@ func (r *AerospikeClusterReconciler) switchMethod(ctx context.Context, st *clust
 }
 
 func eventForFallback(why error) string {
-	if errors.Is(why, ErrRefused) || errors.Is(why, ErrNeedsRestart) {
+	if errors.Is(why, liveconfig.ErrRefused) || errors.Is(why, liveconfig.ErrNeedsRestart) {
 		return ackov1alpha1.EventConfigApplyFailed
 	}
 	return ackov1alpha1.EventRollingRestartStarted
@@ -241,7 +235,7 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 	u, pod := st.cluster.Status.Pods[name].Update, st.pods[name]
 	if r.Live == nil {
 		return "restarting in place", r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace,
-			fmt.Errorf("%w: live changes are off", ErrNeedsRestart))
+			fmt.Errorf("%w: live changes are off", liveconfig.ErrNeedsRestart))
 	}
 	task := "live/" + name
 	if res, ok := st.results[task]; ok {
@@ -250,7 +244,7 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventConfigApplied, "Configure", pod,
 				"Applied config %s to pod %s with no restart: %s", u.ConfigHash, name, res.Note)
 			return "recording the config the pod runs", r.recordConfig(ctx, pod, u.ConfigHash)
-		case errors.Is(res.Err, ErrNeedsRestart), errors.Is(res.Err, ErrRefused):
+		case errors.Is(res.Err, liveconfig.ErrNeedsRestart), errors.Is(res.Err, liveconfig.ErrRefused):
 			return "restarting in place", r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace, res.Err)
 		}
 		return fmt.Sprintf("applying the config live: %v (trying again)", res.Err), nil

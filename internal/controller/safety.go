@@ -64,14 +64,31 @@ var takeDownChecks = []takeDownCheck{
 }
 
 // mayTakeDown runs the safety checks for taking pods down now; it returns the name of the first
-// check that holds them and why ("" when they may go).
+// check that holds them and why ("" when they may go). While the nodes are split, nodes outside the
+// largest group hold no copy the cluster serves from: restarting them (which can heal the split)
+// needs only the safety rule.
 func (st *clusterState) mayTakeDown(pods []string) (check, why string) {
-	for _, c := range takeDownChecks {
+	checks := takeDownChecks
+	if st.split && len(pods) > 0 && st.outsideLargestGroup(pods) {
+		checks = checks[:1]
+	}
+	for _, c := range checks {
 		if why := c.check(st, pods); why != "" {
 			return c.name, why
 		}
 	}
 	return "", ""
+}
+
+// outsideLargestGroup: none of the pods' nodes is in the largest group of a split cluster.
+func (st *clusterState) outsideLargestGroup(pods []string) bool {
+	groups, _ := st.health.Groups(st.members)
+	for _, p := range pods {
+		if len(groups) == 0 || slices.Contains(groups[0].Pods, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // budgetTaken reports whether the PodDisruptionBudget counts pods as disrupted already, so that a
@@ -95,7 +112,8 @@ func (st *clusterState) budgetTaken(pods []string) (bool, string) {
 }
 
 // lookAgain re-reads the cluster's pods from the API server, not the cache, right before an act that
-// takes nodes down: a drain that evicted another pod a moment ago must hold the act.
+// takes nodes down: a pod the checks saw Ready that went down since (a drain evicted it a moment ago)
+// holds the act.
 func (r *AerospikeClusterReconciler) lookAgain(ctx context.Context, st *clusterState, pods []string) (string, error) {
 	list := &corev1.PodList{}
 	if err := r.APIReader.List(ctx, list, client.InNamespace(st.cluster.Namespace),
@@ -108,7 +126,7 @@ func (r *AerospikeClusterReconciler) lookAgain(ctx context.Context, st *clusterS
 	}
 	var down []string
 	for _, name := range st.cluster.DesiredPodNames() {
-		if !slices.Contains(pods, name) && !resources.PodReady(fresh[name]) {
+		if !slices.Contains(pods, name) && resources.PodReady(st.pods[name]) && !resources.PodReady(fresh[name]) {
 			down = append(down, name)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -49,12 +50,13 @@ type clusterState struct {
 	results  map[string]outcome // background task results taken by this reconcile, by task name
 
 	// Decisions.
-	invalid, invalidReason string // the spec cannot be applied (Stalled)
-	stuck                  string // a rolling restart ran past its progress deadline (Stalled)
-	configWarning          string // rules the applied config breaks since they were added
-	applied                bool   // the children match the spec (observedGeneration)
-	deferred               bool   // a scale down still has steps to go
-	expectedSize           int    // Aerospike nodes the applied StatefulSets ask for
+	violations             field.ErrorList // the server's rules the spec breaks (ratcheted: holdViolations)
+	invalid, invalidReason string          // the spec cannot be applied (Stalled)
+	stuck                  string          // a rolling restart ran past its progress deadline (Stalled)
+	configWarning          string          // rules the applied config breaks since they were added
+	applied                bool            // the children match the spec (observedGeneration)
+	deferred               bool            // a scale down still has steps to go
+	expectedSize           int             // Aerospike nodes the applied StatefulSets ask for
 	operationActive        bool
 	work                   *work // what the operator is still doing; nil when done
 	events                 []pendingEvent

@@ -216,7 +216,7 @@ func newOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options))
 	}
 	r := &AerospikeClusterReconciler{
 		Client: wrapped, APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder, Probers: probers,
-		PollInterval: 500 * time.Millisecond, Tasks: runner,
+		PollInterval: 500 * time.Millisecond, Tasks: runner, MaxConcurrentReconciles: w.workers,
 		Executor: &operations.Executor{Client: wrapped, Signaller: w, Tasks: runner, Recorder: recorder, Config: opCfg},
 	}
 	if err := r.SetupWithManager(mgr, w.healthEvents(), runner.Events()); err != nil {

@@ -15,8 +15,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -62,6 +62,8 @@ type world struct {
 	prober *aerospike.ProberManager
 	// podIP, when set, picks pod addresses (e.g. loopback addresses a simulator serves).
 	podIP func(pod *corev1.Pod, ordinal int) string
+	// workers, when set, is the operator's number of reconcile workers.
+	workers int
 }
 
 func (w *world) healthEvents() <-chan event.GenericEvent {
@@ -413,12 +415,14 @@ func (w *world) facts(uptime time.Duration, size int, key string, asked int) aer
 // loading the config it is given.
 func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash string) error {
 	w.mu.Lock()
-	if w.signalErr != nil {
-		if err := w.signalErr(pod.Name); err != nil {
-			w.mu.Unlock()
+	signalErr := w.signalErr
+	w.mu.Unlock()
+	if signalErr != nil {
+		if err := signalErr(pod.Name); err != nil { // may block, as a hung exec does: not under the lock
 			return err
 		}
 	}
+	w.mu.Lock()
 	w.warm[pod.Name]++
 	w.loaded[pod.Name] = configHash
 	w.started[pod.UID] = time.Now()

@@ -31,6 +31,11 @@ var (
 		"Desired number of nodes (spec.size).", clusterLabels, nil)
 	breakerDesc = prometheus.NewDesc("acko_circuit_breaker_open",
 		"1 while the cluster's reconcile circuit breaker is open.", clusterLabels, nil)
+	splitDesc = prometheus.NewDesc("acko_cluster_split",
+		"1 while the cluster's Aerospike nodes form more than one cluster (split brain).", clusterLabels, nil)
+	stalledDesc = prometheus.NewDesc("acko_cluster_stalled",
+		"1 while the operator cannot progress without the user (Stalled condition), by reason.",
+		append(clusterLabels, "reason"), nil)
 	scrapeErrorDesc = prometheus.NewDesc("acko_cluster_metrics_scrape_error",
 		"1 when the clusters could not be listed for this scrape.", nil, nil)
 )
@@ -55,7 +60,8 @@ func (c *ClusterCollector) setLister(list ClusterLister) {
 
 // Describe implements prometheus.Collector.
 func (c *ClusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{pausedDesc, phaseDesc, readyDesc, sizeDesc, breakerDesc, scrapeErrorDesc} {
+	for _, d := range []*prometheus.Desc{pausedDesc, phaseDesc, readyDesc, sizeDesc, breakerDesc, splitDesc, stalledDesc,
+		scrapeErrorDesc} {
 		ch <- d
 	}
 }
@@ -95,6 +101,10 @@ func collectCluster(ch chan<- prometheus.Metric, cl *ackov1alpha1.AerospikeClust
 	gauge(readyDesc, float64(cl.Status.ReadyPods))
 	gauge(sizeDesc, float64(cl.Spec.Size))
 	gauge(breakerDesc, boolValue(meta.IsStatusConditionTrue(cl.Status.Conditions, ackov1alpha1.ConditionCircuitBreakerOpen)))
+	gauge(splitDesc, boolValue(meta.IsStatusConditionTrue(cl.Status.Conditions, ackov1alpha1.ConditionClusterSplit)))
+	if c := meta.FindStatusCondition(cl.Status.Conditions, ackov1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+		gauge(stalledDesc, 1, c.Reason)
+	}
 }
 
 // PausedSince is when the operator acknowledged the pause; false when the cluster is not paused.

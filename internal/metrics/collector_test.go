@@ -30,7 +30,9 @@ func TestClusterCollector(t *testing.T) {
 		// spec says paused but the operator has not acknowledged it yet: no duration.
 		cluster("pausing", true, ackov1alpha1.PhaseRunning),
 		cluster("running", false, ackov1alpha1.PhaseRunning,
-			metav1.Condition{Type: ackov1alpha1.ConditionCircuitBreakerOpen, Status: metav1.ConditionTrue}),
+			metav1.Condition{Type: ackov1alpha1.ConditionCircuitBreakerOpen, Status: metav1.ConditionTrue},
+			metav1.Condition{Type: ackov1alpha1.ConditionClusterSplit, Status: metav1.ConditionTrue},
+			metav1.Condition{Type: ackov1alpha1.ConditionStalled, Status: metav1.ConditionTrue, Reason: "RolloutStuck"}),
 	}
 	c := NewClusterCollector(func(context.Context) ([]ackov1alpha1.AerospikeCluster, error) { return clusters, nil })
 	c.clock = clocktesting.NewFakePassiveClock(now)
@@ -44,9 +46,17 @@ acko_cluster_paused_duration_seconds{name="paused",namespace="ns"} 90
 acko_circuit_breaker_open{name="paused",namespace="ns"} 0
 acko_circuit_breaker_open{name="pausing",namespace="ns"} 0
 acko_circuit_breaker_open{name="running",namespace="ns"} 1
+# HELP acko_cluster_split 1 while the cluster's Aerospike nodes form more than one cluster (split brain).
+# TYPE acko_cluster_split gauge
+acko_cluster_split{name="paused",namespace="ns"} 0
+acko_cluster_split{name="pausing",namespace="ns"} 0
+acko_cluster_split{name="running",namespace="ns"} 1
+# HELP acko_cluster_stalled 1 while the operator cannot progress without the user (Stalled condition), by reason.
+# TYPE acko_cluster_stalled gauge
+acko_cluster_stalled{name="running",namespace="ns",reason="RolloutStuck"} 1
 `
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
-		"acko_cluster_paused_duration_seconds", "acko_circuit_breaker_open"); err != nil {
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "acko_cluster_paused_duration_seconds",
+		"acko_circuit_breaker_open", "acko_cluster_split", "acko_cluster_stalled"); err != nil {
 		t.Fatal(err)
 	}
 	phase := `

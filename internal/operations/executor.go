@@ -177,8 +177,11 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 		return Result{Active: true, Waiting: fmt.Sprintf("pod %s does not exist", st.CurrentPod)}, nil
 	}
 	why, err := obs.MayTakeDown(ctx, pod.Name, warm)
-	if err != nil || why != "" {
-		return Result{Active: true, Waiting: why}, err
+	if err != nil {
+		return Result{Active: true}, err
+	}
+	if why != "" {
+		return e.waitOrFail(ctx, c, obs, why)
 	}
 	if !warm {
 		refused, err := e.evict(ctx, pod, st.CurrentPodUID)
@@ -218,7 +221,17 @@ func (e *Executor) warmRestartResult(ctx context.Context, c *ackov1alpha1.Aerosp
 			s.OperationStatus.CurrentPodAttempted = nil
 		}})
 	}
-	return Result{Active: true, Waiting: fmt.Sprintf("restarting pod %s failed, trying again: %v", st.CurrentPod, res.Err)}, nil
+	return e.waitOrFail(ctx, c, obs, fmt.Sprintf("restarting pod %s failed, trying again: %v", st.CurrentPod, res.Err))
+}
+
+// waitOrFail waits for the current pod's restart to become possible, up to PodTimeout from its begin;
+// past it, the operation ends in Error saying what it waited for.
+func (e *Executor) waitOrFail(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed, why string) (Result, error) {
+	st := c.Status.OperationStatus
+	if limit := e.Config.withDefaults().PodTimeout; obs.Now.Sub(startTime(st)) > limit {
+		return e.progress(ctx, c, e.podFailed(c, st.CurrentPod, fmt.Sprintf("could not be restarted within %s: %s", limit, why)))
+	}
+	return Result{Active: true, Waiting: why}, nil
 }
 
 // evict evicts the pod instance recorded in status; a pod already gone or replaced means it happened.

@@ -247,11 +247,7 @@ func planUnconfirmed(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config)
 			return Step{Kind: StepWait, Pod: st.CurrentPod, Reason: "settling whether the restart signal went out"}
 		}
 	}
-	if obs.Now.Sub(startTime(st)) > cfg.PodTimeout {
-		return Step{Kind: StepPodFailed, Pod: st.CurrentPod,
-			Reason: fmt.Sprintf("pod %s could not be restarted within %s", st.CurrentPod, cfg.PodTimeout)}
-	}
-	return Step{Kind: StepAct, Pod: st.CurrentPod}
+	return Step{Kind: StepAct, Pod: st.CurrentPod} // the executor bounds the act by PodTimeout, saying why
 }
 
 func planWaitBack(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {

@@ -313,9 +313,8 @@ var _ = Describe("Plan", func() {
 			current(warm, false), noHealth, at(5*time.Second)),
 		Entry("WarmRestart: recorded, no attempt yet: act (after the safety checks)",
 			decide(operations.StepAct, "c-1"), "", current(warm, false), noAttempt),
-		Entry("WarmRestart: still not restarted after the pod timeout: fail",
-			decide(operations.StepPodFailed, "c-1"), "pod c-1 could not be restarted within 1m0s",
-			current(warm, false), noHealth, at(61*time.Second)),
+		Entry("WarmRestart: still not restarted after the pod timeout: act (the executor fails it, saying why)",
+			decide(operations.StepAct, "c-1"), "", current(warm, false), noHealth, at(61*time.Second)),
 
 		// Sent: waiting for the pod to come back.
 		Entry("PodRestart: the old instance still runs", decide(operations.StepWait, "c-1"), "pod is not recreated yet",
