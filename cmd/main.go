@@ -14,7 +14,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -29,7 +28,9 @@ import (
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/internal/tasks"
+	"github.com/acko-io/acko/internal/version"
 	ackowebhook "github.com/acko-io/acko/internal/webhook"
 )
 
@@ -51,11 +52,11 @@ type options struct {
 	infoTimeout            time.Duration
 	metricsAddr, probeAddr string
 	secureMetrics          bool
-	enableLeaderElection   bool
 	enableHTTP2            bool
 	metricsCertDir         string
 	clusterDomain          string
 	webhook                ackowebhook.Options
+	deployment             deploymentOptions
 }
 
 func parseFlags() (options, zap.Options) {
@@ -63,8 +64,6 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
 		"The address the metrics endpoint binds to (:8443 for HTTPS, :8080 for HTTP, 0 to disable).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
-	flag.BoolVar(&o.enableLeaderElection, "leader-elect", false,
-		"Enable leader election, so that only one manager is active at a time.")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS with authentication and authorization.")
 	flag.StringVar(&o.metricsCertDir, "metrics-cert-path", "",
@@ -83,7 +82,9 @@ func parseFlags() (options, zap.Options) {
 	flag.DurationVar(&o.infoTimeout, "aerospike-info-timeout", aerospike.DefaultTimeout,
 		"Timeout of one Aerospike info call.")
 	o.webhook.BindFlags(flag.CommandLine)
-	zapOpts := zap.Options{Development: true}
+	o.deployment.bindFlags(flag.CommandLine)
+	// Production logging (JSON, info) unless --zap-devel asks for the development console format.
+	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	o.webhook.ClusterDomain = o.clusterDomain
@@ -109,21 +110,18 @@ func setupController(mgr ctrl.Manager, o options) error {
 	if err != nil {
 		return err
 	}
-	metrics.Register(func(ctx context.Context) ([]ackov1alpha1.AerospikeCluster, error) {
-		list := &ackov1alpha1.AerospikeClusterList{}
-		err := mgr.GetCache().List(ctx, list)
-		return list.Items, err
-	})
+	registerMetrics(mgr)
 	return (&controller.AerospikeClusterReconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetAPIReader(),
-		Scheme:        mgr.GetScheme(),
-		Recorder:      recorder,
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Scheme:                  mgr.GetScheme(),
+		Recorder:                recorder,
 		Probers:                 probers,
 		Tasks:                   runner,
 		Live:                    &liveconfig.Applier{Pods: signaller, Info: info},
 		ClusterDomain:           o.clusterDomain,
 		MaxConcurrentReconciles: o.maxConcurrent,
+		PodMonitors:             podMonitorsServed(mgr),
 		Executor: &operations.Executor{
 			Client:    mgr.GetClient(),
 			Signaller: signaller,
@@ -134,8 +132,48 @@ func setupController(mgr ctrl.Manager, o options) error {
 	}).SetupWithManager(mgr, probers.Events(), runner.Events())
 }
 
+// podMonitorsServed reports whether the Prometheus Operator's PodMonitor CRD exists as the manager
+// starts: spec.monitoring then adds a PodMonitor per cluster.
+func podMonitorsServed(mgr ctrl.Manager) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(resources.PodMonitorGVK.GroupKind(), resources.PodMonitorGVK.Version)
+	if err != nil {
+		setupLog.Info("no PodMonitor CRD: spec.monitoring adds the exporter and its port, no PodMonitor", "reason", err.Error())
+	}
+	return err == nil
+}
+
+// registerMetrics serves ACKO's metrics; the per-cluster gauges only while this replica leads.
+func registerMetrics(mgr ctrl.Manager) {
+	metrics.Register(func(ctx context.Context) ([]ackov1alpha1.AerospikeCluster, error) {
+		list := &ackov1alpha1.AerospikeClusterList{}
+		err := mgr.GetCache().List(ctx, list)
+		return list.Items, err
+	}, mgr.Elected())
+}
+
+// applyDeployment sets the namespaces the manager watches, its leader election and the webhook's
+// namespace options; the operator's own namespace is only resolved when something lives there.
+func applyDeployment(mgrOpts *ctrl.Options, o *options) error {
+	watch, err := o.deployment.namespaces()
+	if err != nil {
+		return err
+	}
+	mgrOpts.Cache = cacheOptions(watch)
+	o.webhook.WatchNamespaces = watch
+	var namespace string
+	if o.deployment.leaderElect || o.webhook.NeedsNamespace() {
+		if namespace, err = o.deployment.namespace(); err != nil {
+			return err
+		}
+	}
+	o.webhook.Namespace = namespace
+	o.deployment.applyLeaderElection(mgrOpts, namespace)
+	return nil
+}
+
 func main() {
 	o, zapOpts := parseFlags()
+	o.deployment.exitIfVersion()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	var tlsOpts []func(*tls.Config)
@@ -153,17 +191,21 @@ func main() {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	restCfg := ctrl.GetConfigOrDie()
-	restCfg.QPS, restCfg.Burst = float32(o.apiQPS), o.apiBurst
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOpts,
-		WebhookServer:          webhook.NewServer(o.webhook.ServerOptions(tlsOpts)),
 		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         o.enableLeaderElection,
-		LeaderElectionID:       "acko-leader.acko.io",
-		Cache:                  cache.Options{ByObject: controller.CacheByObject()},
-	})
+	}
+	if err := applyDeployment(&mgrOpts, &o); err != nil {
+		setupLog.Error(err, "invalid flags")
+		os.Exit(1)
+	}
+	mgrOpts.WebhookServer = webhook.NewServer(o.webhook.ServerOptions(tlsOpts))
+	setupLog.Info("starting", "version", version.Version, "revision", version.Revision,
+		"watchNamespaces", o.webhook.WatchNamespaces, "leaderElection", mgrOpts.LeaderElection)
+	restCfg := ctrl.GetConfigOrDie()
+	restCfg.QPS, restCfg.Burst = float32(o.apiQPS), o.apiBurst
+	mgr, err := ctrl.NewManager(restCfg, mgrOpts)
 	if err != nil {
 		setupLog.Error(err, "unable to create manager")
 		os.Exit(1)

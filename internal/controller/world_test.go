@@ -64,6 +64,8 @@ type world struct {
 	podIP func(pod *corev1.Pod, ordinal int) string
 	// workers, when set, is the operator's number of reconcile workers.
 	workers int
+	// podMonitors tells the operator the PodMonitor CRD exists.
+	podMonitors bool
 }
 
 func (w *world) healthEvents() <-chan event.GenericEvent {

@@ -42,9 +42,10 @@ var (
 
 // ClusterCollector computes the per-cluster gauges at scrape time.
 type ClusterCollector struct {
-	mu    sync.Mutex
-	list  ClusterLister
-	clock clock.PassiveClock
+	mu      sync.Mutex
+	list    ClusterLister
+	elected <-chan struct{} // nil: always; else only once closed
+	clock   clock.PassiveClock
 }
 
 // NewClusterCollector returns a collector over the clusters list returns (none while list is nil).
@@ -52,10 +53,24 @@ func NewClusterCollector(list ClusterLister) *ClusterCollector {
 	return &ClusterCollector{list: list, clock: clock.RealClock{}}
 }
 
-func (c *ClusterCollector) setLister(list ClusterLister) {
+func (c *ClusterCollector) setSource(list ClusterLister, elected <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.list = list
+	c.list, c.elected = list, elected
+}
+
+// source is the lister to describe, nil while there is none or this replica is not the leader.
+func (c *ClusterCollector) source() ClusterLister {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.elected != nil {
+		select {
+		case <-c.elected:
+		default:
+			return nil
+		}
+	}
+	return c.list
 }
 
 // Describe implements prometheus.Collector.
@@ -68,9 +83,7 @@ func (c *ClusterCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *ClusterCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	list := c.list
-	c.mu.Unlock()
+	list := c.source()
 	if list == nil {
 		return
 	}

@@ -90,3 +90,41 @@ func TestForgetDeletesCounterSeries(t *testing.T) {
 func keyOf(name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: "ns", Name: name}
 }
+
+// Of two replicas only the leader exports the per-cluster gauges: a follower serves none.
+func TestClusterCollectorServesOnlyOnceElected(t *testing.T) {
+	clusters := []ackov1alpha1.AerospikeCluster{cluster("a", false, ackov1alpha1.PhaseRunning)}
+	c := NewClusterCollector(nil)
+	elected := make(chan struct{})
+	c.setSource(func(context.Context) ([]ackov1alpha1.AerospikeCluster, error) { return clusters, nil }, elected)
+	if n := testutil.CollectAndCount(c); n != 0 {
+		t.Fatalf("a follower exported %d series", n)
+	}
+	close(elected)
+	// the scrape error gauge and 4 phases, ready pods, size and the breaker of one cluster
+	if n := testutil.CollectAndCount(c); n != 8 {
+		t.Fatalf("the leader exported %d series, want 8", n)
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	Register(nil, nil)
+	want := `
+# HELP acko_build_info Always 1; the labels say which build of ACKO this is (version, git revision).
+# TYPE acko_build_info gauge
+acko_build_info{revision="unknown",version="dev"} 1
+`
+	if err := testutil.CollectAndCompare(buildInfo, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNamesListsEveryMetric(t *testing.T) {
+	got := strings.Join(Names(), " ")
+	for _, name := range []string{"acko_pod_restarts_total", "acko_build_info", "acko_cluster_paused_duration_seconds",
+		"acko_cluster_phase", "acko_cluster_metrics_scrape_error"} {
+		if !strings.Contains(" "+got+" ", " "+name+" ") {
+			t.Errorf("%s missing from %s", name, got)
+		}
+	}
+}
