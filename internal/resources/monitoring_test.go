@@ -9,7 +9,7 @@ import (
 	"github.com/acko-io/acko/api/v1alpha1"
 )
 
-func TestMonitoring(t *testing.T) {
+func TestMonitoringExporter(t *testing.T) {
 	c := newCluster()
 	off := StatefulSet(c, c.RackPlan()[0], "h")
 	c.Spec.Monitoring = &v1alpha1.MonitoringSpec{Enabled: true}
@@ -34,6 +34,11 @@ func TestMonitoring(t *testing.T) {
 	if on.Spec.Template.Annotations[v1alpha1.AnnotationPodSpecHash] == off.Spec.Template.Annotations[v1alpha1.AnnotationPodSpecHash] {
 		t.Error("turning monitoring on must roll the pods (a pod spec change)")
 	}
+}
+
+func TestMonitoringChildren(t *testing.T) {
+	c := newCluster()
+	c.Spec.Monitoring = &v1alpha1.MonitoringSpec{Enabled: true}
 	svc := HeadlessService(c)
 	if p := svc.Spec.Ports[len(svc.Spec.Ports)-1]; p.Name != "metrics" || p.Port != 9145 {
 		t.Errorf("headless Service ports %v", svc.Spec.Ports)
