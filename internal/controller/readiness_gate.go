@@ -2,19 +2,17 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/resources"
 )
 
@@ -41,14 +39,10 @@ func (r *AerospikeClusterReconciler) syncReadinessGates(ctx context.Context, st 
 			continue
 		}
 		ready, reason, message := st.gateFor(name)
-		status := corev1.ConditionFalse
-		if ready {
-			status = corev1.ConditionTrue
-		}
-		if cur := resources.GateCondition(pod); cur != nil && cur.Status == status && cur.Reason == reason {
+		if cur := resources.GateCondition(pod); cur != nil && (cur.Status == corev1.ConditionTrue) == ready && cur.Reason == reason {
 			continue
 		}
-		if err := r.patchGate(ctx, pod, status, reason, message); err != nil {
+		if err := pods.SetGate(ctx, r.Client, pod, ready, reason, message, r.Clock.Now()); err != nil {
 			return true, err
 		}
 	}
@@ -87,23 +81,6 @@ func (st *clusterState) heldPods() map[string]string {
 		held[op.CurrentPod] = fmt.Sprintf("warm restart of operation %s", op.ID)
 	}
 	return held
-}
-
-// patchGate writes the pod's gate condition with a strategic merge patch of its status (the
-// conditions list merges by type), keeping the transition time unless the status changes.
-func (r *AerospikeClusterReconciler) patchGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus,
-	reason, message string) error {
-	since := metav1.NewTime(r.Clock.Now())
-	if cur := resources.GateCondition(pod); cur != nil && cur.Status == status {
-		since = cur.LastTransitionTime
-	}
-	cond := corev1.PodCondition{Type: ackov1alpha1.PodConditionAerospikeReady, Status: status, Reason: reason,
-		Message: message, LastTransitionTime: since}
-	data, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{cond}}})
-	if err != nil {
-		return err
-	}
-	return client.IgnoreNotFound(r.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data)))
 }
 
 // RecordTip turns a heal attempt of the prober into an event on the cluster.

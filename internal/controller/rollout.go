@@ -9,9 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/metrics"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/resources"
 )
 
@@ -220,25 +222,25 @@ func (st *clusterState) replacing(name string) bool {
 // takeStep takes the recorded steps of one method that have not happened yet, and says what they
 // wait for now.
 func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterState, method ackov1alpha1.PodUpdateMethod,
-	pods []string) (string, error) {
+	names []string) (string, error) {
 	switch method {
 	case ackov1alpha1.UpdateInPlace:
-		return r.restartInPlace(ctx, st, pods)
+		return r.restartInPlace(ctx, st, names)
 	case ackov1alpha1.UpdateLive:
-		return r.applyLive(ctx, st, pods[0])
+		return r.applyLive(ctx, st, names[0])
 	case ackov1alpha1.UpdateEvict:
 		// Looked at again right before the act: the record may be minutes old (an operator restart, a
 		// refused eviction), and a drain may have taken a node meanwhile.
-		if check, why := st.mayTakeDown(pods); check != "" {
+		if check, why := st.mayTakeDown(names); check != "" {
 			return holdReason("eviction", check, why), nil
 		}
-		if why, err := r.lookAgain(ctx, st, pods); why != "" || err != nil {
+		if why, err := r.lookAgain(ctx, st, names); why != "" || err != nil {
 			return why, err
 		}
 	}
-	for _, name := range pods {
+	for _, name := range names {
 		pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
-		refused, err := r.removePod(ctx, pod, method == ackov1alpha1.UpdateEvict)
+		refused, err := pods.Remove(ctx, r.Client, pod, types.UID(u.UID), method == ackov1alpha1.UpdateEvict)
 		if err != nil || refused != "" {
 			return refused, err
 		}

@@ -2,22 +2,18 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/internal/tasks"
 )
@@ -42,29 +38,6 @@ const minUptimeBeforeSignal = 3 * time.Second
 
 // waitingInPlace is what a restart in place says while it runs.
 const waitingInPlace = "restarting in place"
-
-// removePod evicts the pod instance (the PodDisruptionBudget arbitrates with drains), or deletes it
-// when evict is false (a broken pod, which the budget already counts as down). refused says why an
-// eviction must wait. A pod already gone or replaced counts as removed.
-func (r *AerospikeClusterReconciler) removePod(ctx context.Context, pod *corev1.Pod, evict bool) (refused string, err error) {
-	uid := pod.UID
-	pre := &metav1.Preconditions{UID: &uid}
-	if evict {
-		err = r.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{
-			ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
-			DeleteOptions: &metav1.DeleteOptions{Preconditions: pre},
-		})
-	} else {
-		err = r.Delete(ctx, pod, &client.DeleteOptions{Preconditions: pre})
-	}
-	switch {
-	case apierrors.IsTooManyRequests(err):
-		return fmt.Sprintf("eviction refused, waiting: %v", err), nil
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		return "", nil
-	}
-	return "", err
-}
 
 // restartInPlace takes a recorded restart in place one move further for a batch of pods: it settles
 // an attempt whose outcome is unknown from the nodes' uptimes, takes the result of the background
@@ -220,22 +193,9 @@ func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clus
 func (r *AerospikeClusterReconciler) recordConfigThenClear(ctx context.Context, st *clusterState, pod *corev1.Pod,
 	hash string) (string, error) {
 	if hash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != hash {
-		return "recording the config the pod runs", r.recordConfig(ctx, pod, hash)
+		return "recording the config the pod runs", pods.RecordConfig(ctx, r.Client, pod, hash)
 	}
 	return "", r.clearUpdate(ctx, st, pod.Name)
-}
-
-// recordConfig sets the pod's acko.io/config-hash annotation to the config its node runs now.
-func (r *AerospikeClusterReconciler) recordConfig(ctx context.Context, pod *corev1.Pod, hash string) error {
-	if hash == "" || pod.Annotations[ackov1alpha1.AnnotationConfigHash] == hash {
-		return nil
-	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{ackov1alpha1.AnnotationConfigHash: hash}}})
-	if err != nil {
-		return err
-	}
-	return client.IgnoreNotFound(r.Patch(ctx, pod, client.RawPatch(types.MergePatchType, data)))
 }
 
 // restartedSince: the pod's asd started after the start recorded before the restart was asked for
@@ -259,7 +219,7 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 		case res.Err == nil:
 			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventConfigApplied, "Configure", pod,
 				"Applied config %s to pod %s with no restart: %s", u.ConfigHash, name, res.Note)
-			return "recording the config the pod runs", r.recordConfig(ctx, pod, u.ConfigHash)
+			return "recording the config the pod runs", pods.RecordConfig(ctx, r.Client, pod, u.ConfigHash)
 		case errors.Is(res.Err, liveconfig.ErrNeedsRestart), errors.Is(res.Err, liveconfig.ErrRefused):
 			return waitingInPlace, r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace, res.Err)
 		}

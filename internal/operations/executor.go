@@ -2,14 +2,11 @@ package operations
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +16,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/tasks"
 )
 
@@ -75,7 +73,7 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 	case StepAct:
 		return e.act(ctx, c, obs.Pods[step.Pod], obs)
 	case StepPodDone:
-		return e.podDone(ctx, c, step.Pod)
+		return e.podDone(ctx, c, step.Pod, obs.Pods[step.Pod])
 	}
 	t, err := e.transitionFor(c, step, obs)
 	if err != nil {
@@ -206,7 +204,7 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 		return e.waitOrFail(ctx, c, obs, why)
 	}
 	if !warm {
-		refused, err := e.evict(ctx, pod, st.CurrentPodUID)
+		refused, err := pods.Remove(ctx, e.Client, pod, types.UID(st.CurrentPodUID), true)
 		if err != nil || refused != "" {
 			return Result{Active: true, Waiting: refused}, err
 		}
@@ -256,22 +254,6 @@ func (e *Executor) waitOrFail(ctx context.Context, c *ackov1alpha1.AerospikeClus
 	return Result{Active: true, Waiting: why}, nil
 }
 
-// evict evicts the pod instance recorded in status; a pod already gone or replaced means it happened.
-func (e *Executor) evict(ctx context.Context, pod *corev1.Pod, uid string) (refused string, err error) {
-	u := types.UID(uid)
-	err = e.Client.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{
-		ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
-		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}},
-	})
-	switch {
-	case apierrors.IsTooManyRequests(err):
-		return fmt.Sprintf("eviction of pod %s refused, waiting: %v", pod.Name, err), nil
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		return "", nil
-	}
-	return "", err
-}
-
 // confirm records that the current pod's restart went out.
 func (e *Executor) confirm(c *ackov1alpha1.AerospikeCluster, name string, obs Observed) transition {
 	st := c.Status.OperationStatus
@@ -286,7 +268,7 @@ func (e *Executor) confirm(c *ackov1alpha1.AerospikeCluster, name string, obs Ob
 	return transition{
 		mutate: func(s *ackov1alpha1.AerospikeClusterStatus) {
 			s.OperationStatus.CurrentPodSignalled = true
-			RecordRestart(s, name, reason, at)
+			setLastRestart(s, name, reason, at)
 		},
 		announce: []func(){
 			e.eventf(c, obs.Pods[name], corev1.EventTypeNormal, eventReason, "Restart", msg, name, st.ID),
@@ -295,8 +277,8 @@ func (e *Executor) confirm(c *ackov1alpha1.AerospikeCluster, name string, obs Ob
 	}
 }
 
-// RecordRestart sets status.pods[name]'s restart reason and time.
-func RecordRestart(s *ackov1alpha1.AerospikeClusterStatus, name string, reason ackov1alpha1.RestartReason, at metav1.Time) {
+// setLastRestart sets status.pods[name]'s restart reason and time.
+func setLastRestart(s *ackov1alpha1.AerospikeClusterStatus, name string, reason ackov1alpha1.RestartReason, at metav1.Time) {
 	if s.Pods == nil {
 		s.Pods = map[string]ackov1alpha1.PodStatus{}
 	}
@@ -308,10 +290,10 @@ func RecordRestart(s *ackov1alpha1.AerospikeClusterStatus, name string, reason a
 // podDone records the current pod completed (and the operation finished after its last pod). A
 // warm-restarted pod loaded the rack's config then: it records it, which counts as its turn in a
 // rolling restart.
-func (e *Executor) podDone(ctx context.Context, c *ackov1alpha1.AerospikeCluster, name string) (Result, error) {
+func (e *Executor) podDone(ctx context.Context, c *ackov1alpha1.AerospikeCluster, name string, pod *corev1.Pod) (Result, error) {
 	st := c.Status.OperationStatus
-	if st.Kind == ackov1alpha1.OperationWarmRestart && name != "" {
-		if err := e.recordConfig(ctx, c.Namespace, name, st.CurrentPodConfigHash); err != nil {
+	if st.Kind == ackov1alpha1.OperationWarmRestart && pod != nil {
+		if err := pods.RecordConfig(ctx, e.Client, pod, st.CurrentPodConfigHash); err != nil {
 			return Result{Active: true}, err
 		}
 	}
@@ -338,20 +320,6 @@ func (e *Executor) podDone(ctx context.Context, c *ackov1alpha1.AerospikeCluster
 		},
 		announce: announce,
 	})
-}
-
-// recordConfig sets the pod's acko.io/config-hash annotation to the config its node runs now.
-func (e *Executor) recordConfig(ctx context.Context, namespace, name, hash string) error {
-	if hash == "" {
-		return nil
-	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{ackov1alpha1.AnnotationConfigHash: hash}}})
-	if err != nil {
-		return err
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	return client.IgnoreNotFound(e.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, data)))
 }
 
 // podFailed ends the operation: the seed's Error phase means "one or more pods failed", and

@@ -1,0 +1,79 @@
+// Package pods holds the operator's acts on Aerospike pods through the API server, shared by the
+// rolling restart and the on-demand operations: evicting or deleting exactly the pod instance that
+// was recorded, recording the config a pod's node runs, and setting its readiness gate.
+package pods
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/resources"
+)
+
+// Remove evicts the pod instance uid (the PodDisruptionBudget arbitrates with drains), or deletes it
+// when evict is false (a broken pod, which the budget already counts as down). refused says why an
+// eviction must wait (429). A pod already gone or replaced by another instance counts as removed.
+func Remove(ctx context.Context, c client.Client, pod *corev1.Pod, uid types.UID, evict bool) (refused string, err error) {
+	pre := &metav1.Preconditions{UID: &uid}
+	if evict {
+		err = c.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: pre},
+		})
+	} else {
+		err = c.Delete(ctx, pod, &client.DeleteOptions{Preconditions: pre})
+	}
+	switch {
+	case apierrors.IsTooManyRequests(err):
+		return fmt.Sprintf("eviction of pod %s refused, waiting: %v", pod.Name, err), nil
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return "", nil
+	}
+	return "", err
+}
+
+// RecordConfig sets the pod's acko.io/config-hash annotation to the identity of the config its node
+// runs now (after a live change or a restart in place).
+func RecordConfig(ctx context.Context, c client.Client, pod *corev1.Pod, hash string) error {
+	if hash == "" || pod.Annotations[ackov1alpha1.AnnotationConfigHash] == hash {
+		return nil
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{ackov1alpha1.AnnotationConfigHash: hash}}})
+	if err != nil {
+		return err
+	}
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}}
+	return client.IgnoreNotFound(c.Patch(ctx, target, client.RawPatch(types.MergePatchType, data)))
+}
+
+// SetGate writes the pod's readiness-gate condition acko.io/aerospike-ready with a strategic merge
+// patch of its status (the conditions list merges by type), keeping the transition time unless the
+// status changes.
+func SetGate(ctx context.Context, c client.Client, pod *corev1.Pod, ready bool, reason, message string, now time.Time) error {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	since := metav1.NewTime(now)
+	if cur := resources.GateCondition(pod); cur != nil && cur.Status == status {
+		since = cur.LastTransitionTime
+	}
+	cond := corev1.PodCondition{Type: ackov1alpha1.PodConditionAerospikeReady, Status: status, Reason: reason,
+		Message: message, LastTransitionTime: since}
+	data, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{cond}}})
+	if err != nil {
+		return err
+	}
+	return client.IgnoreNotFound(c.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data)))
+}
