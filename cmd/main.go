@@ -29,6 +29,7 @@ import (
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/internal/resources"
+	"github.com/acko-io/acko/internal/status"
 	"github.com/acko-io/acko/internal/tasks"
 	"github.com/acko-io/acko/internal/version"
 	ackowebhook "github.com/acko-io/acko/internal/webhook"
@@ -111,12 +112,14 @@ func setupController(mgr ctrl.Manager, o options) error {
 		return err
 	}
 	registerMetrics(mgr)
+	statusWriter := status.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
 	return (&controller.AerospikeClusterReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Scheme:                  mgr.GetScheme(),
 		Recorder:                recorder,
 		Probers:                 probers,
+		Status:                  statusWriter,
 		Tasks:                   runner,
 		Live:                    &liveconfig.Applier{Pods: signaller, Info: info},
 		ClusterDomain:           o.clusterDomain,
@@ -126,6 +129,7 @@ func setupController(mgr ctrl.Manager, o options) error {
 			Client:    mgr.GetClient(),
 			Signaller: signaller,
 			Tasks:     runner,
+			Status:    statusWriter,
 			Recorder:  recorder,
 			Config:    operations.Config{PodTimeout: o.operationPodTimeout},
 		},

@@ -23,6 +23,7 @@ import (
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/status"
 	"github.com/acko-io/acko/internal/tasks"
 )
 
@@ -40,12 +41,15 @@ type Prober interface {
 // AerospikeClusterReconciler reconciles an AerospikeCluster object.
 type AerospikeClusterReconciler struct {
 	client.Client
-	// APIReader reads around the cache, for status retries after a conflict.
+	// APIReader reads around the cache: the last look at the pods before a take-down, a child after
+	// an update conflict.
 	APIReader client.Reader
-	Scheme    *runtime.Scheme
-	Recorder  events.EventRecorder
-	Probers   Prober
-	Executor  *operations.Executor
+	// Status is the one place status is written (shared with the operations executor).
+	Status   *status.Writer
+	Scheme   *runtime.Scheme
+	Recorder events.EventRecorder
+	Probers  Prober
+	Executor *operations.Executor
 	// Tasks runs the steps that talk to pods and nodes (exec, set-config) outside Reconcile.
 	Tasks *tasks.Runner
 	// Live applies config changes to running nodes; nil restarts them in place instead.
@@ -63,8 +67,6 @@ type AerospikeClusterReconciler struct {
 	MaxConcurrentReconciles int
 	// PodMonitors: the Prometheus Operator's CRDs exist, so spec.monitoring adds a PodMonitor.
 	PodMonitors bool
-
-	status *statusWriter
 }
 
 // phase is one named step of a reconcile; stop ends the reconcile after it (nothing more to do
@@ -153,7 +155,7 @@ func (e *phaseError) Unwrap() error { return e.err }
 // decides when to look again.
 func (r *AerospikeClusterReconciler) recordOutcome(ctx context.Context, st *clusterState, err error) (ctrl.Result, error) {
 	defer st.announce(r) // work that happened is announced even when a later step failed
-	if errors.Is(err, errStale) || apierrors.IsConflict(err) {
+	if errors.Is(err, status.ErrStale) || apierrors.IsConflict(err) {
 		// Decided on an older object (the cache was behind): look again once it has the newer one.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
@@ -162,7 +164,7 @@ func (r *AerospikeClusterReconciler) recordOutcome(ctx context.Context, st *clus
 	}
 	breakerWasOpen := breakerOpen(&st.cluster.Status)
 	before := slices.Clone(st.cluster.Status.Conditions)
-	if err := r.status.Update(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	if err := r.Status.Update(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		st.summarize(s)
 	}); err != nil {
 		return r.recordOutcome(ctx, st, err)
@@ -185,7 +187,7 @@ func (r *AerospikeClusterReconciler) recordFailure(ctx context.Context, st *clus
 	metrics.ReconcileErrors.WithLabelValues(cluster.Namespace, cluster.Name).Inc()
 	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventReconcileError, "Reconcile", "Reconcile failed: %v", err)
 	opened := false
-	werr := r.status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	werr := r.Status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		if st.pods != nil { // the failure leaves the pod facts and Ready true
 			st.summarizePods(s)
 			ready, reason, message := st.readiness()

@@ -219,7 +219,7 @@ func (r *AerospikeClusterReconciler) chooseLeaving(ctx context.Context, st *clus
 	}
 	st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave the cluster", sts.Name, strings.Join(pods, ", "))
 	started := metav1.NewMicroTime(st.now)
-	return current, r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return current, r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			setUpdate(s, p, &ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateRemove, UID: string(st.pods[p].UID), Started: started})
 		}
@@ -255,7 +255,7 @@ func (r *AerospikeClusterReconciler) forgetRemoved(ctx context.Context, st *clus
 	if len(gone) == 0 {
 		return nil
 	}
-	return r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, name := range gone {
 			if p, ok := s.Pods[name]; ok {
 				p.Update = nil

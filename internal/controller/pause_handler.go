@@ -13,6 +13,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/metrics"
+	"github.com/acko-io/acko/internal/status"
 )
 
 // pauseRetryInterval is how soon a pause whose status could not be written is tried again
@@ -29,7 +30,7 @@ func (r *AerospikeClusterReconciler) handlePause(ctx context.Context,
 	key := client.ObjectKeyFromObject(cluster)
 	r.Probers.Stop(key) // a paused cluster costs nothing, not even Aerospike polls
 	wasPaused := meta.IsStatusConditionTrue(cluster.Status.Conditions, ackov1alpha1.ConditionPaused)
-	err := r.status.UpdateFresh(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	err := r.Status.UpdateFresh(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		pausedStatus(s, cluster)
 	})
 	if err != nil {
@@ -62,7 +63,7 @@ func pausedStatus(s *ackov1alpha1.AerospikeClusterStatus, cluster *ackov1alpha1.
 // try again), and the phase is Reconciling until the normal reconcile that follows in the same
 // pass says otherwise.
 func (r *AerospikeClusterReconciler) handleResume(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster) error {
-	err := r.status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	err := r.Status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, t := range []string{ackov1alpha1.ConditionPaused, ackov1alpha1.ConditionPendingChanges,
 			ackov1alpha1.ConditionReconcileFailed} {
 			meta.RemoveStatusCondition(&s.Conditions, t)
@@ -88,7 +89,7 @@ func wasPaused(cluster *ackov1alpha1.AerospikeCluster) bool {
 // and asks to be called again in pauseRetryInterval.
 func (r *AerospikeClusterReconciler) statusWriteFailed(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
 	what string, err error) ctrl.Result {
-	if errors.Is(err, errStale) {
+	if errors.Is(err, status.ErrStale) {
 		return ctrl.Result{RequeueAfter: time.Second} // the spec changed meanwhile: decide again
 	}
 	logf.FromContext(ctx).Error(err, "status write failed; retrying", "step", what, "after", pauseRetryInterval)

@@ -90,7 +90,7 @@ func podsOf(batch []outdatedPod) []string {
 // a live change starts its background task.
 func (r *AerospikeClusterReconciler) startBatch(ctx context.Context, st *clusterState, batch []outdatedPod) error {
 	started := metav1.NewMicroTime(st.now)
-	if err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, o := range batch {
 			setUpdate(s, o.pod.Name, &ackov1alpha1.PodUpdate{
 				Method: o.method, UID: string(o.pod.UID), Reason: o.reason, Started: started,
@@ -277,7 +277,7 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 func (r *AerospikeClusterReconciler) markDone(ctx context.Context, st *clusterState, name string,
 	u *ackov1alpha1.PodUpdate) error {
 	at := metav1.NewTime(st.now)
-	err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		p := s.Pods[name]
 		if p.Update == nil {
 			return
@@ -293,7 +293,7 @@ func (r *AerospikeClusterReconciler) markDone(ctx context.Context, st *clusterSt
 }
 
 func (r *AerospikeClusterReconciler) clearUpdate(ctx context.Context, st *clusterState, name string) error {
-	err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		if p, ok := s.Pods[name]; ok {
 			p.Update = nil
 			s.Pods[name] = p

@@ -56,7 +56,7 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 		return why, err
 	}
 	attempt := metav1.NewMicroTime(st.now)
-	if err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			started := metav1.NewMicroTime(st.health.NodeStarted(p))
 			s.Pods[p].Update.NodeStartedBefore, s.Pods[p].Update.Attempted = &started, &attempt
@@ -143,7 +143,7 @@ func (r *AerospikeClusterReconciler) inPlaceResult(ctx context.Context, st *clus
 
 // clearAttempt forgets an attempt that certainly changed nothing, so that the next one need not wait.
 func (r *AerospikeClusterReconciler) clearAttempt(ctx context.Context, st *clusterState, pods []string) error {
-	return r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			if u := s.Pods[p].Update; u != nil {
 				u.Attempted, u.NodeStartedBefore = nil, nil
@@ -159,7 +159,7 @@ func (r *AerospikeClusterReconciler) switchMethod(ctx context.Context, st *clust
 		st.addEvent(corev1.EventTypeNormal, eventForFallback(why), "Restart", st.pods[p],
 			"Pod %s: %v; it will %s instead", p, why, methodText[method])
 	}
-	return r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			if u := s.Pods[p].Update; u != nil {
 				u.Method, u.Attempted, u.NodeStartedBefore = method, nil, nil

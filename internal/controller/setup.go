@@ -50,7 +50,6 @@ func CacheByObject() map[client.Object]cache.ByObject {
 // PodDisruptionBudget's count of healthy pods, the prober's health changes and the ends of
 // background tasks.
 func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager, wake ...<-chan event.GenericEvent) error {
-	r.status = &statusWriter{client: r.Client, reader: r.APIReader}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -65,9 +64,6 @@ func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager, wake ...
 	}
 	if r.MaxConcurrentReconciles == 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
-	}
-	if r.Executor != nil {
-		r.Executor.Status = r.status
 	}
 	specOnly := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	b := ctrl.NewControllerManagedBy(mgr).

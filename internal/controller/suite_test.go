@@ -31,6 +31,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/status"
 	"github.com/acko-io/acko/internal/tasks"
 	"github.com/acko-io/acko/test/testenv"
 )
@@ -216,10 +217,12 @@ func newOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options))
 	if err := mgr.Add(runner); err != nil {
 		return nil, err
 	}
+	statusWriter := status.NewWriter(wrapped, mgr.GetAPIReader())
 	r := &AerospikeClusterReconciler{
-		Client: wrapped, APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder, Probers: probers,
+		Client: wrapped, APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder, Probers: probers, Status: statusWriter,
 		PollInterval: 500 * time.Millisecond, Tasks: runner, MaxConcurrentReconciles: w.workers, PodMonitors: w.podMonitors,
-		Executor: &operations.Executor{Client: wrapped, Signaller: w, Tasks: runner, Recorder: recorder, Config: opCfg},
+		Executor: &operations.Executor{Client: wrapped, Signaller: w, Tasks: runner, Status: statusWriter, Recorder: recorder,
+			Config: opCfg},
 	}
 	if err := r.SetupWithManager(mgr, w.healthEvents(), runner.Events()); err != nil {
 		return nil, err

@@ -1,4 +1,9 @@
-package controller
+// Package status is the one place an AerospikeCluster's status is written (CloudNativePG's
+// pattern): named transactions, each skipped when it changes nothing. Summaries are retried on conflict
+// on a fresh read; state-machine transitions are written with optimistic locking at the
+// resourceVersion they were decided on, and a conflict means "decide again" (ErrStale), never a blind
+// retry.
+package status
 
 import (
 	"context"
@@ -12,34 +17,39 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
 
-// errStale is returned by a transition whose status write conflicted: the step was decided on an
+// ErrStale is returned by a transition whose status write conflicted: the step was decided on an
 // older version of the cluster, so it is decided again on the next reconcile instead of retried.
-var errStale = errors.New("status changed since it was read")
+var ErrStale = errors.New("status changed since it was read")
 
-// statusWriter is the one place status is written. Both kinds of write skip a write that changes
-// nothing and update the caller's object in place, so later phases see what was written.
-type statusWriter struct {
+// Writer writes status. Both kinds of write skip a write that changes nothing and update the
+// caller's object in place, so later phases see what was written.
+type Writer struct {
 	client client.Client
 	// reader reads the cluster fresh from the API server after a conflict (the cache may lag).
 	reader client.Reader
 }
 
+// NewWriter writes through c, re-reading through reader (the manager's API reader, around the cache).
+func NewWriter(c client.Client, reader client.Reader) *Writer {
+	return &Writer{client: c, reader: reader}
+}
+
 // Update applies an idempotent mutation (phase, conditions, pod facts) with retry-on-conflict;
 // the first attempt uses the cached object, each retry a fresh read. A fresh read of a newer
-// generation ends it with errStale: the status is decided again for the new spec.
-func (w *statusWriter) Update(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
+// generation ends it with ErrStale: the status is decided again for the new spec.
+func (w *Writer) Update(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
 	mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
 	return w.update(ctx, cluster, false, mutate)
 }
 
 // UpdateFresh is Update with a fresh read before every attempt, for writes that must not be
 // decided on a lagging cache (ADR-0018: the pause acknowledgement).
-func (w *statusWriter) UpdateFresh(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
+func (w *Writer) UpdateFresh(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
 	mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
 	return w.update(ctx, cluster, true, mutate)
 }
 
-func (w *statusWriter) update(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster, fresh bool,
+func (w *Writer) update(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster, fresh bool,
 	mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
 	if fresh && !changes(cluster, mutate) {
 		// The cache already shows this status: a paused cluster's reconciles make no API call at all.
@@ -55,7 +65,7 @@ func (w *statusWriter) update(ctx context.Context, cluster *ackov1alpha1.Aerospi
 			if target.Generation != cluster.Generation {
 				// The spec changed since this status was decided (a pause, say): writing it would
 				// describe the old spec, e.g. say Running on a cluster that is now paused.
-				return errStale
+				return ErrStale
 			}
 		}
 		first = false
@@ -69,12 +79,12 @@ func (w *statusWriter) update(ctx context.Context, cluster *ackov1alpha1.Aerospi
 
 // WriteStatus applies a state-machine transition with optimistic locking at the cluster's
 // resourceVersion; see operations.StatusWriter.
-func (w *statusWriter) WriteStatus(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
+func (w *Writer) WriteStatus(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
 	mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
 	target := cluster.DeepCopy()
 	if err := w.write(ctx, target, mutate); err != nil {
 		if apierrors.IsConflict(err) {
-			return errStale
+			return ErrStale
 		}
 		return err
 	}
@@ -82,7 +92,7 @@ func (w *statusWriter) WriteStatus(ctx context.Context, cluster *ackov1alpha1.Ae
 	return nil
 }
 
-func (w *statusWriter) write(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
+func (w *Writer) write(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
 	mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
 	if !changes(cluster, mutate) {
 		return nil
