@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -17,31 +16,14 @@ import (
 	"github.com/acko-io/acko/test/testcluster"
 )
 
-// newCluster is a 3-node single-rack cluster with one in-memory namespace; mods adjust it.
-func newCluster(mods ...func(*v1alpha1.AerospikeCluster)) *v1alpha1.AerospikeCluster {
-	c := testcluster.New("db", "aero", 3)
-	c.UID = "uid-1"
-	for _, m := range mods {
-		m(c)
-	}
-	return c
-}
-
-func withRacks(racks ...v1alpha1.Rack) func(*v1alpha1.AerospikeCluster) {
-	return func(c *v1alpha1.AerospikeCluster) { c.Spec.RackConfig = &v1alpha1.RackConfig{Racks: racks} }
-}
-
-func withVolumes(vols ...v1alpha1.VolumeSpec) func(*v1alpha1.AerospikeCluster) {
-	return func(c *v1alpha1.AerospikeCluster) { c.Spec.Storage = &v1alpha1.StorageSpec{Volumes: vols} }
-}
-
-func withPod(o v1alpha1.PodOverrides) func(*v1alpha1.AerospikeCluster) {
-	return func(c *v1alpha1.AerospikeCluster) { c.Spec.PodSpec = &o }
-}
-
-func volume(name, path, size string, mode corev1.PersistentVolumeMode) v1alpha1.VolumeSpec {
-	return v1alpha1.VolumeSpec{Name: name, Path: path, Size: resource.MustParse(size), VolumeMode: mode}
-}
+// The cluster tests start from, and its variations.
+var (
+	newCluster  = testcluster.Build
+	withRacks   = testcluster.WithRacks
+	withVolumes = testcluster.WithVolumes
+	withPod     = testcluster.WithPod
+	volume      = testcluster.Volume
+)
 
 // allChildren builds every child of c, as the reconciler would.
 func allChildren(t *testing.T, c *v1alpha1.AerospikeCluster) []client.Object {

@@ -47,10 +47,4 @@ func TestMonitoringChildren(t *testing.T) {
 	if pm.GetName() != c.Name || len(pm.GetOwnerReferences()) != 1 || pm.GroupVersionKind() != PodMonitorGVK {
 		t.Errorf("PodMonitor %v", pm.Object)
 	}
-	c.Spec.Monitoring.Port = 9300
-	c.Spec.PodSpec = &v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{{Container: corev1.Container{
-		Name: v1alpha1.ExporterContainerName, Image: "x"}}}}
-	if errs := Validate(c); len(errs) != 1 || errs[0].Type != "FieldValueDuplicate" {
-		t.Errorf("a sidecar named like the exporter: %v", errs)
-	}
 }

@@ -92,8 +92,8 @@ func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacemen
 	if smd := config.SMDPath(c, rack); !storageMountedAt(c, smd) {
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: SMDVolume, MountPath: smd})
 	}
-	for _, v := range storageVolumes(c) {
-		if volumeMode(v) == corev1.PersistentVolumeBlock {
+	for _, v := range StorageVolumes(c) {
+		if VolumeMode(v) == corev1.PersistentVolumeBlock {
 			ctr.VolumeDevices = append(ctr.VolumeDevices, corev1.VolumeDevice{Name: v.Name, DevicePath: v.Path})
 		} else {
 			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.Path})
@@ -161,8 +161,8 @@ func configMounts() []corev1.VolumeMount {
 // SMD (secondary index definitions, UDFs) to survive pod deletion puts a volume at <work-directory>/smd,
 // and the emptyDir steps aside.
 func storageMountedAt(c *v1alpha1.AerospikeCluster, p string) bool {
-	for _, v := range storageVolumes(c) {
-		if volumeMode(v) == corev1.PersistentVolumeFilesystem && v.Path == p {
+	for _, v := range StorageVolumes(c) {
+		if VolumeMode(v) == corev1.PersistentVolumeFilesystem && v.Path == p {
 			return true
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 // podFrom is the pod a StatefulSet controller would create from the template (plus the fields it and the
@@ -38,7 +39,7 @@ func desired(t *testing.T, c *v1alpha1.AerospikeCluster) *appsv1.StatefulSet {
 
 func TestRestartReason(t *testing.T) {
 	pod := podFrom(desired(t, newCluster()))
-	setDataSize := func(size string) func(*v1alpha1.AerospikeCluster) {
+	setDataSize := func(size string) testcluster.Option {
 		return func(c *v1alpha1.AerospikeCluster) {
 			ns := c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)
 			ns["storage-engine"].(map[string]any)["data-size"] = size
@@ -50,21 +51,21 @@ func TestRestartReason(t *testing.T) {
 	}})
 	for _, tc := range []struct {
 		name string
-		mods []func(*v1alpha1.AerospikeCluster)
+		mods []testcluster.Option
 		want v1alpha1.RestartReason
 	}{
 		{"up to date", nil, ""},
-		{"scaled", []func(*v1alpha1.AerospikeCluster){func(c *v1alpha1.AerospikeCluster) { c.Spec.Size = 5 }}, ""},
-		{"image", []func(*v1alpha1.AerospikeCluster){newImage}, v1alpha1.RestartReasonImageChanged},
-		{"config", []func(*v1alpha1.AerospikeCluster){setDataSize("2G")}, v1alpha1.RestartReasonConfigChanged},
-		{"pod spec", []func(*v1alpha1.AerospikeCluster){newResources}, v1alpha1.RestartReasonPodSpecChanged},
-		{"pod labels", []func(*v1alpha1.AerospikeCluster){withPod(v1alpha1.PodOverrides{
+		{"scaled", []testcluster.Option{func(c *v1alpha1.AerospikeCluster) { c.Spec.Size = 5 }}, ""},
+		{"image", []testcluster.Option{newImage}, v1alpha1.RestartReasonImageChanged},
+		{"config", []testcluster.Option{setDataSize("2G")}, v1alpha1.RestartReasonConfigChanged},
+		{"pod spec", []testcluster.Option{newResources}, v1alpha1.RestartReasonPodSpecChanged},
+		{"pod labels", []testcluster.Option{withPod(v1alpha1.PodOverrides{
 			Labels: map[string]string{"team": "db"}})}, v1alpha1.RestartReasonPodSpecChanged},
-		{"sidecar image", []func(*v1alpha1.AerospikeCluster){withPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{
+		{"sidecar image", []testcluster.Option{withPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{
 			{Container: corev1.Container{Name: "exporter", Image: "exporter:2"}}}})}, v1alpha1.RestartReasonPodSpecChanged},
-		{"image beats config", []func(*v1alpha1.AerospikeCluster){setDataSize("2G"), newImage},
+		{"image beats config", []testcluster.Option{setDataSize("2G"), newImage},
 			v1alpha1.RestartReasonImageChanged},
-		{"config beats pod spec", []func(*v1alpha1.AerospikeCluster){newResources, setDataSize("2G")},
+		{"config beats pod spec", []testcluster.Option{newResources, setDataSize("2G")},
 			v1alpha1.RestartReasonConfigChanged},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

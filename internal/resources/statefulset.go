@@ -54,8 +54,8 @@ func pvcRetention(c *v1alpha1.AerospikeCluster) *appsv1.StatefulSetPersistentVol
 	return p
 }
 
-// storageVolumes are spec.storage.volumes sorted by name, so that reordering the list changes nothing.
-func storageVolumes(c *v1alpha1.AerospikeCluster) []v1alpha1.VolumeSpec {
+// StorageVolumes are spec.storage.volumes sorted by name, so that reordering the list changes nothing.
+func StorageVolumes(c *v1alpha1.AerospikeCluster) []v1alpha1.VolumeSpec {
 	if c.Spec.Storage == nil {
 		return nil
 	}
@@ -64,8 +64,8 @@ func storageVolumes(c *v1alpha1.AerospikeCluster) []v1alpha1.VolumeSpec {
 	return vols
 }
 
-// volumeMode is the volume's mode with the API's default.
-func volumeMode(v v1alpha1.VolumeSpec) corev1.PersistentVolumeMode {
+// VolumeMode is the volume's mode with the API's default.
+func VolumeMode(v v1alpha1.VolumeSpec) corev1.PersistentVolumeMode {
 	if v.VolumeMode == "" {
 		return corev1.PersistentVolumeFilesystem
 	}
@@ -74,7 +74,7 @@ func volumeMode(v v1alpha1.VolumeSpec) corev1.PersistentVolumeMode {
 
 // claimTemplates turn spec.storage.volumes into one ReadWriteOnce claim per pod and volume.
 func claimTemplates(c *v1alpha1.AerospikeCluster) []corev1.PersistentVolumeClaim {
-	vols := storageVolumes(c)
+	vols := StorageVolumes(c)
 	claims := make([]corev1.PersistentVolumeClaim, 0, len(vols))
 	for _, v := range vols {
 		claims = append(claims, corev1.PersistentVolumeClaim{
@@ -82,7 +82,7 @@ func claimTemplates(c *v1alpha1.AerospikeCluster) []corev1.PersistentVolumeClaim
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				StorageClassName: v.StorageClassName,
-				VolumeMode:       ptr.To(volumeMode(v)),
+				VolumeMode:       ptr.To(VolumeMode(v)),
 				Resources: corev1.VolumeResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceStorage: v.Size},
 				},

@@ -15,7 +15,6 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
-	"github.com/acko-io/acko/internal/resources"
 )
 
 // The operations guide's messages (seed 001). The CRD's CEL rules carry the same text, so a user
@@ -43,7 +42,7 @@ func ValidateUpdate(old, c *ackov1alpha1.AerospikeCluster, clusterDomain string)
 		return nil, nil
 	}
 	refused, untouched := Ratchet(old, c, clusterDomain)
-	errs := slices.Concat(ValidateSpec(c), validateOperationsLock(old, c), resources.ImmutableChanges(old, c),
+	errs := slices.Concat(ValidateSpec(c), validateOperationsLock(old, c), immutableChanges(old, c),
 		clusterNameChange(old, c), refused)
 	warnings := append(Warnings(c), updateWarnings(old, c)...)
 	for _, e := range untouched {
@@ -78,7 +77,7 @@ func ValidateClusterSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 		validateBatchSize(c.Spec.RollingUpdateBatchSize),
 		validateRacks(c.Spec.RackConfig),
 		structural,
-		resources.Validate(c),
+		validatePod(c),
 	)
 }
 

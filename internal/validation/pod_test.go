@@ -1,4 +1,4 @@
-package resources
+package validation
 
 import (
 	"testing"
@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/resources"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 func errorStrings(errs field.ErrorList) string {
@@ -18,8 +20,8 @@ func errorStrings(errs field.ErrorList) string {
 }
 
 func TestImmutableChanges(t *testing.T) {
-	data := volume("data", "/opt/aerospike/data", "10Gi", "")
-	ssd := volume("ssd", "/dev/xvdb", "100Gi", corev1.PersistentVolumeBlock)
+	data := testcluster.Volume("data", "/opt/aerospike/data", "10Gi", "")
+	ssd := testcluster.Volume("ssd", "/dev/xvdb", "100Gi", corev1.PersistentVolumeBlock)
 	bigger := data
 	bigger.Size = resource.MustParse("20Gi")
 	moved := data
@@ -37,36 +39,36 @@ func TestImmutableChanges(t *testing.T) {
 		old, new *v1alpha1.AerospikeCluster
 		want     string
 	}{
-		{"nothing", newCluster(), newCluster(), ""},
-		{"size, image, config and pod spec may change", newCluster(),
-			newCluster(func(c *v1alpha1.AerospikeCluster) { c.Spec.Size = 8; c.Spec.Image = "aerospike:ce-8.1.2.0" },
-				withPod(v1alpha1.PodOverrides{Labels: map[string]string{"a": "b"}})), ""},
-		{"racks may be added and removed", newCluster(withRacks(v1alpha1.Rack{ID: 1})),
-			newCluster(withRacks(v1alpha1.Rack{ID: 2}, v1alpha1.Rack{ID: 3})), ""},
-		{"volume order and path do not matter", newCluster(withVolumes(data, ssd)),
-			newCluster(withVolumes(ssd, moved)), ""},
-		{"the default volume mode is Filesystem", newCluster(withVolumes(data)), newCluster(withVolumes(explicitFS)), ""},
-		{"single to multi rack", newCluster(), newCluster(withRacks(v1alpha1.Rack{ID: 1})),
+		{"nothing", testcluster.Build(), testcluster.Build(), ""},
+		{"size, image, config and pod spec may change", testcluster.Build(),
+			testcluster.Build(func(c *v1alpha1.AerospikeCluster) { c.Spec.Size = 8; c.Spec.Image = "aerospike:ce-8.1.2.0" },
+				testcluster.WithPod(v1alpha1.PodOverrides{Labels: map[string]string{"a": "b"}})), ""},
+		{"racks may be added and removed", testcluster.Build(testcluster.WithRacks(v1alpha1.Rack{ID: 1})),
+			testcluster.Build(testcluster.WithRacks(v1alpha1.Rack{ID: 2}, v1alpha1.Rack{ID: 3})), ""},
+		{"volume order and path do not matter", testcluster.Build(testcluster.WithVolumes(data, ssd)),
+			testcluster.Build(testcluster.WithVolumes(ssd, moved)), ""},
+		{"the default volume mode is Filesystem", testcluster.Build(testcluster.WithVolumes(data)), testcluster.Build(testcluster.WithVolumes(explicitFS)), ""},
+		{"single to multi rack", testcluster.Build(), testcluster.Build(testcluster.WithRacks(v1alpha1.Rack{ID: 1})),
 			"spec.rackConfig: Forbidden: cannot switch between the single-rack and the multi-rack layout: " +
 				"every pod would change its name; create a new cluster and migrate the data"},
-		{"multi to single rack", newCluster(withRacks(v1alpha1.Rack{ID: 1})), newCluster(),
+		{"multi to single rack", testcluster.Build(testcluster.WithRacks(v1alpha1.Rack{ID: 1})), testcluster.Build(),
 			"spec.rackConfig: Forbidden: cannot switch between the single-rack and the multi-rack layout: " +
 				"every pod would change its name; create a new cluster and migrate the data"},
-		{"volume added and removed", newCluster(withVolumes(data)), newCluster(withVolumes(ssd)),
+		{"volume added and removed", testcluster.Build(testcluster.WithVolumes(data)), testcluster.Build(testcluster.WithVolumes(ssd)),
 			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
 				`(volume "ssd" added; volume "data" removed)` + recreateHint},
-		{"volume resized", newCluster(withVolumes(data)), newCluster(withVolumes(bigger)),
+		{"volume resized", testcluster.Build(testcluster.WithVolumes(data)), testcluster.Build(testcluster.WithVolumes(bigger)),
 			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
 				`(volume "data" size 10Gi -> 20Gi)` + recreateHint},
-		{"storage class", newCluster(withVolumes(data)), newCluster(withVolumes(classed)),
+		{"storage class", testcluster.Build(testcluster.WithVolumes(data)), testcluster.Build(testcluster.WithVolumes(classed)),
 			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
 				`(volume "data" storageClassName "" -> "fast")` + recreateHint},
-		{"volume mode", newCluster(withVolumes(data)), newCluster(withVolumes(block)),
+		{"volume mode", testcluster.Build(testcluster.WithVolumes(data)), testcluster.Build(testcluster.WithVolumes(block)),
 			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
 				`(volume "data" volumeMode Filesystem -> Block)` + recreateHint},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := errorStrings(ImmutableChanges(tc.old, tc.new)); got != tc.want {
+			if got := errorStrings(immutableChanges(tc.old, tc.new)); got != tc.want {
 				t.Errorf("ImmutableChanges =\n%s\nwant\n%s", got, tc.want)
 			}
 		})
@@ -82,21 +84,21 @@ func TestValidate(t *testing.T) {
 		cluster *v1alpha1.AerospikeCluster
 		want    string
 	}{
-		{"fine", newCluster(
-			withVolumes(volume("data", "/opt/aerospike/data", "1Gi", ""), volume("smd", "/opt/aerospike/smd", "1Gi", "")),
-			withPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{sidecar("exporter", "exporter:1")}}),
+		{"fine", testcluster.Build(
+			testcluster.WithVolumes(testcluster.Volume("data", "/opt/aerospike/data", "1Gi", ""), testcluster.Volume("smd", "/opt/aerospike/smd", "1Gi", "")),
+			testcluster.WithPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{sidecar("exporter", "exporter:1")}}),
 		), ""},
-		{"volumes", newCluster(withVolumes(
-			volume(ConfigVolume, "/data", "1Gi", ""),
-			volume("b", "/data/", "1Gi", ""),
-			volume("c", "/etc/aerospike/extra", "1Gi", ""),
-			volume("d", "/opt/aerospike/smd", "1Gi", corev1.PersistentVolumeBlock),
+		{"volumes", testcluster.Build(testcluster.WithVolumes(
+			testcluster.Volume(resources.ConfigVolume, "/data", "1Gi", ""),
+			testcluster.Volume("b", "/data/", "1Gi", ""),
+			testcluster.Volume("c", "/etc/aerospike/extra", "1Gi", ""),
+			testcluster.Volume("d", "/opt/aerospike/smd", "1Gi", corev1.PersistentVolumeBlock),
 		)), `[spec.storage.volumes[0].name: Invalid value: "aerospike-config": is the name of a volume the operator adds, ` +
 			`spec.storage.volumes[1].path: Duplicate value: "/data/", ` +
 			`spec.storage.volumes[2].path: Invalid value: "/etc/aerospike/extra": the operator mounts aerospike.conf at /etc/aerospike and /etc/aerospike-configmap, ` +
 			`spec.storage.volumes[3].path: Invalid value: "/opt/aerospike/smd": is where asd keeps its system metadata ` +
 			`(<work-directory>/smd): it needs a Filesystem volume]`},
-		{"sidecars", newCluster(withPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{
+		{"sidecars", testcluster.Build(testcluster.WithPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{
 			sidecar("aerospike-server", "x"), sidecar("", "x"), sidecar("a", ""), sidecar("a", "x"),
 		}})), `[spec.podSpec.sidecars[0].name: Duplicate value: "aerospike-server", ` +
 			`spec.podSpec.sidecars[1].name: Required value: every sidecar needs a name, ` +
@@ -104,9 +106,18 @@ func TestValidate(t *testing.T) {
 			`spec.podSpec.sidecars[3].name: Duplicate value: "a"]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := errorStrings(Validate(tc.cluster)); got != tc.want {
+			if got := errorStrings(validatePod(tc.cluster)); got != tc.want {
 				t.Errorf("Validate =\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestSidecarNamedLikeTheExporter(t *testing.T) {
+	c := testcluster.Build(testcluster.WithPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{{Container: corev1.Container{
+		Name: v1alpha1.ExporterContainerName, Image: "x"}}}}))
+	c.Spec.Monitoring = &v1alpha1.MonitoringSpec{Enabled: true, Port: 9300}
+	if errs := validatePod(c); len(errs) != 1 || errs[0].Type != "FieldValueDuplicate" {
+		t.Errorf("a sidecar named like the exporter: %v", errs)
 	}
 }

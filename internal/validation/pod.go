@@ -1,4 +1,4 @@
-package resources
+package validation
 
 import (
 	"fmt"
@@ -10,11 +10,12 @@ import (
 
 	"github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 const recreate = "create a new cluster and migrate the data"
 
-// ImmutableChanges reports the spec changes an existing cluster cannot take, each with what to do instead:
+// immutableChanges reports the spec changes an existing cluster cannot take, each with what to do instead:
 //   - storage volumes: they are the StatefulSets' volume claim templates, which Kubernetes never lets
 //     change (a volume's path may change: it only lives in the pod template);
 //   - switching between the single-rack and the multi-rack layout: every pod and StatefulSet would be
@@ -22,14 +23,14 @@ const recreate = "create a new cluster and migrate the data"
 //
 // StatefulSet selectors cannot change through the spec at all: they hold only the cluster name and the
 // rack id, and a new rack id is a new StatefulSet. Adding and removing racks is allowed.
-func ImmutableChanges(oldCluster, newCluster *v1alpha1.AerospikeCluster) field.ErrorList {
+func immutableChanges(oldCluster, newCluster *v1alpha1.AerospikeCluster) field.ErrorList {
 	var errs field.ErrorList
 	if oldCluster.MultiRack() != newCluster.MultiRack() {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "rackConfig"),
 			"cannot switch between the single-rack and the multi-rack layout: every pod would change its name; "+
 				recreate))
 	}
-	if changes := volumeChanges(storageVolumes(oldCluster), storageVolumes(newCluster)); len(changes) > 0 {
+	if changes := volumeChanges(resources.StorageVolumes(oldCluster), resources.StorageVolumes(newCluster)); len(changes) > 0 {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "storage", "volumes"), fmt.Sprintf(
 			"storage volumes cannot change on an existing cluster (%s): %s", strings.Join(changes, "; "), recreate)))
 	}
@@ -54,8 +55,8 @@ func volumeChanges(oldVols, newVols []v1alpha1.VolumeSpec) []string {
 		case ptrString(ov.StorageClassName) != ptrString(nv.StorageClassName):
 			changes = append(changes, fmt.Sprintf("volume %q storageClassName %q -> %q", nv.Name,
 				ptrString(ov.StorageClassName), ptrString(nv.StorageClassName)))
-		case volumeMode(ov) != volumeMode(nv):
-			changes = append(changes, fmt.Sprintf("volume %q volumeMode %s -> %s", nv.Name, volumeMode(ov), volumeMode(nv)))
+		case resources.VolumeMode(ov) != resources.VolumeMode(nv):
+			changes = append(changes, fmt.Sprintf("volume %q volumeMode %s -> %s", nv.Name, resources.VolumeMode(ov), resources.VolumeMode(nv)))
 		}
 	}
 	for _, ov := range oldVols {
@@ -73,10 +74,10 @@ func ptrString(s *string) string {
 	return *s
 }
 
-// Validate reports pod settings the builders cannot turn into a pod the API server accepts: storage
+// validatePod reports pod settings the builders cannot turn into a pod the API server accepts: storage
 // volumes named like the operator's own volumes or mounted over its config directory or twice at one
 // path, and sidecars without a name or image or named like the Aerospike container.
-func Validate(c *v1alpha1.AerospikeCluster) field.ErrorList {
+func validatePod(c *v1alpha1.AerospikeCluster) field.ErrorList {
 	return append(validateVolumes(c), validateSidecars(c)...)
 }
 
@@ -92,7 +93,7 @@ func validateVolumes(c *v1alpha1.AerospikeCluster) field.ErrorList {
 	paths := map[string]bool{}
 	for i, v := range c.Spec.Storage.Volumes {
 		p := field.NewPath("spec", "storage", "volumes").Index(i)
-		if v.Name == ConfigVolume || v.Name == ConfigMapVolume || v.Name == SMDVolume {
+		if v.Name == resources.ConfigVolume || v.Name == resources.ConfigMapVolume || v.Name == resources.SMDVolume {
 			errs = append(errs, field.Invalid(p.Child("name"), v.Name, "is the name of a volume the operator adds"))
 		}
 		clean := path.Clean(v.Path)
@@ -102,7 +103,7 @@ func validateVolumes(c *v1alpha1.AerospikeCluster) field.ErrorList {
 		case under(clean, config.ConfigDir) || under(clean, config.ConfigMapDir):
 			errs = append(errs, field.Invalid(p.Child("path"), v.Path,
 				"the operator mounts aerospike.conf at "+config.ConfigDir+" and "+config.ConfigMapDir))
-		case volumeMode(v) == corev1.PersistentVolumeBlock && smd[clean]:
+		case resources.VolumeMode(v) == corev1.PersistentVolumeBlock && smd[clean]:
 			errs = append(errs, field.Invalid(p.Child("path"), v.Path,
 				"is where asd keeps its system metadata (<work-directory>/smd): it needs a Filesystem volume"))
 		}
