@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Answers asd 8.1 gives that the fixtures show.
@@ -12,6 +13,8 @@ const (
 	errEnterpriseOnly = "ERROR:25:enterprise only"
 	errUnstable       = "ERROR:7:unstable cluster"
 	errSizeMismatch   = "ERROR:7:cluster not specified size"
+	// asd's answer to a tip without a host or a port (info_command_tip).
+	errTip = "error"
 	// Not in the fixtures: a malformed cluster-stable parameter (code 4 is asd's parameter error).
 	errBadParameter = "ERROR:4:bad parameter"
 )
@@ -19,11 +22,45 @@ const (
 // nodeFacts are the only values the simulator changes in the templates.
 type nodeFacts struct {
 	nodeID      string
+	clusterName string // from the node's config; empty for a simple node
 	clusterSize int
 	clusterKey  string
 	integrity   bool
+	member      bool
 	uptime      int64 // seconds
 	migrations  int64
+}
+
+// answer returns what node n answers to cmd at now. Callers hold s.mu.
+func (s *Sim) answer(n *node, now time.Time, cmd string) string {
+	name, params, _ := strings.Cut(cmd, ":")
+	if name == "tip" {
+		return s.tip(n, params, now)
+	}
+	return s.tmpl.answer(n.spec.Profile, s.facts(n, now), cmd)
+}
+
+// tip is asd's "tip:host=<host>;port=<port>": a new mesh seed, tried at once.
+func (s *Sim) tip(n *node, params string, now time.Time) string {
+	var addr seedAddr
+	var err error
+	for item := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(item, "=")
+		switch k {
+		case "host":
+			addr.host = v
+		case "port":
+			if addr.port, err = strconv.Atoi(v); err != nil {
+				return errTip
+			}
+		}
+	}
+	if addr.host == "" || addr.port == 0 {
+		return errTip
+	}
+	n.asd.addSeed(addr)
+	s.settle(now)
+	return "ok"
 }
 
 // answer returns the value a node with facts f and template profile answers to cmd.
@@ -32,6 +69,8 @@ func (t templates) answer(profile string, f nodeFacts, cmd string) string {
 	switch {
 	case cmd == "node":
 		return f.nodeID
+	case cmd == "cluster-name" && f.clusterName != "":
+		return f.clusterName
 	case name == "cluster-stable":
 		return clusterStable(f, params)
 	case name == "quiesce" || name == "racks":
@@ -46,6 +85,7 @@ func (t templates) answer(profile string, f nodeFacts, cmd string) string {
 			"cluster_size":                 strconv.Itoa(f.clusterSize),
 			"cluster_key":                  f.clusterKey,
 			"cluster_integrity":            strconv.FormatBool(f.integrity),
+			"cluster_is_member":            strconv.FormatBool(f.member),
 			"uptime":                       strconv.FormatInt(f.uptime, 10),
 			"migrate_partitions_remaining": strconv.FormatInt(f.migrations, 10),
 		})
@@ -110,13 +150,14 @@ func substitute(list string, values map[string]string) string {
 	return strings.Join(items, ";")
 }
 
-// render builds the answer body: "cmd\tvalue\n" for each command, in request order.
-func (t templates) render(profile string, f nodeFacts, cmds []string) []byte {
+// render builds the answer body: "cmd\tvalue\n" for each command, in request order. Callers
+// hold s.mu.
+func (s *Sim) render(n *node, now time.Time, cmds []string) []byte {
 	var b bytes.Buffer
 	for _, cmd := range cmds {
 		b.WriteString(cmd)
 		b.WriteByte('\t')
-		b.WriteString(t.answer(profile, f, cmd))
+		b.WriteString(s.answer(n, now, cmd))
 		b.WriteByte('\n')
 	}
 	return b.Bytes()

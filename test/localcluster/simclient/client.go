@@ -74,6 +74,45 @@ func (c *Client) SetFault(ctx context.Context, name string, f aerosim.Fault) (ae
 	return out, c.do(ctx, http.MethodPut, nodePath(name, "/fault"), map[string]aerosim.Fault{"fault": f}, &out)
 }
 
+// Log returns what the node's asd logged.
+func (c *Client) Log(ctx context.Context, name string) ([]string, error) {
+	var out struct {
+		Lines []string `json:"lines"`
+	}
+	return out.Lines, c.do(ctx, http.MethodGet, nodePath(name, "/log"), nil, &out)
+}
+
+// SetDNS replaces the simulator's DNS table (name → addresses).
+func (c *Client) SetDNS(ctx context.Context, records map[string][]string) error {
+	return c.do(ctx, http.MethodPut, "/dns", records, nil)
+}
+
+// DNS returns the simulator's DNS table.
+func (c *Client) DNS(ctx context.Context) (map[string][]string, error) {
+	var out map[string][]string
+	return out, c.do(ctx, http.MethodGet, "/dns", nil, &out)
+}
+
+// CutMesh cuts the mesh between groups of nodes: each group then hears only itself.
+func (c *Client) CutMesh(ctx context.Context, groups ...[]string) error {
+	return c.do(ctx, http.MethodPut, "/partitions", map[string][][]string{"groups": groups}, nil)
+}
+
+// HealMesh removes every mesh cut.
+func (c *Client) HealMesh(ctx context.Context) error {
+	return c.do(ctx, http.MethodDelete, "/partitions", nil, nil)
+}
+
+// History returns the nodes' transitions and the clusters formed since the given time (zero: all).
+func (c *Client) History(ctx context.Context, since time.Time) (aerosim.History, error) {
+	path := "/history"
+	if !since.IsZero() {
+		path += "?since=" + url.QueryEscape(since.Format(time.RFC3339Nano))
+	}
+	var out aerosim.History
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
 func nodePath(name, suffix string) string { return "/nodes/" + url.PathEscape(name) + suffix }
 
 // do sends in as JSON (when not nil) and decodes the answer into out (when not nil). Error
