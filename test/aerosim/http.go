@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 )
@@ -19,6 +20,9 @@ import (
 //	PUT    /nodes/{name}/fault        {"fault":"hang"} → NodeState ("" clears it)
 //	PUT    /nodes/{name}/pin          Pin → NodeState
 //	GET    /nodes/{name}/log          → {"lines":["<time> GMT: INFO (hb): ...", ...]}
+//	GET    /nodes/{name}/files?path=P → the file's content (text/plain); 404 if there is none
+//	PUT    /nodes/{name}/files?path=P the content → 204
+//	PUT    /nodes/{name}/dirs?path=D  {"<file name>":"<content>", ...} → 204 (replaces the files in D)
 //	GET    /dns                       → {"<name>":["<ip>", ...], ...}
 //	PUT    /dns                       {"<name>":["<ip>", ...], ...} → 204 (replaces the table)
 //	GET    /partitions                → {"groups":[["<node>", ...], ...]}
@@ -82,6 +86,33 @@ func nodeRoutes(mux *http.ServeMux, s *Sim) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string][]string{"lines": lines})
+	})
+	fileRoutes(mux, s)
+}
+
+func fileRoutes(mux *http.ServeMux, s *Sim) {
+	mux.HandleFunc("GET /nodes/{name}/files", func(w http.ResponseWriter, r *http.Request) {
+		content, err := s.ReadFile(r.PathValue("name"), r.URL.Query().Get("path"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, content)
+	})
+	mux.HandleFunc("PUT /nodes/{name}/files", func(w http.ResponseWriter, r *http.Request) {
+		content, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			writeError(w, fmt.Errorf("%w: %w", ErrInvalid, err))
+			return
+		}
+		noContent(w, s.WriteFile(r.PathValue("name"), r.URL.Query().Get("path"), string(content)))
+	})
+	mux.HandleFunc("PUT /nodes/{name}/dirs", func(w http.ResponseWriter, r *http.Request) {
+		var files map[string]string
+		if decode(w, r, &files) {
+			noContent(w, s.SetDir(r.PathValue("name"), r.URL.Query().Get("path"), files))
+		}
 	})
 }
 

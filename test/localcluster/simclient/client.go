@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/acko-io/acko/test/aerosim"
@@ -113,10 +114,30 @@ func (c *Client) History(ctx context.Context, since time.Time) (aerosim.History,
 	return out, c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
+// ReadFile returns a file of the node; errors wrap aerosim.ErrNotFound when it (or the node) is
+// missing.
+func (c *Client) ReadFile(ctx context.Context, name, path string) (string, error) {
+	var out bytes.Buffer
+	return out.String(), c.send(ctx, http.MethodGet, filePath(name, "/files", path), nil, &out)
+}
+
+// WriteFile creates or replaces a file of the node.
+func (c *Client) WriteFile(ctx context.Context, name, path, content string) error {
+	return c.send(ctx, http.MethodPut, filePath(name, "/files", path), strings.NewReader(content), nil)
+}
+
+// SetDir replaces the files directly in a directory of the node (name → content).
+func (c *Client) SetDir(ctx context.Context, name, dir string, files map[string]string) error {
+	return c.do(ctx, http.MethodPut, filePath(name, "/dirs", dir), files, nil)
+}
+
+func filePath(name, route, path string) string {
+	return nodePath(name, route) + "?path=" + url.QueryEscape(path)
+}
+
 func nodePath(name, suffix string) string { return "/nodes/" + url.PathEscape(name) + suffix }
 
-// do sends in as JSON (when not nil) and decodes the answer into out (when not nil). Error
-// answers become errors wrapping the matching aerosim error.
+// do sends in as JSON (when not nil) and decodes the answer into out (when not nil).
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -126,6 +147,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		}
 		body = bytes.NewReader(b)
 	}
+	if out == nil {
+		return c.send(ctx, method, path, body, nil)
+	}
+	var answer bytes.Buffer
+	if err := c.send(ctx, method, path, body, &answer); err != nil {
+		return err
+	}
+	return json.Unmarshal(answer.Bytes(), out)
+}
+
+// send sends body (when not nil) and copies the answer to out (when not nil). Error answers become
+// errors wrapping the matching aerosim error.
+func (c *Client) send(ctx context.Context, method, path string, body io.Reader, out io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return err
@@ -145,7 +179,8 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if out == nil {
 		return nil
 	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	_, err = io.Copy(out, resp.Body)
+	return err
 }
 
 func statusError(code int) error {

@@ -91,3 +91,30 @@ func assertHistoryEndsRemoved(ctx context.Context, t *testing.T, c *Client) {
 		t.Fatalf("history from the future: %+v, %v", h, err)
 	}
 }
+
+func TestFileCalls(t *testing.T) {
+	c, ctx := newClient(t)
+	name := NodeName("ns", "pod-0")
+	if _, err := c.AddNode(ctx, aerosim.NodeSpec{Cluster: "c", Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	const file = "/etc/aerospike/aerospike.conf"
+	if _, err := c.ReadFile(ctx, name, file); !errors.Is(err, aerosim.ErrNotFound) {
+		t.Fatalf("no file yet: %v", err)
+	}
+	if err := c.WriteFile(ctx, name, file, "a\tb\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.ReadFile(ctx, name, file); err != nil || got != "a\tb\n" {
+		t.Fatalf("read back: %q, %v", got, err)
+	}
+	if err := c.SetDir(ctx, name, "/etc/aerospike", map[string]string{"other": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadFile(ctx, name, file); !errors.Is(err, aerosim.ErrNotFound) {
+		t.Fatalf("replaced by SetDir: %v", err)
+	}
+	if err := c.WriteFile(ctx, name, "relative", ""); !errors.Is(err, aerosim.ErrInvalid) {
+		t.Fatalf("relative path: %v", err)
+	}
+}
