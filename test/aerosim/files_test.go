@@ -61,29 +61,29 @@ func TestRefusedConfigCrashLoops(t *testing.T) {
 	if _, err := s.WarmRestart("a"); !errors.Is(err, ErrConflict) {
 		t.Errorf("a warm restart needs a running asd: %v", err)
 	}
-	if err := s.SetDir("a", "/etc/aerospike", map[string]string{"aerospike.conf": "service {\n}\n"}); err != nil {
-		t.Fatal(err)
-	}
-	clk.Step(10 * time.Second)
-	if st := mustNode(t, s, "a"); st.Phase != PhaseFailed || st.Crashes != 2 ||
-		st.Error != "CRITICAL (config): must configure 'cluster-name'" {
+	st = restartWith(t, s, clk, "service {\n}\n")
+	if st.Phase != PhaseFailed || st.Crashes != 2 || st.Error != "CRITICAL (config): must configure 'cluster-name'" {
 		t.Fatalf("second start: %+v", st)
 	}
-	if err := s.SetDir("a", "/etc/aerospike", map[string]string{"aerospike.conf": conf("db")}); err != nil {
+	if st := restartWith(t, s, clk, conf("db")); st.Phase != PhaseJoining || st.Crashes != 2 {
+		t.Fatalf("third start: %+v", st)
+	}
+	if log, _ := s.Log("a"); len(log) != 3 || !strings.HasSuffix(log[0], want) {
+		t.Errorf("log:\n%s", strings.Join(log, "\n"))
+	}
+	if h := s.History(time.Time{}); h.Transitions[0].Reason != ReasonFailed || h.Transitions[1].Reason != ReasonJoining {
+		t.Errorf("history: %+v", h.Transitions)
+	}
+}
+
+// restartWith puts a config file on node a and waits out the crash-loop back-off.
+func restartWith(t *testing.T, s *Sim, clk interface{ Step(time.Duration) }, config string) NodeState {
+	t.Helper()
+	if err := s.SetDir("a", "/etc/aerospike", map[string]string{"aerospike.conf": config}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Step(10 * time.Second)
-	if st := mustNode(t, s, "a"); st.Phase != PhaseJoining || st.Crashes != 2 {
-		t.Fatalf("third start: %+v", st)
-	}
-	log, _ := s.Log("a")
-	if len(log) != 3 || !strings.HasSuffix(log[0], want) {
-		t.Errorf("log:\n%s", strings.Join(log, "\n"))
-	}
-	h := s.History(time.Time{})
-	if h.Transitions[0].Reason != ReasonFailed || h.Transitions[1].Reason != ReasonJoining {
-		t.Errorf("history: %+v", h.Transitions)
-	}
+	return mustNode(t, s, "a")
 }
 
 // SetDir replaces the files of one directory only, as a ConfigMap projection does.

@@ -118,7 +118,8 @@ func (c *Client) History(ctx context.Context, since time.Time) (aerosim.History,
 // missing.
 func (c *Client) ReadFile(ctx context.Context, name, path string) (string, error) {
 	var out bytes.Buffer
-	return out.String(), c.send(ctx, http.MethodGet, filePath(name, "/files", path), nil, &out)
+	err := c.send(ctx, http.MethodGet, filePath(name, "/files", path), nil, &out)
+	return out.String(), err
 }
 
 // WriteFile creates or replaces a file of the node.
