@@ -55,12 +55,7 @@ func TestRefusedConfigCrashLoops(t *testing.T) {
 	if st.Phase != PhaseFailed || st.Error != want || st.Crashes != 1 || st.Member {
 		t.Fatalf("no config file: %+v", st)
 	}
-	if _, err := exchange(st.Addr, "node"); err == nil {
-		t.Fatal("a node whose asd refused to start answered")
-	}
-	if _, err := s.WarmRestart("a"); !errors.Is(err, ErrConflict) {
-		t.Errorf("a warm restart needs a running asd: %v", err)
-	}
+	assertNoAsd(t, s, st)
 	st = restartWith(t, s, clk, "service {\n}\n")
 	if st.Phase != PhaseFailed || st.Crashes != 2 || st.Error != "CRITICAL (config): must configure 'cluster-name'" {
 		t.Fatalf("second start: %+v", st)
@@ -73,6 +68,17 @@ func TestRefusedConfigCrashLoops(t *testing.T) {
 	}
 	if h := s.History(time.Time{}); h.Transitions[0].Reason != ReasonFailed || h.Transitions[1].Reason != ReasonJoining {
 		t.Errorf("history: %+v", h.Transitions)
+	}
+}
+
+// assertNoAsd checks that nothing answers on the node and that it cannot be warm-restarted.
+func assertNoAsd(t *testing.T, s *Sim, st NodeState) {
+	t.Helper()
+	if _, err := exchange(st.Addr, "node"); err == nil {
+		t.Error("a node whose asd refused to start answered")
+	}
+	if _, err := s.WarmRestart(st.Name); !errors.Is(err, ErrConflict) {
+		t.Errorf("a warm restart needs a running asd: %v", err)
 	}
 }
 
