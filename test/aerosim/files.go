@@ -1,6 +1,7 @@
 package aerosim
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -8,8 +9,8 @@ import (
 	"time"
 )
 
-// ErrNoFile is a file the node does not have (it wraps ErrNotFound).
-var ErrNoFile = fmt.Errorf("%w: no such file", ErrNotFound)
+// ErrNoFile is a file the node does not have (HTTP 404, like ErrNotFound).
+var ErrNoFile = errors.New("no such file")
 
 // A node's files are its pod's files as asd's container sees them (its config among them): the
 // local cluster puts a pod's volumes there, and its exec shims read and change them, so that

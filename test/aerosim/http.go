@@ -195,7 +195,7 @@ func writeError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, ErrInvalid):
 		status = http.StatusBadRequest
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNoFile):
 		status = http.StatusNotFound
 	case errors.Is(err, ErrConflict):
 		status = http.StatusConflict

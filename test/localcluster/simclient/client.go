@@ -175,6 +175,9 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 			Error string `json:"error"`
 		}
 		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&e)
+		if strings.HasPrefix(e.Error, aerosim.ErrNoFile.Error()) {
+			return fmt.Errorf("aerosim %s %s: %w", method, path, aerosim.ErrNoFile)
+		}
 		return fmt.Errorf("aerosim %s %s: %w: %s", method, path, statusError(resp.StatusCode), e.Error)
 	}
 	if out == nil {

@@ -99,8 +99,11 @@ func TestFileCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	const file = "/etc/aerospike/aerospike.conf"
-	if _, err := c.ReadFile(ctx, name, file); !errors.Is(err, aerosim.ErrNotFound) {
+	if _, err := c.ReadFile(ctx, name, file); !errors.Is(err, aerosim.ErrNoFile) {
 		t.Fatalf("no file yet: %v", err)
+	}
+	if _, err := c.ReadFile(ctx, "nope", file); !errors.Is(err, aerosim.ErrNotFound) {
+		t.Fatalf("no node: %v", err)
 	}
 	if err := c.WriteFile(ctx, name, file, "a\tb\n"); err != nil {
 		t.Fatal(err)
@@ -111,7 +114,7 @@ func TestFileCalls(t *testing.T) {
 	if err := c.SetDir(ctx, name, "/etc/aerospike", map[string]string{"other": "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ReadFile(ctx, name, file); !errors.Is(err, aerosim.ErrNotFound) {
+	if _, err := c.ReadFile(ctx, name, file); !errors.Is(err, aerosim.ErrNoFile) {
 		t.Fatalf("replaced by SetDir: %v", err)
 	}
 	if err := c.WriteFile(ctx, name, "relative", ""); !errors.Is(err, aerosim.ErrInvalid) {
