@@ -76,6 +76,7 @@ func parseFlags() (options, zap.Options) {
 	zapOpts := zap.Options{Development: true}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	o.webhook.ClusterDomain = o.clusterDomain
 	return o, zapOpts
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config/conffile"
+	"github.com/acko-io/acko/internal/config/params"
 )
 
 // Keys the checks and the renderer both look at.
@@ -28,6 +31,10 @@ const (
 	keyPort              = "port"
 	keyTLS               = "tls"
 	keyInfo              = "info"
+	keyAdmin             = "admin"
+	keySets              = "sets"
+	keyDefaultTTL        = "default-ttl"
+	keyNsupPeriod        = "nsup-period"
 	contextAny           = "any"
 	addressAny           = "any" // listen on every interface
 	levelInfo            = "info"
@@ -36,11 +43,10 @@ const (
 )
 
 // Aerospike limits on names.
-const maxNamespaceNameLength = 31
+const maxNamespaceNameLength = conffile.MaxNamespaceNameLength
 
 var (
 	supportedStanzas = []string{keyService, keyLogging, keyNetwork, keyModLua, keyNamespaces}
-	networkStanzas   = []string{"service", "fabric", "heartbeat", "admin"}
 	logLevels        = []string{"critical", "warning", levelInfo, "debug", "detail"}
 	storageEngines   = []string{engineMemory, engineDevice}
 )
@@ -53,6 +59,17 @@ type rules struct {
 	owned              map[string]string
 }
 
+const (
+	ownedPorts = "the operator fixes the ports (service %d, fabric %d, heartbeat %d, admin %d): " +
+		"the Services and the readiness probe use them"
+	ownedAddress   = "the operator listens on every interface (address any) so the pod IP works"
+	ownedMesh      = "the heartbeat is always mesh: Kubernetes pod networks have no multicast"
+	ownedSeeds     = "the operator seeds the mesh with every pod's DNS name"
+	noRackAwareCE  = "rack-id (rack awareness; racks in ACKO are Kubernetes placement only)"
+	listDevicesMsg = "list devices as devices: [<path>, ...]"
+	listFilesMsg   = "list files as files: [<path>, ...]"
+)
+
 var (
 	topLevelRules = rules{enterprise: map[string]string{
 		"xdr": "XDR", "security": "security (access control)", keyTLS: "TLS",
@@ -63,12 +80,14 @@ var (
 	networkRules = rules{
 		enterprisePrefixes: map[string]string{keyTLS: "TLS"},
 		owned: map[string]string{
-			keyPort: fmt.Sprintf("the operator fixes the ports (service %d, fabric %d, heartbeat %d, admin %d): "+
-				"the Services and the readiness probe use them", ServicePort, FabricPort, HeartbeatPort, AdminPort),
-			"address":         "the operator listens on every interface (address any) so the pod IP works",
-			"mode":            "the heartbeat is always mesh: Kubernetes pod networks have no multicast",
-			"multicast-group": "the heartbeat is always mesh: Kubernetes pod networks have no multicast",
-			keyMeshSeed:       "the operator seeds the mesh with every pod's DNS name",
+			keyPort:                   fmt.Sprintf(ownedPorts, ServicePort, FabricPort, HeartbeatPort, AdminPort),
+			"address":                 ownedAddress,
+			"addresses":               ownedAddress,
+			"mode":                    ownedMesh,
+			"multicast-group":         ownedMesh,
+			"multicast-groups":        ownedMesh,
+			keyMeshSeed:               ownedSeeds,
+			"mesh-seed-address-ports": ownedSeeds,
 		},
 	}
 	namespaceRules = rules{
@@ -77,15 +96,12 @@ var (
 			"strong-consistency-allow-expunge": "strong consistency",
 			"index-type":                       "index-type (primary index on flash or persistent memory)",
 			"sindex-type":                      "sindex-type (secondary index on flash or persistent memory)",
-			keyRackID:                          "rack-id (rack awareness; racks in ACKO are Kubernetes placement only)",
+			keyRackID:                          noRackAwareCE,
 		},
 	}
 	storageRules = rules{
 		enterprisePrefixes: map[string]string{"compression": "compression", "encryption": "encryption at rest"},
-		owned: map[string]string{
-			"device": "list devices as devices: [<path>, ...]",
-			"file":   "list files as files: [<path>, ...]",
-		},
+		owned:              map[string]string{"device": listDevicesMsg, "file": listFilesMsg},
 	}
 )
 
@@ -108,14 +124,16 @@ func (r rules) rejects(key string) (string, bool) {
 
 // checker collects the issues of one merged config.
 type checker struct {
-	c      *v1alpha1.AerospikeCluster
+	c *v1alpha1.AerospikeCluster
+	// t is the parameter table of the image's server version.
+	t      *params.Table
 	issues []issue
 	// used holds the device and file paths seen so far.
 	used map[string]bool
 }
 
-func check(c *v1alpha1.AerospikeCluster, tree map[string]any) []issue {
-	k := &checker{c: c, used: map[string]bool{}}
+func check(c *v1alpha1.AerospikeCluster, t *params.Table, tree map[string]any) []issue {
+	k := &checker{c: c, t: t, used: map[string]bool{}}
 	for _, key := range sortedKeys(tree) {
 		k.checkTopLevel(key, tree[key])
 	}
@@ -124,8 +142,15 @@ func check(c *v1alpha1.AerospikeCluster, tree map[string]any) []issue {
 	return k.issues
 }
 
+// add records a structural issue: a rule that held before the server's tables were checked.
 func (k *checker) add(ns int, rel []any, mk func(*field.Path) *field.Error) {
 	k.issues = append(k.issues, issue{ns: ns, rel: rel, mk: mk})
+}
+
+// violation records a breach of the server's own rules (its parameter table, Community Edition's
+// limits, the checks asd makes when it starts): what the update ratchet treats as new rules.
+func (k *checker) violation(ns int, rel []any, mk func(*field.Path) *field.Error) {
+	k.issues = append(k.issues, issue{ns: ns, rel: rel, mk: mk, server: true})
 }
 
 func (k *checker) invalid(ns int, rel []any, value any, detail string) {
@@ -140,6 +165,14 @@ func (k *checker) required(ns int, rel []any, detail string) {
 	k.add(ns, rel, func(p *field.Path) *field.Error { return field.Required(p, detail) })
 }
 
+func (k *checker) serverInvalid(ns int, rel []any, value any, detail string) {
+	k.violation(ns, rel, func(p *field.Path) *field.Error { return field.Invalid(p, value, detail) })
+}
+
+func (k *checker) serverForbidden(ns int, rel []any, detail string) {
+	k.violation(ns, rel, func(p *field.Path) *field.Error { return field.Forbidden(p, detail) })
+}
+
 func (k *checker) checkTopLevel(key string, v any) {
 	rel := []any{key}
 	switch key {
@@ -150,7 +183,7 @@ func (k *checker) checkTopLevel(key string, v any) {
 	case keyNetwork:
 		k.checkNetwork(rel, v)
 	case keyModLua:
-		k.checkStanza(-1, rel, v, rules{})
+		k.walk(-1, rel, keyModLua, v, rules{})
 	case keyNamespaces: // checked on its own, since it is also required
 	default:
 		if reason, rejected := topLevelRules.rejects(key); rejected {
@@ -170,8 +203,9 @@ func (k *checker) object(ns int, rel []any, v any) (map[string]any, bool) {
 	return m, ok
 }
 
-// checkStanza checks a stanza whose keys pass through to aerospike.conf, except those the rules reject.
-func (k *checker) checkStanza(ns int, rel []any, v any, r rules, skip ...string) {
+// walk checks the keys of a stanza against the table's context ctx, except those the rules reject and
+// those in skip (checked by their own rules).
+func (k *checker) walk(ns int, rel []any, ctx string, v any, r rules, skip ...string) {
 	m, ok := k.object(ns, rel, v)
 	if !ok {
 		return
@@ -184,29 +218,119 @@ func (k *checker) checkStanza(ns int, rel []any, v any, r rules, skip ...string)
 			k.forbidden(ns, at(rel, key), reason)
 			continue
 		}
-		k.checkValue(ns, at(rel, key), key, m[key])
+		k.entry(ns, at(rel, key), ctx, key, m[key])
 	}
 }
 
-// checkValue checks that a pass-through value renders into valid aerospike.conf syntax.
-func (k *checker) checkValue(ns int, rel []any, key string, v any) {
+// entry checks one key of a stanza: first that it renders into aerospike.conf at all, then that the
+// server knows it and takes its value.
+func (k *checker) entry(ns int, rel []any, ctx, key string, v any) {
 	if !validToken(key) {
 		k.invalid(ns, rel, key, "is not a valid configuration name")
 		return
 	}
-	switch t := v.(type) {
-	case map[string]any:
-		k.checkStanza(ns, rel, t, rules{})
-	case []any:
-		for i, e := range t {
-			k.checkScalar(ns, at(rel, i), e)
+	sub := ctx + "." + key
+	switch {
+	case len(k.t.Children(sub)) > 0 && !k.variants(ctx, key):
+		if _, isMap := v.(map[string]any); !isMap {
+			k.serverInvalid(ns, rel, v, "must be an object: "+key+" is a stanza of parameters")
+			return
 		}
+		k.walk(ns, rel, sub, v, rules{})
+		return
+	case k.t.IsContext(sub + ".[]"):
+		k.walkList(ns, rel, sub+".[]", v)
+		return
+	}
+	if !k.renders(ns, rel, v) {
+		return
+	}
+	p, found := k.t.Lookup(sub)
+	switch {
+	case !found:
+		k.unknown(ns, rel, ctx, key)
+	case p.EnterpriseOnly:
+		k.serverForbidden(ns, rel, enterpriseOnly(key))
 	default:
-		k.checkScalar(ns, rel, v)
+		k.checkParam(ns, rel, p, v)
 	}
 }
 
-func (k *checker) checkScalar(ns int, rel []any, v any) {
+// variants reports a stanza chosen by its type (storage-engine, index-type): not a plain sub-stanza.
+func (k *checker) variants(ctx, key string) bool {
+	return slices.ContainsFunc(k.t.Children(ctx), func(c string) bool { return strings.HasPrefix(c, key+"(") })
+}
+
+// walkList checks a list of named stanzas, such as a namespace's sets: [{name: users, ...}].
+func (k *checker) walkList(ns int, rel []any, ctx string, v any) {
+	list, ok := v.([]any)
+	if !ok {
+		k.serverInvalid(ns, rel, v, "must be a list of objects, each with a name")
+		return
+	}
+	names := map[string]bool{}
+	for i, e := range list {
+		m, isMap := e.(map[string]any)
+		name, _ := m[keyName].(string)
+		switch {
+		case !isMap:
+			k.serverInvalid(ns, at(rel, i), e, "must be an object with a name")
+			continue
+		case m[keyName] == nil:
+			k.violation(ns, at(rel, i, keyName), func(p *field.Path) *field.Error {
+				return field.Required(p, "every element needs a name")
+			})
+		case !validToken(name):
+			k.serverInvalid(ns, at(rel, i, keyName), m[keyName], "must be one word")
+		case names[name]:
+			k.violation(ns, at(rel, i, keyName), func(p *field.Path) *field.Error { return field.Duplicate(p, name) })
+		}
+		names[name] = true
+		k.walk(ns, at(rel, i), ctx, m, rules{}, keyName)
+	}
+}
+
+// unknown reports a key the server does not know in ctx, with the parameter it is likely a typo of,
+// or the storage-engine it belongs to.
+func (k *checker) unknown(ns int, rel []any, ctx, key string) {
+	if base, typ, isVariant := strings.Cut(strings.TrimSuffix(ctx, ")"), "(type="); isVariant {
+		parent, engine := base[:strings.LastIndex(base, ".")], base[strings.LastIndex(base, ".")+1:]
+		for _, other := range k.t.Children(parent) {
+			otherBase, otherType, ok := strings.Cut(strings.TrimSuffix(other, ")"), "(type=")
+			if ok && otherBase == engine && otherType != typ {
+				if _, found := k.t.Lookup(parent + "." + other + "." + key); found {
+					k.serverForbidden(ns, rel, fmt.Sprintf("a parameter of %s %s, not of %s %s",
+						engine, otherType, engine, typ))
+					return
+				}
+			}
+		}
+	}
+	detail := fmt.Sprintf("unknown parameter: Aerospike %s does not have it and refuses to start with it",
+		k.t.Version)
+	if s := k.t.Suggest(ctx, key); s != "" {
+		detail += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	k.serverForbidden(ns, rel, detail)
+}
+
+// renders checks that a value renders into valid aerospike.conf syntax: a scalar, or a list of
+// scalars (one line each).
+func (k *checker) renders(ns int, rel []any, v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return true // the table says whether the key is a stanza
+	case []any:
+		ok := true
+		for i, e := range t {
+			ok = k.checkScalar(ns, at(rel, i), e) && ok
+		}
+		return ok
+	}
+	return k.checkScalar(ns, rel, v)
+}
+
+func (k *checker) checkScalar(ns int, rel []any, v any) bool {
 	s, ok := scalarString(v)
 	switch {
 	case v == nil:
@@ -217,6 +341,44 @@ func (k *checker) checkScalar(ns int, rel []any, v any) {
 		k.required(ns, rel, "must not be empty")
 	case strings.ContainsAny(s, "\n\r{}#"):
 		k.invalid(ns, rel, s, "must not contain line breaks, braces or '#'")
+	default:
+		return true
+	}
+	return false
+}
+
+// checkParam holds a value to the parameter's row: a list for a list, one word of the right type,
+// within bounds and among the allowed values otherwise.
+func (k *checker) checkParam(ns int, rel []any, p *params.Param, v any) {
+	if p.Type == params.StringList {
+		if _, isList := v.([]any); !isList {
+			k.serverInvalid(ns, rel, v, "must be a list, e.g. ["+fmt.Sprint(v)+"]")
+		}
+		return
+	}
+	switch v.(type) {
+	case []any, map[string]any:
+		k.serverInvalid(ns, rel, v, "must be a single value")
+		return
+	}
+	text, _ := scalarString(v)
+	if strings.ContainsAny(text, " \t") {
+		k.serverInvalid(ns, rel, v, "must be one word: aerospike.conf reads only the first word of a value")
+		return
+	}
+	k.checkText(ns, rel, p, v, text)
+}
+
+// checkText reports a value the server refuses, the allowed values as Unsupported, the rest as Invalid.
+func (k *checker) checkText(ns int, rel []any, p *params.Param, v any, text string) {
+	err := p.CheckText(text)
+	var ve *params.ValueError
+	switch {
+	case err == nil:
+	case errors.As(err, &ve) && ve.Kind == params.NotAllowed:
+		k.violation(ns, rel, func(fp *field.Path) *field.Error { return field.NotSupported(fp, v, p.Enum) })
+	default:
+		k.serverInvalid(ns, rel, v, err.Error())
 	}
 }
 
@@ -226,13 +388,14 @@ func validToken(s string) bool {
 }
 
 func (k *checker) checkService(rel []any, v any) {
-	k.checkStanza(-1, rel, v, serviceRules)
+	k.walk(-1, rel, keyService, v, serviceRules)
 	m, _ := v.(map[string]any)
 	if wd, ok := m[keyWorkDirectory].(string); ok && !path.IsAbs(wd) {
 		k.invalid(-1, at(rel, keyWorkDirectory), wd, "must be an absolute path")
 	}
 }
 
+// checkLogging: logging maps a log context to the console's level for it.
 func (k *checker) checkLogging(rel []any, v any) {
 	m, ok := k.object(-1, rel, v)
 	if !ok {
@@ -243,26 +406,14 @@ func (k *checker) checkLogging(rel []any, v any) {
 		if !validToken(context) || !slices.Contains(logLevels, strings.ToLower(level)) {
 			k.invalid(-1, at(rel, context), m[context], "logging maps a log context to a level ("+
 				strings.Join(logLevels, ", ")+"), e.g. any: info")
+			continue
 		}
-	}
-}
-
-func (k *checker) checkNetwork(rel []any, v any) {
-	m, ok := k.object(-1, rel, v)
-	if !ok {
-		return
-	}
-	for _, key := range sortedKeys(m) {
-		switch {
-		case slices.Contains(networkStanzas, key):
-			k.checkStanza(-1, at(rel, key), m[key], networkRules)
-		case key == keyInfo:
-			k.forbidden(-1, at(rel, key), fmt.Sprintf("network.info no longer exists in Aerospike 8.1: "+
-				"port %d is the admin stanza, which the operator renders", AdminPort))
-		case key == keyTLS:
-			k.forbidden(-1, at(rel, key), enterpriseOnly("TLS"))
-		default:
-			k.forbidden(-1, at(rel, key), "unknown network stanza: supported are "+strings.Join(networkStanzas, ", "))
+		if p, found := k.t.Lookup("logging.[]." + context); !found || len(p.Enum) == 0 {
+			detail := fmt.Sprintf("unknown log context: Aerospike %s refuses to start with it", k.t.Version)
+			if s := k.t.Suggest("logging.[]", context); s != "" {
+				detail += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			k.serverForbidden(-1, at(rel, context), detail)
 		}
 	}
 }

@@ -8,7 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/acko-io/acko/internal/config/conffile"
 )
+
+// ctxNamespace is the table's context of a namespace.
+const ctxNamespace = "namespaces.[]"
 
 const namespaceExample = "e.g. {name: test, replication-factor: 2, storage-engine: {type: memory}}"
 
@@ -25,6 +30,10 @@ func (k *checker) checkNamespaces(v any) {
 	}
 	names := map[string]bool{}
 	for i, ns := range list {
+		if i >= conffile.MaxNamespaces {
+			k.serverForbidden(i, nil, fmt.Sprintf("Aerospike Community Edition allows at most %d namespaces "+
+				"(it refuses to start with more)", conffile.MaxNamespaces))
+		}
 		m, isObject := ns.(map[string]any)
 		if !isObject {
 			k.invalid(i, nil, ns, "a namespace is an object, "+namespaceExample)
@@ -33,8 +42,22 @@ func (k *checker) checkNamespaces(v any) {
 		k.checkNamespaceName(i, m, names)
 		k.checkReplicationFactor(i, m)
 		k.checkStorageEngine(i, m)
-		k.checkStanza(i, nil, m, namespaceRules, keyName, keyReplicationFactor, keyStorageEngine)
+		k.walk(i, nil, ctxNamespace, m, namespaceRules, keyName, keyReplicationFactor, keyStorageEngine)
+		k.checkTTL(i, m)
 	}
+}
+
+// checkTTL: asd refuses a namespace whose records expire (default-ttl above 0) while nothing removes
+// expired records (nsup-period 0), unless allow-ttl-without-nsup says so.
+func (k *checker) checkTTL(i int, m map[string]any) {
+	ttl, setTTL := k.intSetting(ctxNamespace, m, keyDefaultTTL, 0)
+	nsup, _ := k.intSetting(ctxNamespace, m, keyNsupPeriod, 0)
+	allow, _ := m["allow-ttl-without-nsup"].(bool)
+	if !setTTL || ttl == 0 || nsup > 0 || allow {
+		return
+	}
+	k.serverInvalid(i, []any{keyDefaultTTL}, m[keyDefaultTTL], "a default-ttl above 0 needs nsup-period above 0 "+
+		"(or allow-ttl-without-nsup: true): Aerospike refuses to start otherwise")
 }
 
 func (k *checker) checkNamespaceName(i int, m map[string]any, names map[string]bool) {
@@ -54,8 +77,14 @@ func (k *checker) checkNamespaceName(i int, m map[string]any, names map[string]b
 
 func (k *checker) checkReplicationFactor(i int, m map[string]any) {
 	v, present := m[keyReplicationFactor]
-	if n, ok := intValue(v); present && (!ok || n < 1) {
+	n, ok := intValue(v)
+	switch {
+	case !present:
+	case !ok || n < 1:
 		k.invalid(i, []any{keyReplicationFactor}, v, "must be a whole number of at least 1")
+	default:
+		p, _ := k.t.Lookup(ctxNamespace + "." + keyReplicationFactor)
+		k.checkText(i, []any{keyReplicationFactor}, p, v, fmt.Sprint(n))
 	}
 }
 
@@ -79,22 +108,36 @@ func (k *checker) checkStorageEngine(i int, m map[string]any) {
 		k.checkDevice(i, rel, se)
 	case "pmem":
 		k.forbidden(i, typeRel, enterpriseOnly("storage-engine pmem"))
+		return
 	case nil, "":
 		k.required(i, typeRel, need)
+		return
 	default:
 		k.add(i, typeRel, func(p *field.Path) *field.Error { return field.NotSupported(p, se[keyType], storageEngines) })
+		return
 	}
-	k.checkStanza(i, rel, se, storageRules, keyType, keyDevices, keyFiles, keyDataSize, keyFileSize)
+	k.walk(i, rel, storageContext(se[keyType].(string)), se, storageRules, keyType, keyDevices, keyFiles, keyDataSize,
+		keyFileSize)
+}
+
+// storageContext is the table's context of a storage engine type.
+func storageContext(typ string) string {
+	return ctxNamespace + "." + keyStorageEngine + "(type=" + typ + ")"
 }
 
 // checkMemory: without storage backing a memory namespace holds data-size bytes (DefaultDataSize if
 // absent), which Aerospike 8.1 wants to be at least 512M.
 func (k *checker) checkMemory(i int, rel []any, se map[string]any) {
+	v, sized := se[keyDataSize]
 	if k.checkBacking(i, rel, se) > 0 {
+		if sized {
+			k.serverForbidden(i, at(rel, keyDataSize), "storage-engine memory with devices or files (storage "+
+				"backing) takes its size from them: Aerospike refuses to start with a data-size as well")
+		}
 		return
 	}
-	if v, ok := se[keyDataSize]; ok {
-		k.checkSize(i, at(rel, keyDataSize), v, MinDataSize, "512M")
+	if sized {
+		k.checkSize(i, at(rel, keyDataSize), v)
 	}
 }
 
@@ -105,13 +148,19 @@ func (k *checker) checkDevice(i int, rel []any, se map[string]any) {
 	}
 }
 
-func (k *checker) checkSize(i int, rel []any, v any, minimum int64, minText string) {
+// checkSize checks data-size and filesize: a size (a number with an optional K, M, G, T or P suffix) at
+// least the minimum of the server version (rules that predate the tables) and at most its maximum.
+func (k *checker) checkSize(i int, rel []any, v any) {
+	// memory has both parameters, with the bounds every engine has
+	p, _ := k.t.Lookup(storageContext(engineMemory) + "." + rel[len(rel)-1].(string))
 	n, ok := parseSize(v)
 	switch {
 	case !ok:
 		k.invalid(i, rel, v, "must be a size such as 4G (a number with an optional K, M, G, T or P suffix)")
-	case n < minimum:
-		k.invalid(i, rel, v, "is below the minimum Aerospike 8.1 accepts: "+minText)
+	case p != nil && p.Min != nil && n < *p.Min:
+		k.invalid(i, rel, v, fmt.Sprintf("is below the minimum Aerospike %s accepts: %s", k.t.Version, sizeText(*p.Min)))
+	case p != nil:
+		k.checkText(i, rel, p, v, fmt.Sprint(n))
 	}
 }
 
@@ -128,12 +177,12 @@ func (k *checker) checkBacking(i int, rel []any, se map[string]any) int {
 			k.invalid(i, elem, file, "is not inside a Filesystem volume in spec.storage.volumes")
 		}
 	})
-	if files > 0 {
-		if v, ok := se[keyFileSize]; ok {
-			k.checkSize(i, at(rel, keyFileSize), v, MinFileSize, "128M")
-		} else {
-			k.required(i, at(rel, keyFileSize), "files need a filesize, e.g. filesize: 4G")
-		}
+	v, sized := se[keyFileSize]
+	switch {
+	case sized:
+		k.checkSize(i, at(rel, keyFileSize), v)
+	case files > 0:
+		k.required(i, at(rel, keyFileSize), "files need a filesize, e.g. filesize: 4G")
 	}
 	return devices + files
 }

@@ -30,10 +30,6 @@ const (
 	// DefaultDataSize is the data-size of a storage-engine memory namespace without storage backing when
 	// the user gives none: Aerospike 8.1 refuses to start without one.
 	DefaultDataSize = "1G"
-	// MinDataSize is the smallest data-size Aerospike 8.1 accepts (512M).
-	MinDataSize int64 = 512 << 20
-	// MinFileSize is the smallest filesize Aerospike accepts since 7.1 (128M).
-	MinFileSize int64 = 128 << 20
 	// MaxClusterNameLength is the longest cluster-name Aerospike accepts.
 	MaxClusterNameLength = 63
 	// HeartbeatInterval and HeartbeatTimeout are the mesh heartbeat settings of the official image.

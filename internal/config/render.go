@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config/conffile"
+	"github.com/acko-io/acko/internal/config/params"
 )
 
 // Render returns the aerospike.conf of one rack: the cluster's aerospikeConfig with the rack's overrides
@@ -16,28 +18,55 @@ import (
 // seeded with every pod's DNS name in clusterDomain). Racks are Kubernetes placement only: Aerospike's
 // rack-id is Enterprise-only and stops a Community Edition server, so it is never rendered.
 //
+// The render follows the parameter table of the image's server version (TableFor): 8.0 serves port 3003
+// from its info stanza, 8.1 from admin; a list the tables name in the plural (devices, access-addresses)
+// is one line per element in aerospike.conf's singular (device, access-address); a namespace's sets
+// ([{name: users, ...}]) are set blocks.
+//
 // The output is deterministic: stanzas in the order service, logging, network, mod-lua, namespaces (in
 // spec order); inside a stanza single values first, then sub-stanzas, each sorted by name. Only the seed
 // list follows the cluster's size, and Hash leaves it out, so scaling restarts no pod.
-// An invalid config is an error (the same errors as Validate gives for this rack).
+// A config with structural errors is an error (the structural errors Check gives for this rack); a
+// breach of the server's own rules is rendered as it is, for the server to refuse.
 func Render(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, clusterDomain string) (string, error) {
+	t := tableOf(c)
 	m := mergeRack(c, rack)
-	if errs := m.resolve(check(c, m.tree)); len(errs) > 0 {
+	if errs := m.resolve(check(c, t, m.tree)); len(errs) > 0 {
 		return "", errs.ToAggregate()
 	}
 	w := &writer{}
 	fmt.Fprintf(&w.b, "# aerospike.conf of AerospikeCluster %s/%s, rendered by ACKO: edit the AerospikeCluster, "+
 		"not this file.\n", c.Namespace, c.Name)
-	w.stanza(keyService, serviceBody(c, m.tree))
+	w.stanza(keyService, lineNames(t, keyService, serviceBody(c, m.tree)))
 	w.stanza(keyLogging, loggingBody(m.tree))
-	w.stanza(keyNetwork, networkBody(c, m.tree, clusterDomain))
+	w.stanza(keyNetwork, lineNames(t, keyNetwork, networkBody(c, t, m.tree, clusterDomain)))
 	if lua, ok := m.tree[keyModLua].(map[string]any); ok {
-		w.stanza(keyModLua, lua)
+		w.stanza(keyModLua, lineNames(t, keyModLua, lua))
 	}
 	for _, ns := range m.tree[keyNamespaces].([]any) {
-		w.stanza("namespace "+nameOf(ns), namespaceBody(ns.(map[string]any)))
+		w.stanza("namespace "+nameOf(ns), namespaceBody(t, ns.(map[string]any)))
 	}
 	return w.b.String(), nil
+}
+
+// lineNames renames the lists of a stanza (and of its sub-stanzas) from the tables' plural to the name
+// aerospike.conf repeats on each line: access-addresses: [a, b] is two access-address lines.
+func lineNames(t *params.Table, ctx string, body map[string]any) map[string]any {
+	out := make(map[string]any, len(body))
+	for k, v := range body {
+		switch val := v.(type) {
+		case map[string]any:
+			out[k] = lineNames(t, ctx+"."+k, val)
+			continue
+		case []any:
+			if p, ok := t.Lookup(ctx + "." + k); ok && p.Type == params.StringList {
+				out[conffile.LineName(p)] = v
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // Hash is the config identity: a short, stable digest of a rendered config without its mesh seed
@@ -103,48 +132,69 @@ func loggingBody(tree map[string]any) map[string]any {
 	return map[string]any{"console": map[string]any{"context": contexts}}
 }
 
-func networkBody(c *v1alpha1.AerospikeCluster, tree map[string]any, clusterDomain string) map[string]any {
+// networkBody is the user's network stanza over the operator's: fixed ports on every interface, a mesh
+// heartbeat seeded with every pod, and port 3003 where the server version serves it (admin from 8.1 on,
+// info in 8.0).
+func networkBody(c *v1alpha1.AerospikeCluster, t *params.Table, tree map[string]any, clusterDomain string) map[string]any {
+	port3003 := keyAdmin
+	if !t.IsContext(keyNetwork + "." + keyAdmin) {
+		port3003 = keyInfo
+	}
 	defaults := map[string]any{
-		"service": map[string]any{"address": addressAny, keyPort: ServicePort},
-		"fabric":  map[string]any{keyPort: FabricPort},
-		"heartbeat": map[string]any{
+		keyService: map[string]any{"address": addressAny, keyPort: ServicePort},
+		keyFabric:  map[string]any{keyPort: FabricPort},
+		keyHeartbeat: map[string]any{
 			"mode":      "mesh",
 			keyPort:     HeartbeatPort,
 			keyMeshSeed: MeshSeeds(c, clusterDomain),
-			"interval":  HeartbeatInterval,
-			"timeout":   HeartbeatTimeout,
+			keyInterval: HeartbeatInterval,
+			keyTimeout:  HeartbeatTimeout,
 		},
-		"admin": map[string]any{keyPort: AdminPort},
+		port3003: map[string]any{keyPort: AdminPort},
 	}
 	return mergeMaps(defaults, asMap(tree[keyNetwork]))
 }
 
-func namespaceBody(ns map[string]any) map[string]any {
+func namespaceBody(t *params.Table, ns map[string]any) map[string]any {
 	body := deepCopyMap(ns)
 	delete(body, keyName)
-	body[keyStorageEngine] = storageStanza(body[keyStorageEngine].(map[string]any))
+	se := body[keyStorageEngine].(map[string]any)
+	delete(body, keyStorageEngine)
+	sets, _ := body[keySets].([]any)
+	delete(body, keySets)
+	body = lineNames(t, ctxNamespace, body)
+	body[keyStorageEngine] = storageStanza(t, se)
+	if len(sets) > 0 {
+		body[keySets] = setStanzas(t, sets)
+	}
 	return body
 }
 
-// storageStanza renders storage-engine <type> { ... }: the YAML's plural devices/files lists become the
-// repeated device and file lines of aerospike.conf, and a memory engine without backing gets a data-size.
-func storageStanza(se map[string]any) stanza {
+// storageStanza renders storage-engine <type> { ... }: the YAML's devices/files lists become the repeated
+// device and file lines of aerospike.conf, and a memory engine without backing gets a data-size.
+func storageStanza(t *params.Table, se map[string]any) stanza {
 	body := deepCopyMap(se)
 	typ := body[keyType].(string)
 	delete(body, keyType)
-	for plural, singular := range map[string]string{keyDevices: "device", keyFiles: "file"} {
-		if v, ok := body[plural]; ok {
-			delete(body, plural)
-			body[singular] = v
-		}
-	}
-	_, hasDevice := body["device"]
-	_, hasFile := body["file"]
+	_, hasDevices := body[keyDevices]
+	_, hasFiles := body[keyFiles]
 	_, hasSize := body[keyDataSize]
-	if typ == engineMemory && !hasDevice && !hasFile && !hasSize {
+	if typ == engineMemory && !hasDevices && !hasFiles && !hasSize {
 		body[keyDataSize] = DefaultDataSize
 	}
-	return stanza{header: keyStorageEngine + " " + typ, body: body}
+	return stanza{header: keyStorageEngine + " " + typ, body: lineNames(t, storageContext(typ), body)}
+}
+
+// setStanzas renders a namespace's sets as set <name> { ... } blocks, in the spec's order.
+func setStanzas(t *params.Table, sets []any) []stanza {
+	out := make([]stanza, 0, len(sets))
+	for _, s := range sets {
+		body := deepCopyMap(s.(map[string]any))
+		name := body[keyName]
+		delete(body, keyName)
+		out = append(out, stanza{header: fmt.Sprintf("set %v", name), body: lineNames(t, ctxNamespace+".sets.[]", body)})
+	}
+	return out
 }
 
 func asMap(v any) map[string]any {
@@ -178,6 +228,10 @@ func (w *writer) block(depth int, header string, body map[string]any) {
 			w.block(depth+1, k, t)
 		case stanza:
 			w.block(depth+1, t.header, t.body)
+		case []stanza:
+			for _, s := range t {
+				w.block(depth+1, s.header, s.body)
+			}
 		}
 	}
 	w.line(depth, "}")
@@ -187,7 +241,7 @@ func (w *writer) block(depth int, header string, body map[string]any) {
 // left to block.
 func (w *writer) values(depth int, key string, v any) {
 	switch t := v.(type) {
-	case map[string]any, stanza:
+	case map[string]any, stanza, []stanza:
 	case []any:
 		for _, e := range t {
 			s, _ := scalarString(e)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/golden"
 	"github.com/acko-io/acko/test/testcluster"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // loadCluster decodes a test AerospikeCluster the way the API client does (YAML → JSON → the types'
 // UnmarshalJSON), so numbers arrive as int64 exactly as in production.
@@ -40,25 +38,14 @@ func decodeCluster(t *testing.T, doc string) *v1alpha1.AerospikeCluster {
 // assertGolden compares got with testdata/<name>.golden, or rewrites the file with -update.
 func assertGolden(t *testing.T, name, got string) {
 	t.Helper()
-	file := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s",
-			file, got, want)
-	}
+	golden.Assert(t, name+".golden", got)
 }
 
+// renderCases are the clusters of testdata rendered into golden files.
+var renderCases = []string{"operations-guide", "two-racks", "device", "every-kind", "server-8.0"}
+
 func TestRenderGolden(t *testing.T) {
-	for _, name := range []string{"operations-guide", "two-racks", "device"} {
+	for _, name := range renderCases {
 		t.Run(name, func(t *testing.T) {
 			c := loadCluster(t, filepath.Join("testdata", name+".yaml"))
 			if errs := Validate(c); len(errs) > 0 {
@@ -79,7 +66,8 @@ func TestRenderGolden(t *testing.T) {
 	}
 }
 
-// The samples shipped in config/samples must render: they are what users try first.
+// The samples shipped in config/samples must render: they are what users try first. Their renders are
+// golden files too (sample-<file>[.rack-<id>].golden).
 func TestSamplesRender(t *testing.T) {
 	samples, err := testcluster.Samples()
 	if err != nil {
@@ -87,13 +75,22 @@ func TestSamplesRender(t *testing.T) {
 	}
 	for _, s := range samples {
 		c := s.Cluster
+		c.Namespace = "default"
 		if errs := Validate(c); len(errs) > 0 {
 			t.Errorf("%s: %v", s.Path, errs)
 		}
+		name := "sample-" + strings.TrimSuffix(strings.TrimPrefix(filepath.Base(s.Path), "acko_v1alpha1_"), ".yaml")
 		for _, rack := range c.RackPlan() {
-			if _, err := Render(c, rack, v1alpha1.DefaultClusterDomain); err != nil {
+			conf, err := Render(c, rack, v1alpha1.DefaultClusterDomain)
+			if err != nil {
 				t.Errorf("%s rack %d: %v", s.Path, rack.ID, err)
+				continue
 			}
+			file := name
+			if c.MultiRack() {
+				file = fmt.Sprintf("%s.rack-%d", name, rack.ID)
+			}
+			assertGolden(t, file, conf)
 		}
 	}
 }

@@ -7,25 +7,108 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config/params"
 )
 
-// Validate reports what would keep aerospikeConfig from rendering into a config Aerospike CE 8.1 starts
-// with, for every rack: unknown or Enterprise-only settings, settings the operator owns, namespaces without
-// a name or a usable storage engine, sizes below Aerospike's minimums, and device or file paths that are
-// not volumes of spec.storage. An error caused by a rack's override points into that rack; an error in the
-// cluster's config is reported once, at spec.aerospikeConfig. The webhook and the reconciler both call it.
+// Validate reports what would keep aerospikeConfig from rendering into a config the image's Aerospike CE
+// server starts with, for every rack: Check's errors and violations together, in the order of the config.
+// The webhook refuses all of them when a cluster is created.
 func Validate(c *v1alpha1.AerospikeCluster) field.ErrorList {
-	var errs field.ErrorList
+	all := validate(c)
+	out := make(field.ErrorList, 0, len(all))
+	for _, e := range all {
+		out = append(out, e.err)
+	}
+	return out
+}
+
+// Check splits Validate's answer in two:
+//   - errs: the structural rules (what the renderer cannot render, Enterprise-only features and stanzas
+//     ACKO has always refused, settings the operator owns, namespaces without a name or a usable storage
+//     engine, sizes below Aerospike's minimums, device and file paths that are not volumes of
+//     spec.storage). A spec with one of these never reaches a pod.
+//   - violations: the server's own rules, checked against the parameter table of the image's version
+//     (unknown parameters, values of the wrong type, out of bounds or not allowed, Enterprise-only
+//     parameters, a parameter of another storage engine, Community Edition's 2 namespaces, the checks
+//     asd makes when it starts). These are the rules a cluster accepted before them may already break:
+//     the webhook refuses the ones an update changes or adds and lets untouched ones through with a
+//     warning, and the reconciler can report them instead of stopping.
+//
+// An error caused by a rack's override points into that rack; an error in the cluster's config is
+// reported once, at spec.aerospikeConfig.
+func Check(c *v1alpha1.AerospikeCluster) (errs, violations field.ErrorList) {
+	for _, e := range validate(c) {
+		if e.server {
+			violations = append(violations, e.err)
+		} else {
+			errs = append(errs, e.err)
+		}
+	}
+	return errs, violations
+}
+
+// classified is a field error and whether it breaks a server rule (see Check).
+type classified struct {
+	err    *field.Error
+	server bool
+}
+
+func validate(c *v1alpha1.AerospikeCluster) []classified {
+	t := tableOf(c)
+	var out []classified
 	seen := map[string]bool{}
 	for _, rack := range c.RackPlan() {
-		for _, e := range rackErrors(c, rack) {
-			if key := e.Error(); !seen[key] {
+		m := mergeRack(c, rack)
+		for _, e := range m.resolveClassified(check(c, t, m.tree)) {
+			if key := e.err.Error(); !seen[key] {
 				seen[key] = true
-				errs = append(errs, e)
+				out = append(out, e)
 			}
 		}
 	}
-	return errs
+	return append(out, clusterNameAcrossRacks(c)...)
+}
+
+// tableOf is the parameter table of the cluster's image (the newest one when the image's version is
+// unknown or unsupported: the image's own check reports that).
+func tableOf(c *v1alpha1.AerospikeCluster) *params.Table {
+	t, _, _ := TableFor(c.Spec.Image)
+	return t
+}
+
+// clusterNameAcrossRacks: nodes of different cluster names never join one cluster, so a rack may not
+// give its nodes a cluster-name of their own.
+func clusterNameAcrossRacks(c *v1alpha1.AerospikeCluster) []classified {
+	plan := c.RackPlan()
+	if len(plan) < 2 {
+		return nil
+	}
+	first := ClusterName(c, plan[0])
+	var out []classified
+	for _, rack := range plan[1:] {
+		name := ClusterName(c, rack)
+		if name == first {
+			continue
+		}
+		m := mergeRack(c, rack)
+		p := m.pathOf(issue{ns: -1, rel: []any{keyService, keyClusterName}})
+		out = append(out, classified{server: true, err: field.Invalid(p, name, fmt.Sprintf(
+			"every rack must have the same cluster-name (rack %d has %q): nodes of different cluster names "+
+				"never form one cluster", plan[0].ID, first))})
+	}
+	return out
+}
+
+// ClusterName is the cluster-name a rack's nodes run with: service.cluster-name, or the
+// AerospikeCluster's name.
+func ClusterName(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) string {
+	svc, _ := mergeRack(c, rack).tree[keyService].(map[string]any)
+	if v, ok := svc[keyClusterName]; ok {
+		if s, isScalar := scalarString(v); isScalar {
+			return s
+		}
+	}
+	return c.Name
 }
 
 // Warnings lists risky but legal settings, for the webhook to return as admission warnings.
@@ -44,6 +127,33 @@ func Warnings(c *v1alpha1.AerospikeCluster) []string {
 	return out
 }
 
+// DefaultReplicationFactor is Aerospike's replication-factor when a namespace does not set it.
+const DefaultReplicationFactor = 2
+
+// MinReplicationFactor is the smallest replication-factor over the namespaces of every rack (Aerospike's
+// default 2 for a namespace that does not set one): how many copies of a partition the cluster has at
+// least, so at most MinReplicationFactor - 1 nodes may be down at once.
+func MinReplicationFactor(c *v1alpha1.AerospikeCluster) int64 {
+	least := int64(0)
+	for _, rack := range c.RackPlan() {
+		namespaces, _ := mergeRack(c, rack).tree[keyNamespaces].([]any)
+		for _, ns := range namespaces {
+			m, _ := ns.(map[string]any)
+			rf, ok := intValue(m[keyReplicationFactor])
+			if !ok || rf < 1 {
+				rf = DefaultReplicationFactor
+			}
+			if least == 0 || rf < least {
+				least = rf
+			}
+		}
+	}
+	if least == 0 {
+		return DefaultReplicationFactor
+	}
+	return least
+}
+
 func namespaceWarnings(c *v1alpha1.AerospikeCluster, ns any) []string {
 	m, _ := ns.(map[string]any)
 	rf, ok := intValue(m[keyReplicationFactor])
@@ -55,16 +165,18 @@ func namespaceWarnings(c *v1alpha1.AerospikeCluster, ns any) []string {
 	case rf > int64(c.Spec.Size):
 		return []string{fmt.Sprintf("namespace %q: replication-factor %d is greater than the cluster size %d: "+
 			"Aerospike keeps only %d copies until the cluster grows", name, rf, c.Spec.Size, c.Spec.Size)}
-	case rf == 1 && c.Spec.Size > 1:
+	case rf == 1:
 		return []string{fmt.Sprintf("namespace %q: replication-factor 1 keeps a single copy of each record: "+
-			"every restarted pod takes its data offline (and loses it with storage-engine memory)", name)}
+			"each restart loses that node's in-memory data (storage-engine memory) and takes its records offline "+
+			"until the node is back; a rolling restart, a scale-down or a PodRestart costs that much for every "+
+			"pod, one pod at a time", name)}
 	}
 	return nil
 }
 
 func rackErrors(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) field.ErrorList {
 	m := mergeRack(c, rack)
-	return m.resolve(check(c, m.tree))
+	return m.resolve(check(c, tableOf(c), m.tree))
 }
 
 // issue is one problem in a merged config. Its place is relative (to the config root, or to the namespace
@@ -73,16 +185,29 @@ type issue struct {
 	ns  int   // index in the merged namespaces list; -1 outside namespaces
 	rel []any // map keys (string) and list indexes (int)
 	mk  func(*field.Path) *field.Error
+	// server marks a breach of the server's own rules (see Check).
+	server bool
 }
 
-// resolve turns issues into field errors at the layer that holds the offending value: the rack when its
-// override sets it (or the namespace exists only there), otherwise the cluster's aerospikeConfig.
+// resolve turns the structural issues into field errors at the layer that holds the offending value: the
+// rack when its override sets it (or the namespace exists only there), otherwise the cluster's
+// aerospikeConfig. The server's rules do not stop a render: asd holds a pod to them.
 func (m mergedConfig) resolve(issues []issue) field.ErrorList {
-	errs := make(field.ErrorList, 0, len(issues))
-	for _, is := range issues {
-		errs = append(errs, is.mk(m.pathOf(is)))
+	var errs field.ErrorList
+	for _, e := range m.resolveClassified(issues) {
+		if !e.server {
+			errs = append(errs, e.err)
+		}
 	}
 	return errs
+}
+
+func (m mergedConfig) resolveClassified(issues []issue) []classified {
+	out := make([]classified, 0, len(issues))
+	for _, is := range issues {
+		out = append(out, classified{err: is.mk(m.pathOf(is)), server: is.server})
+	}
+	return out
 }
 
 func (m mergedConfig) pathOf(is issue) *field.Path {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/acko-io/acko/api/v1alpha1"
 )
 
@@ -15,6 +17,13 @@ func clusterWith(t *testing.T, spec string) *v1alpha1.AerospikeCluster {
 	t.Helper()
 	return decodeCluster(t, "metadata: {name: bad, namespace: default}\nspec:\n  image: aerospike:ce-8.1.1.1\n"+spec)
 }
+
+// twoVolumes is the storage of the cases about devices and files: a Block and a Filesystem volume.
+const twoVolumes = `  storage:
+    volumes:
+      - {name: ssd, path: /dev/xvdb, size: 10Gi, volumeMode: Block}
+      - {name: data, path: /opt/aerospike/data, size: 10Gi}
+`
 
 // errorCases are invalid specs; testdata/errors.golden holds the exact messages Validate gives for each.
 var errorCases = []struct{ name, spec string }{
@@ -44,7 +53,7 @@ var errorCases = []struct{ name, spec string }{
   size: 2
   aerospikeConfig:
     network:
-      service: {port: 4000, access-address: 10.0.0.1}
+      service: {port: 4000, access-addresses: [10.0.0.1]}
       heartbeat: {mode: multicast, mesh-seed-address-port: "10.0.0.1 3002"}
     namespaces:
       - name: test
@@ -58,14 +67,34 @@ var errorCases = []struct{ name, spec string }{
         storage-engine: {type: memory}
       - name: test
         replication-factor: 0
-        storage-engine: memory
+        storage-engine: memory`},
+	{"a namespace twice", `
+  size: 3
+  aerospikeConfig:
+    namespaces:
       - name: test
-        replication-factor: two
+        storage-engine: {type: memory}
+      - name: test
+        replication-factor: two`},
+	{"namespace names and engines", `
+  size: 3
+  aerospikeConfig:
+    namespaces:
       - name: this-name-is-far-too-long-for-aerospike
         storage-engine: {type: disk}
       - name: notype
-        storage-engine: {data-size: 1G}
-      - just-a-string`},
+        storage-engine: {data-size: 1G}`},
+	{"a namespace that is not an object", `
+  size: 3
+  aerospikeConfig:
+    namespaces: [just-a-string]`},
+	{"a third namespace (Community Edition has 2)", `
+  size: 3
+  aerospikeConfig:
+    namespaces:
+      - {name: a, storage-engine: {type: memory}}
+      - {name: b, storage-engine: {type: memory}}
+      - {name: c, storage-engine: {type: memory}}`},
 	{"memory sizes", `
   size: 1
   aerospikeConfig:
@@ -75,12 +104,7 @@ var errorCases = []struct{ name, spec string }{
       - name: words
         storage-engine: {type: memory, data-size: lots}`},
 	{"device and file paths", `
-  size: 2
-  storage:
-    volumes:
-      - {name: ssd, path: /dev/xvdb, size: 10Gi, volumeMode: Block}
-      - {name: data, path: /opt/aerospike/data, size: 10Gi}
-  aerospikeConfig:
+  size: 2` + "\n" + twoVolumes + `  aerospikeConfig:
     namespaces:
       - name: nothing
         storage-engine: {type: device}
@@ -89,7 +113,10 @@ var errorCases = []struct{ name, spec string }{
           type: device
           devices: [/opt/aerospike/data, /dev/xvdc, relative/path]
           files: [/opt/aerospike/data, /var/data/x.dat]
-          filesize: 64M
+          filesize: 64M`},
+	{"a device twice, files without a size, devices that are not a list", `
+  size: 2` + "\n" + twoVolumes + `  aerospikeConfig:
+    namespaces:
       - name: twice
         storage-engine:
           type: device
@@ -136,7 +163,7 @@ var errorCases = []struct{ name, spec string }{
             - name: test
               storage-engine: {files: [/opt/aerospike/data/test.dat, /elsewhere/test.dat]}
   aerospikeConfig:
-    namespaces: [{name: test, storage-engine: {type: memory, data-size: 1M, filesize: 1G}}]`},
+    namespaces: [{name: test, storage-engine: {type: memory, filesize: 1G}}]`},
 	{"a rack override that is not a list", `
   size: 2
   rackConfig:
@@ -145,6 +172,109 @@ var errorCases = []struct{ name, spec string }{
         aerospikeConfig: {namespaces: {name: test}}
   aerospikeConfig:
     namespaces: [{name: test, storage-engine: {type: memory}}]`},
+}
+
+// tableCases break the server's own rules: its parameter table of the image's version, Community
+// Edition's limits and the checks asd makes when it starts. testdata/table-errors.golden holds Validate's
+// messages for each.
+var tableCases = []struct{ name, image, spec string }{
+	{"the config-truth issue's four patches", "aerospike:ce-8.1.2.0", `
+  size: 3
+  aerospikeConfig:
+    service: {proto-fd-max: lots, no-such-param: 1}
+    namespaces:
+      - {name: a, bogus: 3, storage-engine: {type: memory}}
+      - {name: b, storage-engine: {type: memory}}
+      - {name: c, storage-engine: {type: memory}}`},
+	{"types, bounds and allowed values", "aerospike:ce-8.1.1.1", `
+  size: 3
+  aerospikeConfig:
+    service:
+      proto-fd-max: 100
+      migrate-threads: 101
+      disable-udf-execution: "yes"
+      auto-pin: all
+      cluster-name: two words
+      service-threads: 0.5
+      proto-fd-idle-ms: [1]
+    network:
+      heartbeat: {interval: 50}
+      fabric: {channel-rw-recv-pools: 3}
+    namespaces:
+      - name: test
+        replication-factor: 9
+        default-ttl: 1d
+        nsup-hist-period: 1G
+        partition-tree-sprigs: 300
+        storage-engine: {type: memory, data-size: 512T}`},
+	{"Enterprise-only parameters and other engines' parameters", "aerospike:ce-8.1.1.1", `
+  size: 1
+  aerospikeConfig:
+    service: {stay-quiesced: true}
+    namespaces:
+      - name: test
+        disallow-expunge: true
+        storage-engine: {type: memory, read-page-cache: true, commit-to-device: true, defrag-lwm-pct: 50}`},
+	{"lists, stanzas and log contexts", "aerospike:ce-8.1.1.1", `
+  size: 1
+  aerospikeConfig:
+    logging: {migrat: info, any: info}
+    network:
+      service: {access-address: 10.0.0.1, alternate-access-addresses: 10.0.0.2}
+    namespaces:
+      - name: test
+        geo2dsphere-within: 3
+        sets: [{name: users, default-ttl: lots}, {name: users}, {disable-eviction: true}]
+        storage-engine: {type: memory}`},
+	{"storage backing with a data-size", "aerospike:ce-8.1.1.1", `
+  size: 1
+  storage:
+    volumes: [{name: data, path: /opt/aerospike/data, size: 10Gi}]
+  aerospikeConfig:
+    namespaces:
+      - name: test
+        storage-engine: {type: memory, data-size: 1G, files: [/opt/aerospike/data/test.dat], filesize: 1G}`},
+	{"8.0 has info where 8.1 has admin", "aerospike:ce-8.0.0.12", `
+  size: 1
+  aerospikeConfig:
+    network: {admin: {disable-localhost: true}}
+    namespaces: [{name: test, storage-engine: {type: memory}}]`},
+	{"a rack's own cluster-name", "aerospike:ce-8.1.1.1", `
+  size: 2
+  rackConfig:
+    racks:
+      - id: 1
+      - id: 2
+        aerospikeConfig: {service: {cluster-name: other}}
+  aerospikeConfig:
+    namespaces: [{name: test, storage-engine: {type: memory}}]`},
+}
+
+func TestValidateTableGolden(t *testing.T) {
+	var b strings.Builder
+	for _, tc := range tableCases {
+		c := clusterWith(t, tc.spec)
+		c.Spec.Image = tc.image
+		errs, violations := Check(c)
+		if len(errs) > 0 {
+			t.Errorf("%s: structural errors %v: the case is about the server's rules only", tc.name, errs)
+		}
+		if len(violations) == 0 {
+			t.Errorf("%s: no violation", tc.name)
+		}
+		writeCase(&b, tc.name+" ("+tc.image+")", violations)
+	}
+	assertGolden(t, "table-errors", b.String())
+}
+
+// The config-truth issue's example, exactly.
+func TestValidateIssueExample(t *testing.T) {
+	c := clusterWith(t, "  size: 1\n  aerospikeConfig: {service: {proto-fd-max: lots}, namespaces: [{name: t, storage-engine: {type: memory}}]}")
+	c.Spec.Image = "aerospike:ce-8.1.2.0"
+	want := `spec.aerospikeConfig.service.proto-fd-max: Invalid value: "lots": must be an integer from 1024 to 2147483647`
+	if errs := Validate(c); len(errs) != 1 || errs[0].Error() != want {
+		t.Errorf("errors = %v, want %q", errs, want)
+	}
 }
 
 func errorCase(t *testing.T, name string) string {
@@ -165,13 +295,18 @@ func TestValidateErrorsGolden(t *testing.T) {
 		if len(errs) == 0 {
 			t.Errorf("%s: no error", tc.name)
 		}
-		fmt.Fprintf(&b, "== %s ==\n", tc.name)
-		for _, e := range errs {
-			b.WriteString(e.Error() + "\n")
-		}
-		b.WriteString("\n")
+		writeCase(&b, tc.name, errs)
 	}
 	assertGolden(t, "errors", b.String())
+}
+
+// writeCase writes a case of a golden file of errors: its title, then one error a line.
+func writeCase(b *strings.Builder, title string, errs field.ErrorList) {
+	fmt.Fprintf(b, "== %s ==\n", title)
+	for _, e := range errs {
+		b.WriteString(e.Error() + "\n")
+	}
+	b.WriteString("\n")
 }
 
 func TestValidateLongClusterName(t *testing.T) {
@@ -240,6 +375,10 @@ func TestRenderErrorMatchesValidate(t *testing.T) {
 	}
 }
 
+const singleCopy = `namespace "test": replication-factor 1 keeps a single copy of each record: each restart ` +
+	`loses that node's in-memory data (storage-engine memory) and takes its records offline until the node is ` +
+	`back; a rolling restart, a scale-down or a PodRestart costs that much for every pod, one pod at a time`
+
 func TestWarnings(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -257,11 +396,11 @@ func TestWarnings(t *testing.T) {
 		{"single copy", `
   size: 3
   aerospikeConfig: {namespaces: [{name: test, replication-factor: 1, storage-engine: {type: memory}}]}`,
-			[]string{`namespace "test": replication-factor 1 keeps a single copy of each record: ` +
-				`every restarted pod takes its data offline (and loses it with storage-engine memory)`}},
-		{"single node, single copy", `
+			[]string{singleCopy}},
+		{"single node, single copy: a restart costs the same", `
   size: 1
-  aerospikeConfig: {namespaces: [{name: test, replication-factor: 1, storage-engine: {type: memory}}]}`, nil},
+  aerospikeConfig: {namespaces: [{name: test, replication-factor: 1, storage-engine: {type: memory}}]}`,
+			[]string{singleCopy}},
 		{"once for every rack", `
   size: 2
   rackConfig: {racks: [{id: 1}, {id: 2}]}

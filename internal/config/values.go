@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -50,6 +51,16 @@ func intValue(v any) (int64, bool) {
 
 // sizeUnits are Aerospike's size suffixes (binary multiples, case-insensitive).
 var sizeUnits = map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, 'P': 1 << 50}
+
+// sizeText writes a size in the largest unit that divides it: 536870912 is "512M".
+func sizeText(n int64) string {
+	for _, u := range []byte("PTGMK") {
+		if mult := sizeUnits[u]; n >= mult && n%mult == 0 {
+			return fmt.Sprintf("%d%c", n/mult, u)
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
 
 // parseSize reads an Aerospike size: a number of bytes, or a string such as "512M" or "4G".
 func parseSize(v any) (int64, bool) {

@@ -57,16 +57,16 @@ func FuzzValidate(f *testing.F) {
 		old.Spec.Operations = nil
 		old.Status.OperationStatus = &ackov1alpha1.OperationStatus{ID: "reload", Phase: ackov1alpha1.OperationPhase(phase)}
 
-		w1, e1 := ValidateCreate(c)
-		w2, e2 := ValidateCreate(c)
+		w1, e1 := ValidateCreate(c, domain)
+		w2, e2 := ValidateCreate(c, domain)
 		if !slices.Equal(w1, w2) || !slices.Equal(messages(e1), messages(e2)) {
 			t.Fatalf("ValidateCreate not deterministic:\n%q %q\n%q %q", w1, messages(e1), w2, messages(e2))
 		}
-		if !slices.Equal(messages(e1), messages(ValidateSpec(c))) {
-			t.Fatalf("ValidateCreate and ValidateSpec disagree")
+		if !slices.Equal(messages(e1), messages(slices.Concat(ValidateSpec(c), ConfigViolations(c, domain)))) {
+			t.Fatalf("ValidateCreate is not ValidateSpec and ConfigViolations")
 		}
-		u1, f1 := ValidateUpdate(old, c)
-		u2, f2 := ValidateUpdate(old, c)
+		u1, f1 := ValidateUpdate(old, c, domain)
+		u2, f2 := ValidateUpdate(old, c, domain)
 		if !slices.Equal(u1, u2) || !slices.Equal(messages(f1), messages(f2)) {
 			t.Fatalf("ValidateUpdate not deterministic:\n%q %q\n%q %q", u1, messages(f1), u2, messages(f2))
 		}

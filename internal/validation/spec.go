@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
 )
 
 // maxRackID is the CRD's maximum rack id; 0 is the implicit rack of a single-rack cluster.
@@ -30,6 +31,29 @@ func validateImage(image string) field.ErrorList {
 	case enterpriseImage(image):
 		return field.ErrorList{field.Invalid(path, image, "Aerospike Enterprise images are not supported: "+
 			"ACKO runs Aerospike Community Edition (CE) only; use a CE image such as aerospike:ce-8.1.1.1")}
+	}
+	return nil
+}
+
+// imageVersionViolations refuses a server version older than every parameter table ACKO has.
+func imageVersionViolations(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
+	if strings.TrimSpace(c.Spec.Image) == "" || enterpriseImage(c.Spec.Image) {
+		return nil // validateImage says why
+	}
+	if _, _, err := config.TableFor(c.Spec.Image); err != nil {
+		return field.ErrorList{field.Invalid(specPath.Child("image"), c.Spec.Image, "Aerospike "+err.Error())}
+	}
+	return nil
+}
+
+// imageWarnings: aerospikeConfig is checked against the newest table when the image's version is not
+// known from its tag or is newer than every table.
+func imageWarnings(c *ackov1alpha1.AerospikeCluster) []string {
+	if strings.TrimSpace(c.Spec.Image) == "" || enterpriseImage(c.Spec.Image) {
+		return nil
+	}
+	if _, note, _ := config.TableFor(c.Spec.Image); note != "" {
+		return []string{"spec.image: " + note}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@
 package validation
 
 import (
+	"fmt"
 	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -27,21 +28,28 @@ const (
 
 var specPath = field.NewPath("spec")
 
-// ValidateCreate checks a new cluster. Warnings describe risky but legal choices.
-func ValidateCreate(c *ackov1alpha1.AerospikeCluster) ([]string, field.ErrorList) {
-	return Warnings(c), ValidateSpec(c)
+// ValidateCreate checks a new cluster: every rule, ConfigViolations included. clusterDomain is the
+// Kubernetes cluster's DNS domain (the manager's --cluster-domain), for the length of the pods' DNS
+// names. Warnings describe risky but legal choices.
+func ValidateCreate(c *ackov1alpha1.AerospikeCluster, clusterDomain string) ([]string, field.ErrorList) {
+	return Warnings(c), slices.Concat(ValidateSpec(c), ConfigViolations(c, clusterDomain))
 }
 
-// ValidateUpdate checks a change: the whole new spec, the operations lock, and the changes that
-// cannot be applied to running pods. An exempt update (see UpdateExempt) is always allowed.
-func ValidateUpdate(old, c *ackov1alpha1.AerospikeCluster) ([]string, field.ErrorList) {
+// ValidateUpdate checks a change: the whole new spec, the operations lock, the changes that cannot be
+// applied to running pods, and the ConfigViolations the update brings (Ratchet); violations it leaves
+// untouched come back as warnings. An exempt update (see UpdateExempt) is always allowed.
+func ValidateUpdate(old, c *ackov1alpha1.AerospikeCluster, clusterDomain string) ([]string, field.ErrorList) {
 	if UpdateExempt(old, c) {
 		return nil, nil
 	}
-	errs := ValidateSpec(c)
-	errs = append(errs, validateOperationsLock(old, c)...)
-	errs = append(errs, resources.ImmutableChanges(old, c)...)
-	return append(Warnings(c), updateWarnings(old, c)...), errs
+	refused, untouched := Ratchet(old, c, clusterDomain)
+	errs := slices.Concat(ValidateSpec(c), validateOperationsLock(old, c), resources.ImmutableChanges(old, c),
+		clusterNameChange(old, c), refused)
+	warnings := append(Warnings(c), updateWarnings(old, c)...)
+	for _, e := range untouched {
+		warnings = append(warnings, untouchedWarning(e))
+	}
+	return warnings, errs
 }
 
 // UpdateExempt reports an update that is allowed unchecked: one that leaves the spec alone (labels,
@@ -60,15 +68,31 @@ func ValidateSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 // it acts and reports a failure as a condition instead of retrying. A bad operation that got past the
 // webhook fails only that operation (the executor ends it in Error before touching a pod) instead of
 // stopping the whole cluster; the seed's operation rules are also CEL rules the API server enforces.
+// It holds the structural rules only: ConfigViolations, which a cluster accepted before them may break,
+// are the reconciler's to report.
 func ValidateClusterSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
+	structural, _ := config.Check(c)
 	return slices.Concat(
 		validateSize(c.Spec.Size),
 		validateImage(c.Spec.Image),
 		validateBatchSize(c.Spec.RollingUpdateBatchSize),
 		validateRacks(c.Spec.RackConfig),
-		config.Validate(c),
+		structural,
 		resources.Validate(c),
 	)
+}
+
+// clusterNameChange refuses a new cluster-name for a running cluster: nodes join by cluster name, so
+// a change that reaches the nodes one at a time splits the cluster.
+func clusterNameChange(old, c *ackov1alpha1.AerospikeCluster) field.ErrorList {
+	before, after := config.ClusterName(old, old.RackPlan()[0]), config.ClusterName(c, c.RackPlan()[0])
+	if before == after {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(specPath.Child("aerospikeConfig", "service", "cluster-name"),
+		fmt.Sprintf("cannot change the cluster-name of a running cluster (%q to %q): nodes join by cluster name, "+
+			"so restarting them one at a time with a new name splits the cluster; create a new cluster and "+
+			"migrate the data", before, after))}
 }
 
 // AsError wraps errs the Kubernetes way (422 Invalid, one cause per violation), or returns nil.

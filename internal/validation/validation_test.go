@@ -31,6 +31,9 @@ func op(kind ackov1alpha1.OperationKind, id string, pods ...string) ackov1alpha1
 	return ackov1alpha1.OperationSpec{Kind: kind, ID: id, PodList: pods}
 }
 
+// domain is the cluster domain the tests validate for.
+const domain = ackov1alpha1.DefaultClusterDomain
+
 func messages(errs field.ErrorList) []string {
 	out := make([]string, 0, len(errs))
 	for _, e := range errs {
@@ -151,7 +154,7 @@ func TestValidateSpecRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := cluster()
 			tt.mutate(c)
-			_, errs := ValidateCreate(c)
+			_, errs := ValidateCreate(c, domain)
 			expectMessages(t, errs, tt.want...)
 			expectMessages(t, ValidateSpec(c), tt.want...)
 		})
@@ -191,7 +194,7 @@ func TestValidateSpecAccepts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := cluster()
 			tt.mutate(c)
-			_, errs := ValidateCreate(c)
+			_, errs := ValidateCreate(c, domain)
 			expectMessages(t, errs)
 		})
 	}
@@ -210,7 +213,7 @@ func TestSamplesAreValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range samples {
-		warnings, errs := ValidateCreate(s.Cluster)
+		warnings, errs := ValidateCreate(s.Cluster, domain)
 		if len(errs) > 0 || len(warnings) > 0 {
 			t.Errorf("%s: errors %q, warnings %q", s.Path, messages(errs), warnings)
 		}
@@ -304,7 +307,7 @@ func TestValidateUpdate(t *testing.T) {
 			old := tt.old()
 			c := old.DeepCopy()
 			tt.mutate(c)
-			_, errs := ValidateUpdate(old, c)
+			_, errs := ValidateUpdate(old, c, domain)
 			expectMessages(t, errs, tt.want...)
 		})
 	}

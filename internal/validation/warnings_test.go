@@ -16,6 +16,10 @@ func expectWarnings(t *testing.T, got []string, want ...string) {
 	}
 }
 
+func setRF(c *ackov1alpha1.AerospikeCluster, rf int64) {
+	c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)["replication-factor"] = rf
+}
+
 func TestWarnings(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -23,17 +27,50 @@ func TestWarnings(t *testing.T) {
 		want   []string
 	}{
 		{"none for the guide's example", func(*ackov1alpha1.AerospikeCluster) {}, nil},
-		{"a batch larger than the cluster", func(c *ackov1alpha1.AerospikeCluster) {
+		{"a batch above replication-factor − 1 is capped", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.RollingUpdateBatchSize = ptr.To[int32](5)
-		}, []string{"spec.rollingUpdateBatchSize: 5 is not smaller than spec.size (3): " +
-			"a rolling update restarts every pod at once and the cluster is unavailable meanwhile"}},
-		{"a batch as large as the cluster", func(c *ackov1alpha1.AerospikeCluster) {
+		}, []string{"spec.rollingUpdateBatchSize: 5 is more than replication-factor − 1 allows (the smallest " +
+			"replication-factor is 2): batches are capped at 1 pod(s), so that never two copies of a partition are " +
+			"down at once"}},
+		{"a batch as large as the cluster (replication-factor 4 allows 3)", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.RollingUpdateBatchSize = ptr.To[int32](3)
+			setRF(c, 4)
 		}, []string{"spec.rollingUpdateBatchSize: 3 is not smaller than spec.size (3): " +
-			"a rolling update restarts every pod at once and the cluster is unavailable meanwhile"}},
-		{"none for a batch smaller than the cluster", func(c *ackov1alpha1.AerospikeCluster) {
+			"a rolling update restarts every pod at once and the cluster is unavailable meanwhile",
+			`namespace "test": replication-factor 4 is greater than the cluster size 3: ` +
+				"Aerospike keeps only 3 copies until the cluster grows"}},
+		{"none for a batch within replication-factor − 1", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Size = 5
 			c.Spec.RollingUpdateBatchSize = ptr.To[int32](2)
+			setRF(c, 3)
 		}, nil},
+		{"the smallest replication-factor over the namespaces caps", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Size = 5
+			c.Spec.RollingUpdateBatchSize = ptr.To[int32](3)
+			setRF(c, 4)
+			c.Spec.AerospikeConfig.Value["namespaces"] = append(c.Spec.AerospikeConfig.Value["namespaces"].([]any),
+				map[string]any{"name": "other", "storage-engine": map[string]any{"type": "memory"}})
+		}, []string{"spec.rollingUpdateBatchSize: 3 is more than replication-factor − 1 allows (the smallest " +
+			"replication-factor is 2): batches are capped at 1 pod(s), so that never two copies of a partition are " +
+			"down at once"}},
+		{"replication-factor 1: one pod at a time, and what a restart costs", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RollingUpdateBatchSize = ptr.To[int32](2)
+			setRF(c, 1)
+		}, []string{"spec.rollingUpdateBatchSize: 2 is more than replication-factor − 1 allows (the smallest " +
+			"replication-factor is 1): batches are capped at 1 pod(s), so that never two copies of a partition are " +
+			"down at once",
+			`namespace "test": replication-factor 1 keeps a single copy of each record: each restart loses that ` +
+				`node's in-memory data (storage-engine memory) and takes its records offline until the node is back; ` +
+				`a rolling restart, a scale-down or a PodRestart costs that much for every pod, one pod at a time`}},
+		{"an image whose version the tag does not name", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Image = "aerospike:latest"
+		}, []string{"spec.image: the Aerospike server version cannot be read from the image's tag: aerospikeConfig " +
+			"is checked against the newest parameter table (8.1.2); use a tag such as ce-8.1.2.0 to check it against " +
+			"the image's own version"}},
+		{"an image newer than every table", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Image = "aerospike:ce-8.2.0.1"
+		}, []string{"spec.image: Aerospike 8.2.0.1 is newer than the newest parameter table ACKO has (8.1.2): " +
+			"aerospikeConfig is checked against 8.1.2's parameters"}},
 		{"racks without pods", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.Size = 2
 			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 3}, {ID: 1}, {ID: 2}}}
@@ -52,7 +89,7 @@ func TestWarnings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := cluster()
 			tt.mutate(c)
-			warnings, _ := ValidateCreate(c)
+			warnings, _ := ValidateCreate(c, domain)
 			expectWarnings(t, warnings, tt.want...)
 		})
 	}
@@ -96,7 +133,7 @@ func TestUpdateWarnings(t *testing.T) {
 			old := finished()
 			c := old.DeepCopy()
 			tt.mutate(c)
-			warnings, errs := ValidateUpdate(old, c)
+			warnings, errs := ValidateUpdate(old, c, domain)
 			expectMessages(t, errs)
 			expectWarnings(t, warnings, tt.want...)
 		})

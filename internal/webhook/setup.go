@@ -37,6 +37,9 @@ type Options struct {
 	// SelfSignedHost turns on self-signed mode for this host; empty leaves the certificate and the
 	// configuration to the deployment (cert-manager and config/webhook).
 	SelfSignedHost string
+	// ClusterDomain is the Kubernetes cluster's DNS domain (the manager's --cluster-domain), for the
+	// validator's limit on the pods' DNS names.
+	ClusterDomain string
 }
 
 // BindFlags registers the webhook's flags.
@@ -72,7 +75,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if !o.Enabled {
 		return nil
 	}
-	if err := webhookv1alpha1.SetupAerospikeClusterWebhookWithManager(mgr); err != nil {
+	if err := webhookv1alpha1.SetupAerospikeClusterWebhookWithManager(mgr, o.ClusterDomain); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {

@@ -161,7 +161,7 @@ func Newest() *Table { return tables[len(tables)-1] }
 // and reports newer; a version older than every table is an error naming the supported versions.
 func Select(v Version) (t *Table, newer bool, err error) {
 	if v.Less(tables[0].Version) {
-		return nil, false, fmt.Errorf("Aerospike server %s is not supported: ACKO supports server versions %s",
+		return nil, false, fmt.Errorf("server version %s is not supported: ACKO supports server versions %s",
 			v, SupportedVersions())
 	}
 	newest := Newest()
@@ -297,7 +297,7 @@ func parseRow(cols []string) (*Param, error) {
 			return nil, fmt.Errorf("%s default: %w", p.Path, err)
 		}
 	}
-	p.Dynamic, p.EnterpriseOnly = cols[6] == "true", cols[7] == "true"
+	p.Dynamic, p.EnterpriseOnly = cols[6] == textTrue, cols[7] == textTrue
 	return p, nil
 }
 

@@ -111,7 +111,7 @@ func TestSelect(t *testing.T) {
 		{"8.0.3.2", "8.0.0", false, ""},
 		{"8.1.3.0", "8.1.2", true, ""},
 		{"9.0.0", "8.1.2", true, ""},
-		{"7.2.0.4", "", false, "Aerospike server 7.2.0.4 is not supported: ACKO supports server versions " +
+		{"7.2.0.4", "", false, "server version 7.2.0.4 is not supported: ACKO supports server versions " +
 			"8.0.0, 8.1.0, 8.1.1 and 8.1.2 (and newer, checked against 8.1.2)"},
 	}
 	for _, tt := range tests {

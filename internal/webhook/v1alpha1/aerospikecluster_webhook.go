@@ -25,9 +25,10 @@ const (
 // +kubebuilder:webhook:path=/validate-acko-io-v1alpha1-aerospikecluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=acko.io,resources=aerospikeclusters,verbs=create;update,versions=v1alpha1,name=vaerospikecluster-v1alpha1.kb.io,admissionReviewVersions=v1
 
 // SetupAerospikeClusterWebhookWithManager registers the webhook on the manager's webhook server.
-func SetupAerospikeClusterWebhookWithManager(mgr ctrl.Manager) error {
+// clusterDomain is the Kubernetes cluster's DNS domain (the manager's --cluster-domain).
+func SetupAerospikeClusterWebhookWithManager(mgr ctrl.Manager, clusterDomain string) error {
 	return ctrl.NewWebhookManagedBy(mgr, &ackov1alpha1.AerospikeCluster{}).
-		WithValidator(&AerospikeClusterValidator{}).
+		WithValidator(&AerospikeClusterValidator{ClusterDomain: clusterDomain}).
 		WithValidatorCustomPath(Path).
 		RecoverPanic(true).
 		Complete()
@@ -60,14 +61,17 @@ func ValidatingWebhook() admissionregistrationv1.ValidatingWebhook {
 }
 
 // AerospikeClusterValidator answers admission requests for AerospikeCluster.
-type AerospikeClusterValidator struct{}
+type AerospikeClusterValidator struct {
+	// ClusterDomain is the Kubernetes cluster's DNS domain, for the length of the pods' DNS names.
+	ClusterDomain string
+}
 
 var _ admission.Validator[*ackov1alpha1.AerospikeCluster] = &AerospikeClusterValidator{}
 
 // ValidateCreate checks a new cluster.
 func (v *AerospikeClusterValidator) ValidateCreate(ctx context.Context, c *ackov1alpha1.AerospikeCluster) (
 	admission.Warnings, error) {
-	warnings, errs := validation.ValidateCreate(c)
+	warnings, errs := validation.ValidateCreate(c, v.ClusterDomain)
 	errs = append(errs, rawObjectErrors(ctx)...)
 	return warnings, validation.AsError(c, errs)
 }
@@ -75,7 +79,7 @@ func (v *AerospikeClusterValidator) ValidateCreate(ctx context.Context, c *ackov
 // ValidateUpdate checks a change of a cluster.
 func (v *AerospikeClusterValidator) ValidateUpdate(ctx context.Context, old, c *ackov1alpha1.AerospikeCluster) (
 	admission.Warnings, error) {
-	warnings, errs := validation.ValidateUpdate(old, c)
+	warnings, errs := validation.ValidateUpdate(old, c, v.ClusterDomain)
 	if !validation.UpdateExempt(old, c) {
 		errs = append(errs, rawObjectErrors(ctx)...)
 	}

@@ -118,8 +118,8 @@ var _ = Describe("AerospikeCluster webhook", func() {
 		c.Spec.RollingUpdateBatchSize = ptr.To[int32](2)
 		Expect(k8s.Create(ctx, c)).To(Succeed())
 		Expect(warnings.take()).To(Equal([]string{
-			"spec.rollingUpdateBatchSize: 2 is not smaller than spec.size (1): a rolling update restarts every pod at " +
-				"once and the cluster is unavailable meanwhile",
+			"spec.rollingUpdateBatchSize: 2 is more than replication-factor − 1 allows (the smallest replication-factor " +
+				"is 2): batches are capped at 1 pod(s), so that never two copies of a partition are down at once",
 			`namespace "test": replication-factor 2 is greater than the cluster size 1: Aerospike keeps only 1 copies ` +
 				"until the cluster grows",
 		}))
@@ -181,6 +181,30 @@ var _ = Describe("AerospikeCluster webhook", func() {
 			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1}}}
 			expectDenied(k8s.Update(ctx, c), "spec.rackConfig: Forbidden: cannot switch between the single-rack and the "+
 				"multi-rack layout: every pod would change its name; create a new cluster and migrate the data")
+		})
+
+		It("refuses the config-truth issue's patches, each at its path with its rule", func() {
+			patch := func(mutate func(cfg map[string]any)) error {
+				u := c.DeepCopy()
+				mutate(u.Spec.AerospikeConfig.Value)
+				return k8s.Update(ctx, u)
+			}
+			expectDenied(patch(func(cfg map[string]any) { cfg["service"] = map[string]any{"proto-fd-max": "lots"} }),
+				`spec.aerospikeConfig.service.proto-fd-max: Invalid value: "lots": must be an integer from 0 to 2147483647`)
+			expectDenied(patch(func(cfg map[string]any) { cfg["service"] = map[string]any{"no-such-param": 1} }),
+				"spec.aerospikeConfig.service.no-such-param: Forbidden: unknown parameter: Aerospike 8.1.1 does not have "+
+					"it and refuses to start with it")
+			expectDenied(patch(func(cfg map[string]any) {
+				cfg["namespaces"].([]any)[0].(map[string]any)["bogus"] = 3
+			}), "spec.aerospikeConfig.namespaces[0].bogus: Forbidden: unknown parameter: Aerospike 8.1.1 does not have "+
+				"it and refuses to start with it")
+			expectDenied(patch(func(cfg map[string]any) {
+				for _, name := range []string{"b", "c"} {
+					cfg["namespaces"] = append(cfg["namespaces"].([]any),
+						map[string]any{"name": name, "storage-engine": map[string]any{"type": "memory"}})
+				}
+			}), "spec.aerospikeConfig.namespaces[2]: Forbidden: Aerospike Community Edition allows at most 2 namespaces "+
+				"(it refuses to start with more)")
 		})
 
 		It("accepts a valid change", func() {

@@ -90,7 +90,7 @@ var _ = BeforeSuite(func() {
 		LeaderElection: false,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(SetupAerospikeClusterWebhookWithManager(mgr)).To(Succeed())
+	Expect(SetupAerospikeClusterWebhookWithManager(mgr, ackov1alpha1.DefaultClusterDomain)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

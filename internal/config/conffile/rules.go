@@ -1,0 +1,146 @@
+package conffile
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Community Edition's compiled-in limits on namespaces (AS_NAMESPACE_SZ, AS_ID_NAMESPACE_SZ - 1).
+const (
+	MaxNamespaces          = 2
+	MaxNamespaceNameLength = 31
+)
+
+// enter checks a block as it opens: a namespace's name, and how many namespaces there are
+// (as_namespace_create).
+func (w *walker) enter(sec Section, n *Node) {
+	if sec.Path != ctxNamespace {
+		return
+	}
+	name := sec.Namespace
+	switch {
+	case len(name) > MaxNamespaceNameLength:
+		w.problem(n.Line, "{%s} namespace name too long (max length is %d)", name, MaxNamespaceNameLength)
+	case len(w.namespaces) >= MaxNamespaces:
+		w.problem(n.Line, "too many namespaces (max is %d)", MaxNamespaces)
+	case slices.Contains(w.namespaces, name):
+		w.problem(n.Line, "{%s} duplicate namespace", name)
+	}
+	w.namespaces = append(w.namespaces, name)
+}
+
+// close checks what a block needs once it is complete, as asd does at its '}'.
+func (w *walker) close(sec Section, n *Node) {
+	switch sec.Path {
+	case ctxNamespace:
+		w.closeNamespace(sec, n)
+	case "namespaces.[].storage-engine(type=memory)":
+		w.closeMemory(sec, n)
+	case "namespaces.[].storage-engine(type=device)":
+		if !w.isSet(sec, "devices") && !w.isSet(sec, "files") {
+			w.problem(n.End, "{%s} has no devices or files", sec.Namespace)
+		}
+		w.needFilesize(sec, n)
+	case "network.heartbeat":
+		interval, timeout, connect := w.intOr(sec, "interval", 150), w.intOr(sec, "timeout", 10),
+			w.intOr(sec, "connect-timeout-ms", 500)
+		if connect > interval*timeout/3 {
+			w.problem(n.End, "'connect-timeout-ms' must be <= 'interval' * 'timeout' / 3")
+		}
+	case "network.fabric":
+		if w.intOr(sec, "channel-rw-recv-threads", 16)%w.intOr(sec, "channel-rw-recv-pools", 1) != 0 {
+			w.problem(n.End, "'channel-rw-recv-threads' must be a multiple of 'channel-rw-recv-pools'")
+		}
+	}
+}
+
+func (w *walker) closeNamespace(sec Section, n *Node) {
+	engines := 0
+	for _, c := range n.Children {
+		if c.Name == "storage-engine" {
+			engines++
+			if engines == 2 {
+				w.problem(c.Line, "{%s} can only configure one 'storage-engine'", sec.Namespace)
+			}
+		}
+	}
+	if engines == 0 {
+		w.problem(n.End, "{%s} must configure 'storage-engine'", sec.Namespace)
+	}
+	if w.intOr(sec, "default-ttl", 0) != 0 && w.intOr(sec, "nsup-period", 0) == 0 &&
+		w.valueOr(sec, "allow-ttl-without-nsup", "false") != "true" {
+		w.problem(n.End, "{%s} must configure non-zero 'nsup-period' or 'allow-ttl-without-nsup' true if "+
+			"'default-ttl' is non-zero", sec.Namespace)
+	}
+}
+
+func (w *walker) closeMemory(sec Section, n *Node) {
+	backed := w.isSet(sec, "devices") || w.isSet(sec, "files")
+	sized := w.intOr(sec, "data-size", 0) != 0
+	switch {
+	case !backed && !sized:
+		w.problem(n.End, "{%s} must configure 'data-size' if not using storage backing", sec.Namespace)
+	case backed && sized:
+		w.problem(n.End, "{%s} can't configure 'data-size' if using storage backing", sec.Namespace)
+	case !backed && w.isSet(sec, "flush-size"):
+		w.problem(n.End, "{%s} can't configure 'flush-size' if not using storage backing", sec.Namespace)
+	}
+	w.needFilesize(sec, n)
+}
+
+func (w *walker) needFilesize(sec Section, n *Node) {
+	if w.isSet(sec, "files") && w.intOr(sec, "filesize", 0) == 0 {
+		w.problem(n.End, "{%s} must configure 'filesize' if using storage files", sec.Namespace)
+	}
+}
+
+// fileEnd checks what the whole file needs once it is read; asd names no line for these.
+func (w *walker) fileEnd() {
+	if w.valueOr(Section{Path: ctxService, Blocks: []string{ctxService}}, "cluster-name", "") == "" {
+		w.problem(0, "must configure 'cluster-name'")
+	}
+	if len(w.namespaces) == 0 {
+		w.problem(0, "must configure at least one namespace")
+	}
+	for _, need := range []struct{ block, msg string }{
+		{"service", "no service ports configured"},
+		{"heartbeat", "no heartbeat ports configured"},
+		{"fabric", "no fabric ports configured"},
+	} {
+		sec := Section{Blocks: []string{"network", need.block}}
+		if w.intOr(sec, "port", 0) == 0 {
+			w.problem(0, "%s", need.msg)
+		}
+	}
+}
+
+func (w *walker) lookup(sec Section, name string) (*Setting, bool) {
+	i, ok := w.index[Setting{Section: sec, Name: name}.Key()]
+	if !ok {
+		return nil, false
+	}
+	return &w.settings[i], true
+}
+
+func (w *walker) isSet(sec Section, name string) bool {
+	_, ok := w.lookup(sec, name)
+	return ok
+}
+
+// valueOr is a setting's value in the server's units, or def when the file does not set it.
+func (w *walker) valueOr(sec Section, name, def string) string {
+	s, ok := w.lookup(sec, name)
+	if !ok {
+		return def
+	}
+	return strings.ToLower(s.ServerValue())
+}
+
+func (w *walker) intOr(sec Section, name string, def int64) int64 {
+	n, err := strconv.ParseInt(w.valueOr(sec, name, strconv.FormatInt(def, 10)), 10, 64)
+	if err != nil {
+		return def
+	}
+	return n
+}

@@ -1,0 +1,379 @@
+// Package live works out how a running Aerospike node takes a new config: either every changed
+// parameter is dynamic, and Plan lists the info commands that apply it (set-config, log-set) with the
+// reads that confirm each (get-config, log/<id>), or the change needs a restart, and Plan says why.
+//
+// The commands follow what a real Aerospike CE 8.1.2.0 server answered
+// (../shared/fixtures/aerospike-ce-8.1.2.0/dynamic): several parameters of one context go in one
+// set-config; a namespace's storage-engine parameters are set without their "storage-engine." prefix
+// and read back with it; network parameters are set and read as <sub-context>.<name>; logging is not a
+// set-config context (log-set:id=<sink>;<context>=<level>, sinks listed by "logs", levels by
+// log/<id>); values go in the server's units (1G is 1073741824); a namespace's default-ttl needs
+// nsup-period above 0 first. Everything here is pure: the caller sends the commands, outside Reconcile.
+package live
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/acko-io/acko/internal/config/conffile"
+	"github.com/acko-io/acko/internal/config/params"
+)
+
+// Plan is how a node goes from the config it runs to the desired one.
+type Plan struct {
+	// Restart says why the change needs a restart of the node; when it is not empty, Steps and Logging
+	// are empty: nothing is applied live.
+	Restart []string
+	// Steps apply the change live, in order: a set-config request each, with its read-backs.
+	Steps []Step
+	// Logging are log level changes, applied with log-set once the sink's id is known (see SinkID).
+	Logging []LogLevel
+}
+
+// Live reports a change that needs no restart (an empty plan is live: there is nothing to do).
+func (p Plan) Live() bool { return len(p.Restart) == 0 }
+
+// Empty reports no change at all.
+func (p Plan) Empty() bool { return len(p.Restart) == 0 && len(p.Steps) == 0 && len(p.Logging) == 0 }
+
+// Step is one info request and the reads that confirm it took effect.
+type Step struct {
+	// Command is the request: "set-config:context=service;proto-fd-max=20000".
+	Command string
+	// Confirm are the values the server must report afterwards.
+	Confirm []Read
+}
+
+// Read is a value to read back after a step.
+type Read struct {
+	// Command is the request that reports it: "get-config:context=service", "log/0".
+	Command string
+	// Name and Value are the entry of the answer that must be there: "proto-fd-max" "20000",
+	// "storage-engine.defrag-lwm-pct" "60", "misc" "INFO".
+	Name, Value string
+	// anyCase: log/<id> reports levels in capitals.
+	anyCase bool
+}
+
+// Confirmed reports whether an answer to the Read's Command holds its value. The answer may be the
+// body alone or the whole response line ("<request>\t<body>\n").
+func (r Read) Confirmed(answer string) bool {
+	if _, body, found := strings.Cut(answer, "\t"); found {
+		answer = body
+	}
+	answer = strings.TrimRight(answer, "\n")
+	if strings.HasPrefix(answer, "ERROR") {
+		return false
+	}
+	for _, entry := range strings.Split(answer, ";") {
+		sep := strings.IndexAny(entry, "=:")
+		if sep < 0 || entry[:sep] != r.Name {
+			continue
+		}
+		got := entry[sep+1:]
+		return got == r.Value || r.anyCase && strings.EqualFold(got, r.Value)
+	}
+	return false
+}
+
+// LogLevel is a log context's new level in one logging sink.
+type LogLevel struct {
+	// Sink is the sink as the "logs" command names it: "stderr" for the console, a file's path.
+	Sink    string
+	Context string
+	Level   string
+}
+
+// Step is the log-set request for the sink whose id "logs" reported.
+func (l LogLevel) Step(sinkID string) Step {
+	return Step{
+		Command: fmt.Sprintf("log-set:id=%s;%s=%s", sinkID, l.Context, l.Level),
+		Confirm: []Read{{Command: "log/" + sinkID, Name: l.Context, Value: strings.ToUpper(l.Level), anyCase: true}},
+	}
+}
+
+// SinkID finds a sink's id in the answer to "logs" ("0:stderr;1:/var/log/aerospike.log").
+func SinkID(logs, sink string) (string, bool) {
+	if _, body, found := strings.Cut(logs, "\t"); found {
+		logs = body
+	}
+	for _, entry := range strings.Split(strings.TrimRight(logs, "\n"), ";") {
+		if id, name, ok := strings.Cut(entry, ":"); ok && name == sink {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// Compute plans the change from the config a node runs to the desired one, both rendered
+// aerospike.conf texts, against the table of the node's server version. The mesh seeds are no change
+// (config.Hash leaves them out: a running node needs none). It is an error when a text does not parse,
+// or when the server would refuse the desired config.
+func Compute(running, desired string, t *params.Table) (Plan, error) {
+	from, err := load(running, t)
+	if err != nil {
+		return Plan{}, fmt.Errorf("the running config: %w", err)
+	}
+	to, err := load(desired, t)
+	if err != nil {
+		return Plan{}, fmt.Errorf("the desired config: %w", err)
+	}
+	if problems := conffile.Check(to.file, t); len(problems) > 0 {
+		return Plan{}, fmt.Errorf("the server refuses the desired config: %s", problems[0])
+	}
+	d := differ{from: from, to: to, fromBlocks: from.blocks(), toBlocks: to.blocks()}
+	d.sections()
+	d.settings()
+	if len(d.restart) > 0 {
+		return Plan{Restart: d.restart}, nil
+	}
+	return Plan{Steps: d.steps(), Logging: d.logging}, nil
+}
+
+// config is a parsed file with its settings by key, in file order.
+type config struct {
+	file     *conffile.File
+	settings map[string]conffile.Setting
+	order    []string
+}
+
+func load(text string, t *params.Table) (config, error) {
+	f, err := conffile.Parse(text)
+	if err != nil {
+		return config{}, err
+	}
+	c := config{file: f, settings: map[string]conffile.Setting{}}
+	for _, s := range conffile.Settings(f, t) {
+		if s.Name == seedsName {
+			continue // seeds are no change
+		}
+		c.settings[s.Key()] = s
+		c.order = append(c.order, s.Key())
+	}
+	return c, nil
+}
+
+const seedsName = "mesh-seed-address-ports"
+
+// blocks lists the headers of a file's blocks, with their path ("namespace test", "namespace
+// test/storage-engine memory", "logging/console").
+func (c config) blocks() []string {
+	var out []string
+	var walk func(prefix string, nodes []*conffile.Node)
+	walk = func(prefix string, nodes []*conffile.Node) {
+		for _, n := range nodes {
+			if n.Block {
+				out = append(out, prefix+n.Header())
+				walk(prefix+n.Header()+"/", n.Children)
+			}
+		}
+	}
+	walk("", c.file.Nodes)
+	return out
+}
+
+// differ collects what changes between two configs.
+type differ struct {
+	from, to             config
+	fromBlocks, toBlocks []string
+	restart              []string
+	// live are the changed settings a set-config applies, in the desired file's order.
+	live    []conffile.Setting
+	logging []LogLevel
+}
+
+func (d *differ) restartFor(format string, args ...any) {
+	d.restart = append(d.restart, fmt.Sprintf(format, args...))
+}
+
+// sections: a namespace, a storage engine, a set or a logging sink added or removed changes what the
+// server built at start.
+func (d *differ) sections() {
+	from, to := d.fromBlocks, d.toBlocks
+	for _, b := range from {
+		if !slices.Contains(to, b) && !covered(b, to, from) {
+			d.restartFor("%s is removed: the server builds it only at start", b)
+		}
+	}
+	for _, b := range to {
+		if !slices.Contains(from, b) && !covered(b, from, to) {
+			d.restartFor("%s is added: the server builds it only at start", b)
+		}
+	}
+}
+
+// covered: a block inside one that is itself added or removed is not reported again.
+func covered(block string, other, same []string) bool {
+	for i := strings.LastIndex(block, "/"); i > 0; i = strings.LastIndex(block[:i], "/") {
+		if parent := block[:i]; slices.Contains(same, parent) && !slices.Contains(other, parent) {
+			return true
+		}
+	}
+	return false
+}
+
+// settings compares every parameter: a change applies live only when the parameter is dynamic and
+// has a live form known to work.
+func (d *differ) settings() {
+	for _, key := range d.from.order {
+		if _, kept := d.to.settings[key]; !kept && d.blockKept(key) {
+			d.restartFor("%s is removed: a restart restores its default (a running server keeps the value it "+
+				"has, and the table's default is not always the server's)", key)
+		}
+	}
+	for _, key := range d.to.order {
+		s := d.to.settings[key]
+		old, had := d.from.settings[key]
+		switch {
+		case had && old.ServerValue() == s.ServerValue():
+		case !d.blockKept(key):
+			// its block is new: reported by sections
+		default:
+			d.change(key, s, old, had)
+		}
+	}
+}
+
+// blockKept reports whether the block holding a setting is in both files.
+func (d *differ) blockKept(key string) bool {
+	i := strings.LastIndex(key, "/")
+	if i < 0 {
+		return true
+	}
+	block := key[:i]
+	return slices.Contains(d.fromBlocks, block) && slices.Contains(d.toBlocks, block)
+}
+
+// allNodesTogether are dynamic parameters that must not differ between nodes: set one node at a time,
+// they split the cluster, so they change by restart.
+var allNodesTogether = map[string]string{
+	"service.cluster-name": "nodes join by cluster name (the webhook refuses the change)",
+	"network.heartbeat.interval": "every node of the cluster must change it at once, which a node-by-node " +
+		"change cannot do",
+	"network.heartbeat.timeout": "every node of the cluster must change it at once, which a node-by-node " +
+		"change cannot do",
+	"network.heartbeat.protocol": "every node of the cluster must change it at once, which a node-by-node " +
+		"change cannot do",
+}
+
+func (d *differ) change(key string, s, old conffile.Setting, had bool) {
+	what := fmt.Sprintf("%s changes to %s", key, s.ServerValue())
+	if had {
+		what = fmt.Sprintf("%s changes from %s to %s", key, old.ServerValue(), s.ServerValue())
+	}
+	in, known := s.InfoName()
+	switch {
+	case !s.Param.Dynamic:
+		d.restartFor("%s: the server reads it only at start", what)
+	case allNodesTogether[s.Param.Path] != "":
+		d.restartFor("%s: %s", what, allNodesTogether[s.Param.Path])
+	case s.Section.Path == "logging.[]":
+		d.logChange(what, s)
+	case !known || in.Set == "":
+		d.restartFor("%s: no live form of it is known to work", what)
+	default:
+		d.live = append(d.live, s)
+	}
+}
+
+func (d *differ) logChange(what string, s conffile.Setting) {
+	sink := s.Section.Sink
+	switch {
+	case sink == "console":
+		sink = "stderr"
+	case strings.HasPrefix(sink, "file "):
+		sink = strings.TrimPrefix(sink, "file ")
+	default:
+		d.restartFor("%s: the %s sink's live form is not known", what, sink)
+		return
+	}
+	d.logging = append(d.logging, LogLevel{Sink: sink, Context: s.Name, Level: s.Values[0]})
+}
+
+// group is one set-config request: a context (and namespace), in an apply phase.
+type group struct {
+	context, id string
+	phase       int
+}
+
+// Apply phases of a namespace's parameters: expiry needs a running nsup, so nsup-period (or
+// allow-ttl-without-nsup) goes on before default-ttl changes and off after.
+const (
+	phaseEnable = iota
+	phaseChange
+	phaseDisable
+)
+
+// contextOrder: the service first, then the network, then the namespaces in the file's order.
+var contextOrder = map[string]int{"service": 0, "network": 1, "namespace": 2}
+
+// steps groups the live changes into set-config requests.
+func (d *differ) steps() []Step {
+	var groups []group
+	members := map[group][]conffile.Setting{}
+	firstSeen := map[string]int{}
+	for _, s := range d.live {
+		in, _ := s.InfoName()
+		g := group{context: in.Context, id: in.ID, phase: phaseOf(s)}
+		if _, ok := firstSeen[g.context+"/"+g.id]; !ok {
+			firstSeen[g.context+"/"+g.id] = len(firstSeen)
+		}
+		if _, ok := members[g]; !ok {
+			groups = append(groups, g)
+		}
+		members[g] = append(members[g], s)
+	}
+	slices.SortStableFunc(groups, func(a, b group) int {
+		if a.context != b.context {
+			return contextOrder[a.context] - contextOrder[b.context]
+		}
+		if a.id != b.id {
+			return firstSeen[a.context+"/"+a.id] - firstSeen[b.context+"/"+b.id]
+		}
+		return a.phase - b.phase
+	})
+	steps := make([]Step, 0, len(groups))
+	for _, g := range groups {
+		steps = append(steps, setConfig(g, members[g]))
+	}
+	return steps
+}
+
+// phaseOf orders nsup-period and allow-ttl-without-nsup around a namespace's other changes.
+func phaseOf(s conffile.Setting) int {
+	switch v := s.ServerValue(); s.Param.Path {
+	case "namespaces.[].nsup-period":
+		if v == "0" {
+			return phaseDisable
+		}
+		return phaseEnable
+	case "namespaces.[].allow-ttl-without-nsup":
+		if v == "false" {
+			return phaseDisable
+		}
+		return phaseEnable
+	}
+	return phaseChange
+}
+
+// setConfig is one set-config request for settings of one context, and the get-config reads that
+// confirm them.
+func setConfig(g group, settings []conffile.Setting) Step {
+	selector := "context=" + g.context
+	if g.id != "" {
+		selector += ";id=" + g.id
+	}
+	slices.SortFunc(settings, func(a, b conffile.Setting) int {
+		ai, _ := a.InfoName()
+		bi, _ := b.InfoName()
+		return strings.Compare(ai.Set, bi.Set)
+	})
+	step := Step{Command: "set-config:" + selector}
+	for _, s := range settings {
+		in, _ := s.InfoName()
+		step.Command += ";" + in.Set + "=" + s.ServerValue()
+		step.Confirm = append(step.Confirm, Read{Command: "get-config:" + selector, Name: in.Get, Value: s.ServerValue()})
+	}
+	return step
+}
