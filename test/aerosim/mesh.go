@@ -49,6 +49,8 @@ type asd struct {
 	startedAt  time.Time
 	simple     bool
 	conf       nodeConfig
+	live       *liveConfig // running values (nil for a simple node)
+	loaded     *liveConfig // as the file gave them
 	configHash string
 	err        string
 	seeds      []*seed
@@ -250,8 +252,9 @@ func (s *Sim) start(n *node, at time.Time) {
 	n.inc++
 	text, simple, err := n.configText()
 	conf := nodeConfig{hbPort: heartbeatPort}
+	var live *liveConfig
 	if err == nil && !simple {
-		conf, err = readConfig(text)
+		conf, live, err = loadConfig(text, n.spec.Image, n.spec.NodeID)
 	}
 	if err != nil {
 		n.crashes++
@@ -260,9 +263,10 @@ func (s *Sim) start(n *node, at time.Time) {
 		n.logf(at, "%s", msg)
 		return
 	}
-	a := asd{phase: phaseJoining, startedAt: at, joinAt: at.Add(s.opts.JoinDelay), simple: simple, conf: conf}
+	a := asd{phase: phaseJoining, startedAt: at, joinAt: at.Add(s.opts.JoinDelay), simple: simple, conf: conf,
+		live: live}
 	if !simple {
-		a.configHash = config.Hash(text)
+		a.configHash, a.loaded = config.Hash(text), live.clone()
 	}
 	for _, sd := range conf.seeds {
 		a.addSeed(sd)

@@ -24,7 +24,8 @@ func newFakeSim(t *testing.T, opts Options) (*Sim, *testingclock.FakeClock) {
 // conf is an aerospike.conf like the operator renders: a cluster-name and mesh seeds.
 func conf(clusterName string, seeds ...string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "service {\n\tcluster-name %s\n}\nnetwork {\n\theartbeat {\n\t\tmode mesh\n\t\tport 3002\n", clusterName)
+	fmt.Fprintf(&b, "service {\n\tcluster-name %s\n}\nnetwork {\n\tservice {\n\t\tport 3000\n\t}\n"+
+		"\tfabric {\n\t\tport 3001\n\t}\n\theartbeat {\n\t\tmode mesh\n\t\tport 3002\n", clusterName)
 	for _, s := range seeds {
 		fmt.Fprintf(&b, "\t\tmesh-seed-address-port %s 3002\n", s)
 	}

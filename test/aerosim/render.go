@@ -37,7 +37,35 @@ func (s *Sim) answer(n *node, now time.Time, cmd string) string {
 	if name == "tip" {
 		return s.tip(n, params, now)
 	}
+	if live := n.asd.live; live != nil {
+		if answer, ok := s.liveAnswer(n, live, now, name, params); ok {
+			return answer
+		}
+	}
 	return s.tmpl.answer(n.spec.Profile, s.facts(n, now), cmd)
+}
+
+// liveAnswer answers the commands of a node's running config; ok is false for other commands.
+func (s *Sim) liveAnswer(n *node, live *liveConfig, now time.Time, name, params string) (string, bool) {
+	server, _ := loadServer() // loaded when asd read its config
+	switch {
+	case name == "get-config":
+		return live.getConfig(params), true
+	case name == "set-config":
+		answer, renamed := live.setConfig(params)
+		if renamed {
+			n.logf(now, "INFO (info): cluster-name changed to %s", n.clusterName())
+			s.settle(now)
+		}
+		return answer, true
+	case name == "log-set":
+		return live.logSet(server.logContexts, params), true
+	case name == "logs":
+		return live.logs(), true
+	case strings.HasPrefix(name, "log/"):
+		return live.logLevels(server.logContexts, strings.TrimPrefix(name, "log/")), true
+	}
+	return "", false
 }
 
 // tip is asd's "tip:host=<host>;port=<port>": a new mesh seed, tried at once.

@@ -65,12 +65,15 @@ type Options struct {
 // every other simple node of that name) or a config: Config, or ConfigFile, the path of the file
 // in Files that asd reads at every start (a pod's own copy of aerospike.conf).
 type NodeSpec struct {
-	Cluster    string            `json:"cluster,omitempty"`
-	Name       string            `json:"name"`
-	IP         string            `json:"ip,omitempty"`      // in 127.0.0.0/8; empty picks a free one
-	NodeID     string            `json:"nodeId,omitempty"`  // default derived from Name
-	Profile    string            `json:"profile,omitempty"` // fixture directory used as templates; default "single"
-	Config     string            `json:"config,omitempty"`
+	Cluster string `json:"cluster,omitempty"`
+	Name    string `json:"name"`
+	IP      string `json:"ip,omitempty"`      // in 127.0.0.0/8; empty picks a free one
+	NodeID  string `json:"nodeId,omitempty"`  // default derived from Name
+	Profile string `json:"profile,omitempty"` // fixture directory used as templates; default "single"
+	Config  string `json:"config,omitempty"`
+	// Image is the container's image: its tag's server version picks the parameter table the
+	// config is held to (the newest when it names none).
+	Image      string            `json:"image,omitempty"`
 	ConfigFile string            `json:"configFile,omitempty"`
 	Files      map[string]string `json:"files,omitempty"` // path → content: the pod's files as asd sees them
 }
@@ -117,20 +120,22 @@ type NodeState struct {
 	Phase       string `json:"phase"`
 	// Member is true while the node is a member of a cluster; it answers (unless hung) from
 	// PhaseJoining on.
-	Member                     bool        `json:"member"`
-	Error                      string      `json:"error,omitempty"` // why asd refused to start (PhaseFailed)
-	UptimeSeconds              int64       `json:"uptimeSeconds"`
-	Restarts                   int         `json:"restarts"` // warm restarts
-	Crashes                    int         `json:"crashes"`  // starts asd refused
-	ClusterSize                int         `json:"clusterSize"`
-	ClusterKey                 string      `json:"clusterKey"`
-	ClusterIntegrity           bool        `json:"clusterIntegrity"`
-	MigratePartitionsRemaining int64       `json:"migratePartitionsRemaining"`
-	ConfigHash                 string      `json:"configHash,omitempty"` // config.Hash of the file asd loaded
-	Seeds                      []SeedState `json:"seeds,omitempty"`
-	Latency                    Duration    `json:"latency"`
-	Fault                      Fault       `json:"fault,omitempty"`
-	Pin                        Pin         `json:"pin"`
+	Member                     bool   `json:"member"`
+	Error                      string `json:"error,omitempty"` // why asd refused to start (PhaseFailed)
+	UptimeSeconds              int64  `json:"uptimeSeconds"`
+	Restarts                   int    `json:"restarts"` // warm restarts
+	Crashes                    int    `json:"crashes"`  // starts asd refused
+	ClusterSize                int    `json:"clusterSize"`
+	ClusterKey                 string `json:"clusterKey"`
+	ClusterIntegrity           bool   `json:"clusterIntegrity"`
+	MigratePartitionsRemaining int64  `json:"migratePartitionsRemaining"`
+	ConfigHash                 string `json:"configHash,omitempty"` // config.Hash of the file asd loaded
+	// ConfigDiffers: set-config or log-set changed running values since asd loaded its file.
+	ConfigDiffers bool        `json:"configDiffers,omitempty"`
+	Seeds         []SeedState `json:"seeds,omitempty"`
+	Latency       Duration    `json:"latency"`
+	Fault         Fault       `json:"fault,omitempty"`
+	Pin           Pin         `json:"pin"`
 }
 
 // Sim is a set of simulated nodes and the mesh between them. It is safe for concurrent use.
@@ -388,7 +393,8 @@ func (s *Sim) state(n *node, now time.Time) NodeState {
 		Member: n.cluster != nil, Error: n.asd.err, UptimeSeconds: f.uptime, Restarts: n.restarts,
 		Crashes: n.crashes, ClusterSize: f.clusterSize, ClusterKey: f.clusterKey, ClusterIntegrity: f.integrity,
 		MigratePartitionsRemaining: f.migrations, ConfigHash: n.asd.configHash, Seeds: n.asd.seedStates(),
-		Latency: Duration{n.latency}, Fault: n.fault, Pin: n.pin,
+		ConfigDiffers: n.asd.live != nil && !n.asd.live.equal(n.asd.loaded),
+		Latency:       Duration{n.latency}, Fault: n.fault, Pin: n.pin,
 	}
 }
 
@@ -396,7 +402,7 @@ func (s *Sim) state(n *node, now time.Time) NodeState {
 func (s *Sim) facts(n *node, now time.Time) nodeFacts {
 	f := nodeFacts{nodeID: n.spec.NodeID, clusterKey: "0"}
 	if !n.asd.simple {
-		f.clusterName = n.asd.conf.clusterName
+		f.clusterName = n.clusterName()
 	}
 	if n.asd.answering() {
 		f.uptime = int64(now.Sub(n.asd.startedAt) / time.Second)
@@ -417,7 +423,11 @@ func (n *node) stop(start time.Time) {
 	n.closeConns()
 }
 
+// clusterName is the cluster-name asd runs with (set-config can change it).
 func (n *node) clusterName() string {
+	if n.asd.live != nil {
+		return n.asd.live.contexts[ctxService].vals["cluster-name"]
+	}
 	if n.asd.simple || n.asd.conf.clusterName == "" {
 		return n.spec.Cluster
 	}

@@ -175,7 +175,7 @@ func nodeSpec(pod *corev1.Pod, vols volumeFiles) aerosim.NodeSpec {
 	spec := aerosim.NodeSpec{Name: simclient.NodeName(pod.Namespace, pod.Name), IP: pod.Status.PodIP}
 	c := aerospikeContainer(pod)
 	if c != nil && mountsCover(c, asdConfigFile) {
-		spec.ConfigFile, spec.Files = asdConfigFile, containerFiles(c, vols)
+		spec.ConfigFile, spec.Files, spec.Image = asdConfigFile, containerFiles(c, vols), c.Image
 		return spec
 	}
 	spec.Cluster = simclient.ClusterName(pod.Namespace, pod.Labels[ackov1alpha1.LabelInstance])

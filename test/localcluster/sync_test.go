@@ -59,7 +59,8 @@ func TestFilesOfACKOPod(t *testing.T) {
 	}
 	spec := nodeSpec(pod, vols)
 	conf := cm.Data[config.FileName]
-	if spec.ConfigFile != asdConfigFile || spec.Cluster != "" || spec.Name != "ns/db-0" || spec.IP != "127.21.0.5" {
+	if spec.ConfigFile != asdConfigFile || spec.Cluster != "" || spec.Name != "ns/db-0" || spec.IP != "127.21.0.5" ||
+		spec.Image != testcluster.Image {
 		t.Fatalf("spec: %+v", spec)
 	}
 	if spec.Files[asdConfigFile] != conf || spec.Files[cmPath] != conf || len(spec.Files) != 2 {
