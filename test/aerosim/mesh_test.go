@@ -3,6 +3,7 @@ package aerosim
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,15 @@ func clusterOf(t *testing.T, s *Sim, names ...string) []string {
 	return out
 }
 
+// assertOneCluster checks that the named nodes report one cluster of that size.
+func assertOneCluster(t *testing.T, s *Sim, size int, what string, names ...string) {
+	t.Helper()
+	got := clusterOf(t, s, names...)
+	if !allSame(got) || !strings.HasPrefix(got[0], strconv.Itoa(size)+"/") {
+		t.Fatalf("%s: want one cluster of %d, got %v", what, size, got)
+	}
+}
+
 func allSame(list []string) bool {
 	return !slices.ContainsFunc(list, func(v string) bool { return v != list[0] })
 }
@@ -122,9 +132,7 @@ func TestSingleServiceSeedSplits(t *testing.T) {
 	// Had the lookup answered the other pod first, it would have joined.
 	setDNS(t, s, map[string][]string{serviceDNS: {podIP(0), podIP(1), podIP(2)}})
 	addPod(t, s, 2, conf("db", serviceDNS))
-	if got := clusterOf(t, s, "db-0", "db-2"); !allSame(got) || !strings.HasPrefix(got[0], "2/") {
-		t.Fatalf("db-2 reached db-0 first: %v", got)
-	}
+	assertOneCluster(t, s, 2, "db-2 reached db-0 first", "db-0", "db-2")
 }
 
 // With one seed per pod (the operator's render now), every scale-up joins, whatever the order of
@@ -135,9 +143,7 @@ func TestPerPodSeedsJoin(t *testing.T) {
 	for i := range 3 {
 		setDNS(t, s, podRecords(i+1))
 		addPod(t, s, i, conf("db", perPodSeeds(3)...))
-		if got := clusterOf(t, s, names[:i+1]...); !allSame(got) || !strings.HasPrefix(got[0], fmt.Sprintf("%d/", i+1)) {
-			t.Fatalf("after pod %d: %v", i, got)
-		}
+		assertOneCluster(t, s, i+1, "after pod "+strconv.Itoa(i), names[:i+1]...)
 	}
 	// Pod db-1 recreated at a new address: the others still hold its old one (asd resolves a
 	// seed once), but it reaches them.
@@ -148,9 +154,7 @@ func TestPerPodSeedsJoin(t *testing.T) {
 	records[podDNS(1)] = []string{"127.77.0.99"}
 	setDNS(t, s, records)
 	addNode(t, s, NodeSpec{Name: "db-1", IP: "127.77.0.99", Config: conf("db", perPodSeeds(3)...)})
-	if got := clusterOf(t, s, names...); !allSame(got) || !strings.HasPrefix(got[0], "3/") {
-		t.Fatalf("after db-1 came back at a new address: %v", got)
-	}
+	assertOneCluster(t, s, 3, "after db-1 came back at a new address", names...)
 }
 
 // A seed name that does not resolve yet is tried again, as asd does, once it resolves.
@@ -163,9 +167,7 @@ func TestUnresolvedSeedRetried(t *testing.T) {
 		t.Fatalf("db-1 has no DNS record yet: %+v", st)
 	}
 	setDNS(t, s, podRecords(2))
-	if got := clusterOf(t, s, "db-0", "db-1"); !allSame(got) || !strings.HasPrefix(got[0], "2/") {
-		t.Fatalf("db-0 must reach db-1 once its name resolves: %v", got)
-	}
+	assertOneCluster(t, s, 2, "db-0 must reach db-1 once its name resolves", "db-0", "db-1")
 }
 
 // Membership spreads through the mesh: a node that reached one member is known to all, and the
@@ -176,15 +178,11 @@ func TestMembershipSpreads(t *testing.T) {
 	addPod(t, s, 0, conf("db", podDNS(0)))
 	addPod(t, s, 1, conf("db", podDNS(0)))
 	addPod(t, s, 2, conf("db", podDNS(1)))
-	if got := clusterOf(t, s, "db-0", "db-1", "db-2"); !allSame(got) || !strings.HasPrefix(got[0], "3/") {
-		t.Fatalf("one cluster of 3: %v", got)
-	}
+	assertOneCluster(t, s, 3, "one cluster of 3", "db-0", "db-1", "db-2")
 	if err := s.RemoveNode("db-1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := clusterOf(t, s, "db-0", "db-2"); !allSame(got) || !strings.HasPrefix(got[0], "2/") {
-		t.Fatalf("db-0 and db-2 learned of each other through db-1: %v", got)
-	}
+	assertOneCluster(t, s, 2, "db-0 and db-2 learned of each other through db-1", "db-0", "db-2")
 	// Another cluster-name never joins, even when it reaches a member.
 	setDNS(t, s, podRecords(4))
 	addPod(t, s, 3, conf("other", podDNS(0)))
@@ -217,9 +215,7 @@ func TestTipHealsIsolatedNode(t *testing.T) {
 	if body, err := exchange(b.Addr, cmd); err != nil || string(body) != cmd+"\tok\n" {
 		t.Fatalf("%s: %q, %v", cmd, body, err)
 	}
-	if got := clusterOf(t, s, "db-0", "db-1"); !allSame(got) || !strings.HasPrefix(got[0], "2/") {
-		t.Fatalf("after the tip: %v", got)
-	}
+	assertOneCluster(t, s, 2, "after the tip", "db-0", "db-1")
 }
 
 // threeNodes starts a cluster of 3 with per-pod seeds and lets it settle.
@@ -230,9 +226,7 @@ func threeNodes(t *testing.T, s *Sim, clk *testingclock.FakeClock) {
 		addPod(t, s, i, conf("db", perPodSeeds(3)...))
 	}
 	clk.Step(time.Minute)
-	if got := clusterOf(t, s, "db-0", "db-1", "db-2"); !allSame(got) || !strings.HasPrefix(got[0], "3/") {
-		t.Fatalf("a settled cluster of 3: %v", got)
-	}
+	assertOneCluster(t, s, 3, "a settled cluster of 3", "db-0", "db-1", "db-2")
 }
 
 // A new node answers cluster_size 0 / cluster_key 0 for JoinDelay, then joins, and migrations
@@ -304,9 +298,7 @@ func TestLongRestartDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Step(2 * time.Second)
-	if got := clusterOf(t, s, "db-1", "db-2"); !allSame(got) || !strings.HasPrefix(got[0], "2/") {
-		t.Fatalf("dropped after DropDelay: %v", got)
-	}
+	assertOneCluster(t, s, 2, "dropped after DropDelay", "db-1", "db-2")
 }
 
 // A removed node is dropped by the survivors after DropDelay: new key, smaller size, migrations.
@@ -349,15 +341,11 @@ func TestHungNodeDroppedAndRejoins(t *testing.T) {
 		t.Fatalf("before HangDropDelay: %v → %v", before, got)
 	}
 	clk.Step(time.Millisecond)
-	if got := clusterOf(t, s, "db-1", "db-2"); !allSame(got) || !strings.HasPrefix(got[0], "2/") {
-		t.Fatalf("after HangDropDelay: %v", got)
-	}
+	assertOneCluster(t, s, 2, "after HangDropDelay", "db-1", "db-2")
 	if _, err := s.SetFault("db-0", FaultNone); err != nil {
 		t.Fatal(err)
 	}
-	if got := clusterOf(t, s, "db-0", "db-1", "db-2"); !allSame(got) || !strings.HasPrefix(got[0], "3/") {
-		t.Fatalf("cleared, it rejoins: %v", got)
-	}
+	assertOneCluster(t, s, 3, "cleared, it rejoins", "db-0", "db-1", "db-2")
 }
 
 // A short hang (under HangDropDelay) changes nothing.

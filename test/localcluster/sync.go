@@ -160,11 +160,16 @@ func (s *Syncer) enqueueSimulated(ctx context.Context) error {
 	return nil
 }
 
-func (s *Syncer) enqueuePod(obj any) {
+// unwrap is the object of an informer event, including a deletion the informer missed.
+func unwrap(obj any) any {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
+		return d.Obj
 	}
-	pod, ok := obj.(*corev1.Pod)
+	return obj
+}
+
+func (s *Syncer) enqueuePod(obj any) {
+	pod, ok := unwrap(obj).(*corev1.Pod)
 	if !ok {
 		return
 	}
@@ -176,10 +181,7 @@ func (s *Syncer) enqueuePod(obj any) {
 
 // enqueueConfigMapUsers queues the simulated pods that mount the ConfigMap.
 func (s *Syncer) enqueueConfigMapUsers(obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	cm, ok := obj.(*corev1.ConfigMap)
+	cm, ok := unwrap(obj).(*corev1.ConfigMap)
 	if !ok {
 		return
 	}
