@@ -10,6 +10,16 @@ GOLANGCI_LINT := $(BIN)/golangci-lint
 # Fuzz time per fuzz target in `make fuzz` (CI runs it as is).
 FUZZTIME ?= 10s
 
+# What `manager --version`, acko_build_info and the image's labels say.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE ?= https://github.com/acko-io/acko
+LDFLAGS := -X github.com/acko-io/acko/internal/version.Version=$(VERSION) \
+	-X github.com/acko-io/acko/internal/version.Revision=$(REVISION)
+# The OCI image tarball `make image` writes, and its platforms.
+IMAGE_TAR ?= dist/acko-image.tar
+IMAGE_PLATFORMS ?= amd64 arm64
+
 # envtest binaries: a user's own KUBEBUILDER_ASSETS wins; otherwise they are built from source once.
 ifeq ($(origin KUBEBUILDER_ASSETS), undefined)
 ENVTEST_ASSETS = $$(hack/build-assets.sh | tail -n 1)
@@ -29,8 +39,9 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC and webhook manifests from the markers.
+manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC and webhook manifests from the markers, and copy them into the chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+	hack/sync-chart.sh
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods.
@@ -59,11 +70,15 @@ envtest-assets: ## Build etcd, kube-apiserver and kubectl from source into bin/a
 	@hack/build-assets.sh etcd kube-apiserver kubectl >/dev/null
 
 .PHONY: local-assets
-local-assets: ## Build every local-cluster binary (adds kube-controller-manager, kube-scheduler, kwok).
-	@hack/build-assets.sh etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok >/dev/null
+local-assets: ## Build every local-cluster binary (adds kube-controller-manager, kube-scheduler, kwok, helm).
+	@hack/build-assets.sh etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok helm >/dev/null
+
+.PHONY: helm
+helm: ## Build helm from source into bin/assets (cached).
+	@hack/build-assets.sh helm >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest-assets ## Unit and envtest suites against a real kube-apiserver and etcd.
+test: manifests generate fmt vet envtest-assets helm ## Unit and envtest suites (and the chart, with helm; the monitoring files, with promtool).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/e2e) -coverprofile cover.out
 
 .PHONY: fuzz
@@ -74,6 +89,19 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 test-e2e: local-assets build ## End-to-end suite: local control plane, kwok nodes, the real manager, kubectl, Prometheus.
 	go test ./test/e2e/ -v -count=1 -timeout 40m -ginkgo.v
 
+.PHONY: test-chart
+test-chart: manifests helm ## Helm chart: helm lint, helm template goldens, RBAC equal to the generated rules.
+	go test ./test/chart/ -count=1
+
+.PHONY: test-monitoring
+test-monitoring: ## Alert rules (promtool check and test) and the dashboard's metrics.
+	go test ./test/monitoring/ -count=1
+
+.PHONY: test-image
+test-image: image ## Build the image tarball and check it: config, platforms, labels, the binary's --version.
+	ACKO_IMAGE_TAR=$(ROOT)/$(IMAGE_TAR) ACKO_IMAGE_VERSION=$(VERSION) ACKO_IMAGE_REVISION=$(REVISION) \
+		go test ./test/image/ -count=1
+
 .PHONY: bench
 bench: envtest-assets ## Benchmarks (API calls per reconcile, pause latency, restart overhead, probe cost).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -run '^$$' -bench . -benchmem -benchtime 1x -count 1
@@ -82,13 +110,13 @@ bench: envtest-assets ## Benchmarks (API calls per reconcile, pause latency, res
 
 .PHONY: build
 build: ## Build the manager, the Aerospike simulator and the local cluster's stand-in init into bin/.
-	go build -o $(BIN)/manager ./cmd
+	go build -ldflags "$(LDFLAGS)" -o $(BIN)/manager ./cmd
 	go build -o $(BIN)/aerosim ./cmd/aerosim
 	go build -o $(BIN)/fakeinit ./test/fakeinit
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.
-	go run ./cmd --webhook-self-signed-url-host=127.0.0.1
+	go run ./cmd --webhook-self-signed-url-host=127.0.0.1 --zap-devel
 
 .PHONY: run-local
 run-local: local-assets build ## Local control plane, kwok nodes, simulator and manager (UP_FLAGS=--detach to return).
@@ -102,9 +130,20 @@ stop-local: ## Stop the local cluster started by run-local (only the processes i
 wipe-local: ## Stop the local cluster and delete its state.
 	go run ./hack/localcluster wipe
 
+.PHONY: image
+image: ## OCI image tarball (linux/amd64 + linux/arm64) of the manager in $(IMAGE_TAR), without Docker.
+	@for arch in $(IMAGE_PLATFORMS); do \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "-s -w $(LDFLAGS)" \
+			-o dist/linux-$$arch/manager ./cmd || exit 1; \
+	done
+	cd hack/tools && go run ./ociimage -out $(ROOT)/$(IMAGE_TAR) -version $(VERSION) -revision $(REVISION) \
+		-source $(SOURCE) -created "$$(git log -1 --format=%cI 2>/dev/null || date -u +%FT%TZ)" \
+		$(foreach arch,$(IMAGE_PLATFORMS),-platform linux/$(arch)=$(ROOT)/dist/linux-$(arch)/manager)
+	@echo "wrote $(IMAGE_TAR): push it with crane or skopeo (docs/install.md)"
+
 .PHONY: docker-build
-docker-build: ## Build the manager image (needs a Docker engine; there is none on the dev machines).
-	docker build -t $${IMG:-acko:dev} .
+docker-build: ## Build the manager image with Docker (the same shape as `make image`; needs a Docker engine).
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $${IMG:-acko:dev} .
 
 ##@ Tools
 

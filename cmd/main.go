@@ -14,9 +14,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -24,9 +24,12 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/controller"
+	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/tasks"
+	"github.com/acko-io/acko/internal/version"
 	ackowebhook "github.com/acko-io/acko/internal/webhook"
 )
 
@@ -42,14 +45,17 @@ func init() {
 
 type options struct {
 	operationPodTimeout    time.Duration
+	maxConcurrent          int
+	apiQPS                 float64
+	apiBurst               int
 	infoTimeout            time.Duration
 	metricsAddr, probeAddr string
 	secureMetrics          bool
-	enableLeaderElection   bool
 	enableHTTP2            bool
 	metricsCertDir         string
 	clusterDomain          string
 	webhook                ackowebhook.Options
+	deployment             deploymentOptions
 }
 
 func parseFlags() (options, zap.Options) {
@@ -57,8 +63,6 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
 		"The address the metrics endpoint binds to (:8443 for HTTPS, :8080 for HTTP, 0 to disable).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
-	flag.BoolVar(&o.enableLeaderElection, "leader-elect", false,
-		"Enable leader election, so that only one manager is active at a time.")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS with authentication and authorization.")
 	flag.StringVar(&o.metricsCertDir, "metrics-cert-path", "",
@@ -67,55 +71,97 @@ func parseFlags() (options, zap.Options) {
 		"Enable HTTP/2 for the metrics and webhook servers (off: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	flag.DurationVar(&o.operationPodTimeout, "operation-pod-timeout", operations.DefaultConfig.PodTimeout,
 		"How long an operation waits for one restarted pod to come back before it fails.")
+	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
+		"How many AerospikeClusters are reconciled at once (one cluster never by two workers).")
+	flag.Float64Var(&o.apiQPS, "kube-api-qps", 100, "Requests per second the manager may send to the API server.")
+	flag.IntVar(&o.apiBurst, "kube-api-burst", 200, "Burst of requests above --kube-api-qps.")
 	flag.StringVar(&o.clusterDomain, "cluster-domain", ackov1alpha1.DefaultClusterDomain,
 		"DNS domain of the Kubernetes cluster (the kubelets' --cluster-domain), for the pods' DNS names in the "+
 			"Aerospike mesh seeds.")
 	flag.DurationVar(&o.infoTimeout, "aerospike-info-timeout", aerospike.DefaultTimeout,
 		"Timeout of one Aerospike info call.")
 	o.webhook.BindFlags(flag.CommandLine)
-	zapOpts := zap.Options{Development: true}
+	o.deployment.bindFlags(flag.CommandLine)
+	// Production logging (JSON, info) unless --zap-devel asks for the development console format.
+	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	o.webhook.ClusterDomain = o.clusterDomain
 	return o, zapOpts
 }
 
-// setupController wires the reconciler to the prober, the operations executor and the metrics.
+// setupController wires the reconciler to the prober, the background tasks, the operations executor
+// and the metrics.
 func setupController(mgr ctrl.Manager, o options) error {
+	recorder := mgr.GetEventRecorder("acko")
+	info := aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout})
 	probers := aerospike.NewProberManager(aerospike.ProberOptions{
-		Client: aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout}),
+		Client: info,
+		OnTip:  func(t aerospike.Tip) { controller.RecordTip(recorder, t) },
 	})
-	if err := mgr.Add(probers); err != nil {
-		return err
+	runner := tasks.New(tasks.DefaultTimeout)
+	for _, r := range []manager.Runnable{probers, runner} {
+		if err := mgr.Add(r); err != nil {
+			return err
+		}
 	}
 	signaller, err := podexec.New(mgr.GetConfig(), nil)
 	if err != nil {
 		return err
 	}
-	recorder := mgr.GetEventRecorder("acko")
+	registerMetrics(mgr)
+	return (&controller.AerospikeClusterReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Scheme:                  mgr.GetScheme(),
+		Recorder:                recorder,
+		Probers:                 probers,
+		Tasks:                   runner,
+		Live:                    &liveconfig.Applier{Pods: signaller, Info: info},
+		ClusterDomain:           o.clusterDomain,
+		MaxConcurrentReconciles: o.maxConcurrent,
+		Executor: &operations.Executor{
+			Client:    mgr.GetClient(),
+			Signaller: signaller,
+			Tasks:     runner,
+			Recorder:  recorder,
+			Config:    operations.Config{PodTimeout: o.operationPodTimeout},
+		},
+	}).SetupWithManager(mgr, probers.Events(), runner.Events())
+}
+
+// registerMetrics serves ACKO's metrics; the per-cluster gauges only while this replica leads.
+func registerMetrics(mgr ctrl.Manager) {
 	metrics.Register(func(ctx context.Context) ([]ackov1alpha1.AerospikeCluster, error) {
 		list := &ackov1alpha1.AerospikeClusterList{}
 		err := mgr.GetCache().List(ctx, list)
 		return list.Items, err
-	})
-	return (&controller.AerospikeClusterReconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetAPIReader(),
-		Scheme:        mgr.GetScheme(),
-		Recorder:      recorder,
-		Probers:       probers,
-		ClusterDomain: o.clusterDomain,
-		Executor: &operations.Executor{
-			Client:    mgr.GetClient(),
-			Signaller: signaller,
-			Recorder:  recorder,
-			Config:    operations.Config{PodTimeout: o.operationPodTimeout},
-		},
-	}).SetupWithManager(mgr, probers.Events())
+	}, mgr.Elected())
+}
+
+// applyDeployment sets the namespaces the manager watches, its leader election and the webhook's
+// namespace options; the operator's own namespace is only resolved when something lives there.
+func applyDeployment(mgrOpts *ctrl.Options, o *options) error {
+	watch, err := o.deployment.namespaces()
+	if err != nil {
+		return err
+	}
+	mgrOpts.Cache = cacheOptions(watch)
+	o.webhook.WatchNamespaces = watch
+	var namespace string
+	if o.deployment.leaderElect || o.webhook.NeedsNamespace() {
+		if namespace, err = o.deployment.namespace(); err != nil {
+			return err
+		}
+	}
+	o.webhook.Namespace = namespace
+	o.deployment.applyLeaderElection(mgrOpts, namespace)
+	return nil
 }
 
 func main() {
 	o, zapOpts := parseFlags()
+	o.deployment.exitIfVersion()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	var tlsOpts []func(*tls.Config)
@@ -133,15 +179,21 @@ func main() {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOpts,
-		WebhookServer:          webhook.NewServer(o.webhook.ServerOptions(tlsOpts)),
 		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         o.enableLeaderElection,
-		LeaderElectionID:       "acko-leader.acko.io",
-		Cache:                  cache.Options{ByObject: controller.CacheByObject()},
-	})
+	}
+	if err := applyDeployment(&mgrOpts, &o); err != nil {
+		setupLog.Error(err, "invalid flags")
+		os.Exit(1)
+	}
+	mgrOpts.WebhookServer = webhook.NewServer(o.webhook.ServerOptions(tlsOpts))
+	setupLog.Info("starting", "version", version.Version, "revision", version.Revision,
+		"watchNamespaces", o.webhook.WatchNamespaces, "leaderElection", mgrOpts.LeaderElection)
+	restCfg := ctrl.GetConfigOrDie()
+	restCfg.QPS, restCfg.Burst = float32(o.apiQPS), o.apiBurst
+	mgr, err := ctrl.NewManager(restCfg, mgrOpts)
 	if err != nil {
 		setupLog.Error(err, "unable to create manager")
 		os.Exit(1)

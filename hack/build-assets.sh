@@ -3,7 +3,7 @@
 # alone, into bin/assets/<version>/. A binary that is already there is not built again, so a warm
 # run takes well under a second.
 #
-#   hack/build-assets.sh [NAME...]   NAME: etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok
+#   hack/build-assets.sh [NAME...]   NAME: etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok helm
 #   (no NAME: the envtest set: etcd kube-apiserver kubectl)
 #
 # Prints the asset directory on the last line of stdout.
@@ -13,6 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.7.3
 KWOK_VERSION=v0.8.0
+HELM_VERSION=v4.3.1
 dir="$root/bin/assets/k8s-$K8S_VERSION"
 mkdir -p "$dir"
 
@@ -45,6 +46,12 @@ build() {
       local gobin; gobin=$(mktemp -d)
       GOBIN="$gobin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
       mv "$gobin/kwok" "$out.tmp"; rmdir "$gobin" ;;
+    helm)
+      # Without the version flag helm reports v4.0+unreleased, and charts' kubeVersion checks see nothing.
+      local gobin; gobin=$(mktemp -d)
+      GOBIN="$gobin" CGO_ENABLED=0 go install -trimpath \
+        -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+      mv "$gobin/helm" "$out.tmp"; rmdir "$gobin" ;;
     *) log "unknown asset $name"; exit 2 ;;
   esac
   mv "$out.tmp" "$out"

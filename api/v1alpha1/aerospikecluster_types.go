@@ -38,12 +38,21 @@ type AerospikeClusterSpec struct {
 	// +optional
 	PodSpec *PodOverrides `json:"podSpec,omitempty"`
 
-	// RollingUpdateBatchSize is how many pods a config, image or pod spec change restarts at once.
-	// It does not apply to on-demand operations.
+	// RollingUpdateBatchSize is how many pods a config, image or pod spec change restarts at once, rack
+	// by rack. It is capped to replication-factor − 1 (the smallest over the namespaces, at least 1), so
+	// that both copies of a partition are never down together. It does not apply to on-demand operations.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=1
 	// +optional
 	RollingUpdateBatchSize *int32 `json:"rollingUpdateBatchSize,omitempty"`
+
+	// ProgressDeadlineSeconds is how long a restarted pod may take to be running and a member of the
+	// cluster again before the rolling restart stops and reports RolloutStuck (default 600). Falling
+	// migrations count as progress.
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:default=600
+	// +optional
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 
 	// Paused stops reconciliation: no child object, pod or operation is touched until it is false again.
 	// +optional
@@ -104,6 +113,35 @@ type StorageSpec struct {
 	// +kubebuilder:validation:MaxItems=8
 	// +optional
 	Volumes []VolumeSpec `json:"volumes,omitempty"`
+
+	// PVCRetention says what happens to the pods' PersistentVolumeClaims when the cluster is deleted
+	// and when it scales down (or a rack is removed): Retain (the default: the data stays, and a later
+	// scale-up onto the same pod name finds it again) or Delete.
+	// +optional
+	PVCRetention *PVCRetention `json:"pvcRetention,omitempty"`
+}
+
+// PVCRetentionType is Retain or Delete.
+// +kubebuilder:validation:Enum=Retain;Delete
+type PVCRetentionType string
+
+const (
+	// PVCRetain keeps the claims (and their data).
+	PVCRetain PVCRetentionType = "Retain"
+	// PVCDelete deletes the claims with their pods.
+	PVCDelete PVCRetentionType = "Delete"
+)
+
+// PVCRetention maps to the StatefulSets' persistentVolumeClaimRetentionPolicy.
+type PVCRetention struct {
+	// WhenDeleted applies when the AerospikeCluster is deleted.
+	// +kubebuilder:default=Retain
+	// +optional
+	WhenDeleted PVCRetentionType `json:"whenDeleted,omitempty"`
+	// WhenScaled applies to the pods a scale-down or a rack removal takes away.
+	// +kubebuilder:default=Retain
+	// +optional
+	WhenScaled PVCRetentionType `json:"whenScaled,omitempty"`
 }
 
 // VolumeSpec is one persistent volume of every pod.
@@ -209,7 +247,8 @@ type AerospikeClusterStatus struct {
 	// +optional
 	Phase ClusterPhase `json:"phase,omitempty"`
 
-	// Conditions: Ready, Reconciling, ReconcileFailed, Paused, PendingChanges, CircuitBreakerOpen.
+	// Conditions: Ready, Reconciling, Stalled, ReconcileFailed, Paused, PendingChanges,
+	// CircuitBreakerOpen, ClusterSplit, ConfigWarning.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -271,10 +310,62 @@ type PodStatus struct {
 	// LastRestartTime is when the operator last restarted the pod.
 	// +optional
 	LastRestartTime *metav1.Time `json:"lastRestartTime,omitempty"`
-	// RestartingUID is the UID of the pod instance the operator is restarting for a rolling restart;
-	// recorded before the pod is deleted so that a restarted operator never deletes it twice.
+	// ConfigHash is the identity of the config the pod's Aerospike node runs (its
+	// acko.io/config-hash annotation).
 	// +optional
-	RestartingUID string `json:"restartingUID,omitempty"`
+	ConfigHash string `json:"configHash,omitempty"`
+	// Update is the change of this pod under way (a rolling-restart step or its removal), recorded
+	// before the pod is touched, so that an operator restarted at any point finishes it without doing
+	// it twice.
+	// +optional
+	Update *PodUpdate `json:"update,omitempty"`
+}
+
+// PodUpdateMethod is how the operator changes a pod: a rolling-restart step, or its removal.
+// +kubebuilder:validation:Enum=Evict;Replace;InPlace;Live;Remove
+type PodUpdateMethod string
+
+const (
+	// UpdateEvict evicts the pod (the PodDisruptionBudget arbitrates) and lets its StatefulSet
+	// recreate it with the new template: image and pod spec changes.
+	UpdateEvict PodUpdateMethod = "Evict"
+	// UpdateReplace deletes a pod that is broken by its container state (never started, crash loop,
+	// image pull failing): it serves nothing, and waiting for it could never end.
+	UpdateReplace PodUpdateMethod = "Replace"
+	// UpdateInPlace copies the new config into the pod and restarts asd in place (SIGUSR1 to tini):
+	// same pod and UID, for a config change the server cannot take live.
+	UpdateInPlace PodUpdateMethod = "InPlace"
+	// UpdateLive applies a config change to the running node (set-config) with no restart; a node that
+	// refuses falls back to InPlace.
+	UpdateLive PodUpdateMethod = "Live"
+	// UpdateRemove takes the pod out for good: a scale-down or a rack removal.
+	UpdateRemove PodUpdateMethod = "Remove"
+)
+
+// PodUpdate records a change of one pod under way.
+type PodUpdate struct {
+	// Method is how the pod is brought up to date.
+	Method PodUpdateMethod `json:"method"`
+	// UID of the pod instance being updated.
+	UID string `json:"uid"`
+	// Reason is recorded as the pod's lastRestartReason.
+	Reason RestartReason `json:"reason"`
+	// Started is when the step was recorded; the progress deadline counts from here.
+	Started metav1.MicroTime `json:"started"`
+	// ConfigHash is the config identity the pod gets (InPlace, Live).
+	// +optional
+	ConfigHash string `json:"configHash,omitempty"`
+	// NodeStartedBefore is when the pod's asd had started by a reading taken before the restart
+	// signal (InPlace): a later start proves the restart.
+	// +optional
+	NodeStartedBefore *metav1.MicroTime `json:"nodeStartedBefore,omitempty"`
+	// Attempted is when the last attempt at a restart in place began; until its outcome is known from
+	// the node's uptime, no second signal goes out.
+	// +optional
+	Attempted *metav1.MicroTime `json:"attempted,omitempty"`
+	// Done is true once the pod was evicted, deleted or signalled.
+	// +optional
+	Done bool `json:"done,omitempty"`
 }
 
 // OperationStatus tracks an on-demand operation (seed 001).
@@ -305,9 +396,25 @@ type OperationStatus struct {
 	// and a whole-second time would count an asd start up to a second before the restart began.
 	// +optional
 	CurrentPodStartTime *metav1.MicroTime `json:"currentPodStartTime,omitempty"`
-	// CurrentPodSignalled is true once the restart of CurrentPod was sent (signal or delete).
+	// CurrentPodSignalled is true once the restart of CurrentPod was sent (signal or eviction).
 	// +optional
 	CurrentPodSignalled bool `json:"currentPodSignalled,omitempty"`
+	// CurrentPodNodeStartedBefore is when CurrentPod's asd had started by a reading taken before the
+	// signal (WarmRestart): a later start proves the restart, whatever the rounding of asd's uptime.
+	// +optional
+	CurrentPodNodeStartedBefore *metav1.MicroTime `json:"currentPodNodeStartedBefore,omitempty"`
+	// CurrentPodAttempted is when the last attempt to restart CurrentPod began; until its outcome is
+	// known from the node's uptime, no second attempt is made.
+	// +optional
+	CurrentPodAttempted *metav1.MicroTime `json:"currentPodAttempted,omitempty"`
+	// CurrentPodConfigHash is the config identity a WarmRestart of CurrentPod loads (the rack's config
+	// when the attempt began).
+	// +optional
+	CurrentPodConfigHash string `json:"currentPodConfigHash,omitempty"`
+	// WaitingSince is when the operation began waiting for the cluster to be Running before its next
+	// pod; the wait has a deadline.
+	// +optional
+	WaitingSince *metav1.Time `json:"waitingSince,omitempty"`
 	// Message explains the phase, e.g. why a pod failed.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -7,20 +7,34 @@ type ClusterPhase string
 const (
 	// PhaseReconciling: the operator is bringing the cluster to its spec.
 	PhaseReconciling ClusterPhase = "Reconciling"
-	// PhaseRunning: every pod is Ready and the Aerospike cluster is stable at the desired size.
+	// PhaseRunning: every pod runs the current template and config, is Ready, and the Aerospike cluster
+	// is stable at the desired size.
 	PhaseRunning ClusterPhase = "Running"
 	// PhasePaused: spec.paused is true and the operator has stopped managing the cluster.
 	PhasePaused ClusterPhase = "Paused"
-	// PhaseError: the spec cannot be applied or the circuit breaker is open.
+	// PhaseError: the operator cannot progress without the user (Stalled): the spec cannot be applied,
+	// a child conflicts, the circuit breaker is open, or a rolling restart is stuck.
 	PhaseError ClusterPhase = "Error"
 )
 
 // Condition types.
 const (
-	// ConditionReady is True when every pod is Ready and the Aerospike cluster is stable.
+	// ConditionReady is True when every pod runs the current template and config and is Ready, and the
+	// Aerospike cluster is stable: `kubectl wait --for=condition=Ready` returns once a change is applied.
 	ConditionReady = "Ready"
-	// ConditionReconciling is True while the operator is still changing the cluster toward its spec.
+	// ConditionReconciling is True while the operator is still changing the cluster toward its spec
+	// (kstatus: InProgress). Never True together with Stalled.
 	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the operator cannot progress without the user (kstatus: Failed): an
+	// invalid spec, a child conflict, an open circuit breaker, a stuck rollout. It clears itself when
+	// the cause goes.
+	ConditionStalled = "Stalled"
+	// ConditionClusterSplit is True while the Aerospike nodes of the cluster form more than one cluster
+	// (split brain) for longer than a short grace period; the message names the groups.
+	ConditionClusterSplit = "ClusterSplit"
+	// ConditionConfigWarning is True while the applied aerospikeConfig breaks a rule that came after it
+	// was accepted (it keeps working; changes to those keys are refused); the message lists them.
+	ConditionConfigWarning = "ConfigWarning"
 	// ConditionReconcileFailed is True when the last reconcile failed; its message holds the error.
 	ConditionReconcileFailed = "ReconcileFailed"
 	// ConditionPaused is True while spec.paused is true and acknowledged (ADR-0018).
@@ -51,7 +65,7 @@ const (
 	ReasonRollingRestart = "RollingRestart"
 	// ReasonRestartBlocked: a safety check holds the next restart; the message names it (Reconciling condition).
 	ReasonRestartBlocked = "RestartBlocked"
-	// ReasonScaling: pods are being added or removed (Reconciling condition).
+	// ReasonScaling: pods are being added or removed (Reconciling and Ready conditions).
 	ReasonScaling = "Scaling"
 	// ReasonOperationRunning: an on-demand operation is in progress (Reconciling condition).
 	ReasonOperationRunning = "OperationRunning"
@@ -65,7 +79,30 @@ const (
 	ReasonReconcileError = "ReconcileError"
 	// ReasonTooManyFailures: the circuit breaker opened after consecutive failures (CircuitBreakerOpen).
 	ReasonTooManyFailures = "TooManyFailures"
+	// ReasonRolloutStuck: a restarted pod did not come back within the progress deadline; the message
+	// names it and its container's state (Stalled condition).
+	ReasonRolloutStuck = "RolloutStuck"
+	// ReasonSplitBrain: the nodes form more than one cluster (ClusterSplit, Ready conditions).
+	ReasonSplitBrain = "SplitBrain"
+	// ReasonOneCluster: the nodes form one cluster (ClusterSplit condition False).
+	ReasonOneCluster = "OneCluster"
+	// ReasonRulesChanged: the applied config breaks rules added since it was accepted (ConfigWarning).
+	ReasonRulesChanged = "RulesChanged"
+	// ReasonOutdatedPods: pods still run an older template or config (Ready condition).
+	ReasonOutdatedPods = "OutdatedPods"
+	// ReasonReplacingBrokenPods: pods broken by their container state are being replaced (Reconciling).
+	ReasonReplacingBrokenPods = "ReplacingBrokenPods"
+	// ReasonApplyingConfig: a config change is applied to the running nodes (Reconciling condition).
+	ReasonApplyingConfig = "ApplyingConfig"
+	// ReasonProgressing: nothing blocks the operator (Stalled condition False).
+	ReasonProgressing = "Progressing"
 )
+
+// PodConditionAerospikeReady is the readiness gate of every Aerospike pod: the operator sets it True
+// only while the pod's node answers, is a member of the cluster at its full size and has no
+// migrations pending. Services, the PodDisruptionBudget and `kubectl drain` then see Aerospike's own
+// readiness, not a TCP port.
+const PodConditionAerospikeReady = "acko.io/aerospike-ready"
 
 // RestartReason records why a pod was last restarted, in status.pods[].lastRestartReason.
 type RestartReason string
@@ -141,6 +178,24 @@ const (
 	EventCircuitBreakerOpened = "CircuitBreakerOpened"
 	// EventCircuitBreakerClosed: a success closed the circuit breaker.
 	EventCircuitBreakerClosed = "CircuitBreakerClosed"
+	// EventRolloutStuck: a restarted pod did not come back within the progress deadline.
+	EventRolloutStuck = "RolloutStuck"
+	// EventPodReplaced: a pod broken by its container state was deleted to be recreated.
+	EventPodReplaced = "PodReplaced"
+	// EventConfigApplied: a config change was applied to a running node with no restart.
+	EventConfigApplied = "ConfigApplied"
+	// EventConfigApplyFailed: a node refused a live config change; it is restarted in place instead.
+	EventConfigApplyFailed = "ConfigApplyFailed"
+	// EventPodRestartedInPlace: a pod's asd was restarted in place to load a new config.
+	EventPodRestartedInPlace = "PodRestartedInPlace"
+	// EventEvictionRefused: an eviction was refused (the PodDisruptionBudget allows no disruption now).
+	EventEvictionRefused = "EvictionRefused"
+	// EventClusterSplit: the Aerospike nodes form more than one cluster.
+	EventClusterSplit = "ClusterSplit"
+	// EventClusterJoined: the Aerospike nodes form one cluster again.
+	EventClusterJoined = "ClusterJoined"
+	// EventNodeTipped: a node outside the cluster was told where a member is (tip).
+	EventNodeTipped = "NodeTipped"
 )
 
 // Limits of Aerospike Community Edition and of the API.

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Labels and annotations the operator puts on its children.
@@ -124,6 +125,27 @@ func (c *AerospikeCluster) DesiredPodNames() []string {
 	return names
 }
 
+// ComparePods orders pod names by rack id, then ordinal (names of other layouts last, by name): the
+// order operations take pods in, and, with ordinals reversed, rolling restarts.
+func (c *AerospikeCluster) ComparePods(a, b string, reverseOrdinals bool) int {
+	ra, oa, okA := c.ParsePodName(a)
+	rb, ob, okB := c.ParsePodName(b)
+	switch {
+	case okA != okB:
+		if okA {
+			return -1
+		}
+		return 1
+	case ra != rb:
+		return int(ra) - int(rb)
+	case oa != ob && reverseOrdinals:
+		return int(ob) - int(oa)
+	case oa != ob:
+		return int(oa) - int(ob)
+	}
+	return strings.Compare(a, b)
+}
+
 // ParsePodName returns the rack id and ordinal of a pod name of this cluster's layout. ok is false
 // when the name cannot be a pod of this cluster's current racks.
 func (c *AerospikeCluster) ParsePodName(name string) (rackID, ordinal int32, ok bool) {
@@ -165,6 +187,17 @@ func parseIndex(s string) (int32, error) {
 		return 0, fmt.Errorf("%q is not an index", s)
 	}
 	return int32(n), nil
+}
+
+// DefaultProgressDeadline is spec.progressDeadlineSeconds unless set.
+const DefaultProgressDeadline = 10 * time.Minute
+
+// ProgressDeadline is spec.progressDeadlineSeconds with its default.
+func (c *AerospikeCluster) ProgressDeadline() time.Duration {
+	if c.Spec.ProgressDeadlineSeconds == nil || *c.Spec.ProgressDeadlineSeconds <= 0 {
+		return DefaultProgressDeadline
+	}
+	return time.Duration(*c.Spec.ProgressDeadlineSeconds) * time.Second
 }
 
 // BatchSize is spec.rollingUpdateBatchSize with its default of 1.

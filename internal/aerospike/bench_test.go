@@ -19,7 +19,7 @@ func BenchmarkClusterStable8Nodes(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		nodes := probeAll(ctx, c, clock.RealClock{}, targets)
-		if stable, reason := ClusterStable(nodes, 8); !stable {
+		if stable, reason := gate(nodes, targets); !stable {
 			b.Fatal(reason)
 		}
 	}

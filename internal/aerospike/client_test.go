@@ -21,7 +21,7 @@ func TestStableCluster(t *testing.T) {
 	c := NewClient(ClientOptions{})
 
 	nodes := probe(t, c, targets)
-	if ok, reason := ClusterStable(nodes, 3); !ok {
+	if ok, reason := gate(nodes, targets); !ok {
 		t.Fatalf("not stable: %s", reason)
 	}
 	f := nodes["c1-0"].Facts
@@ -46,17 +46,17 @@ func TestMigratingCluster(t *testing.T) {
 	targets := addCluster(t, s, "c1", 3)
 	c := NewClient(ClientOptions{})
 
-	if ok, reason := ClusterStable(probe(t, c, targets), 3); ok || !strings.Contains(reason, "migrate_partitions_remaining") {
+	if ok, reason := gate(probe(t, c, targets), targets); ok || !strings.Contains(reason, "migrate_partitions_remaining") {
 		t.Fatalf("stable=%t while migrating: %s", ok, reason)
 	}
 	assertClusterStableAnswer(t, c, targets[0].Addr, 3, "unstable cluster")
 
 	clk.Step(19 * time.Second)
-	if ok, _ := ClusterStable(probe(t, c, targets), 3); ok {
+	if ok, _ := gate(probe(t, c, targets), targets); ok {
 		t.Fatal("stable before the countdown finished")
 	}
 	clk.Step(time.Second)
-	if ok, reason := ClusterStable(probe(t, c, targets), 3); !ok {
+	if ok, reason := gate(probe(t, c, targets), targets); !ok {
 		t.Fatalf("not stable after the countdown: %s", reason)
 	}
 }
@@ -87,11 +87,15 @@ func TestOneNodeDown(t *testing.T) {
 	if h := nodes["c1-2"]; !errors.Is(h.Err, ErrUnreachable) || h.Reachable() {
 		t.Fatalf("stopped node: %v", h.Err)
 	}
-	if ok, reason := ClusterStable(nodes, 3); ok || !strings.Contains(reason, "cluster_size=2, want 3") {
+	// With a node gone the others report a smaller cluster: the gate holds.
+	if ok, reason := gate(nodes, targets); ok || !strings.Contains(reason, "c1-0: cluster_size=2, want 3") {
 		t.Fatalf("stable=%t with a node down: %s", ok, reason)
 	}
-	// The two left agree on a 2-node cluster; the unreachable one does not count.
-	if ok, reason := ClusterStable(nodes, 2); !ok {
+	if ok, reason := gate(nodes, targets[1:]); ok || !strings.Contains(reason, "waiting for a reading of the 2 running nodes") {
+		t.Fatalf("a reading for 3 nodes cannot say whether 2 are stable: %t %s", ok, reason)
+	}
+	// Once the pod is gone, the two left agree on a 2-node cluster.
+	if ok, reason := gate(probe(t, c, targets[:2]), targets[:2]); !ok {
 		t.Fatalf("the remaining 2 nodes: %s", reason)
 	}
 	assertClusterStableAnswer(t, c, targets[0].Addr, 3, "cluster not specified size")
@@ -106,7 +110,7 @@ func TestHangingNodeBoundedByTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	c := NewClient(ClientOptions{Timeout: timeout})
 	start := time.Now()
-	_, err := ReadNodeFacts(context.Background(), c, targets[0].Addr)
+	_, err := ReadNodeFacts(context.Background(), c, targets[0].Addr, 1)
 	elapsed := time.Since(start)
 	if !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("hanging node: %v", err)

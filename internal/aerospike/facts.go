@@ -2,9 +2,12 @@ package aerospike
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/acko-io/acko/internal/config"
 )
 
 // Info commands read for NodeFacts.
@@ -24,15 +27,35 @@ type NodeFacts struct {
 	ClusterKey                 string // hex, as asd prints it
 	ClusterIntegrity           bool
 	MigratePartitionsRemaining int64
+	// ClusterStableKey is the answer to cluster-stable:size=N;ignore-migrations=false (the cluster key)
+	// and ClusterStableErr the node's refusal (ERROR:7:unstable cluster, ...), when it was asked.
+	ClusterStableKey string
+	ClusterStableErr error
 }
 
-// ReadNodeFacts asks the node at addr for node, build and statistics in one request.
-func ReadNodeFacts(ctx context.Context, c InfoClient, addr string) (NodeFacts, error) {
-	answers, err := c.Info(ctx, addr, cmdNode, cmdBuild, cmdStatistics)
+// errNotAsked stands for the cluster-stable answer of a reading that did not ask (no size known).
+var errNotAsked = errors.New("not asked")
+
+// ReadNodeFacts asks the node at addr for node, build and statistics, and, when size > 0, whether it
+// sees a stable cluster of that size (cluster-stable, migrations included), in one request.
+func ReadNodeFacts(ctx context.Context, c InfoClient, addr string, size int) (NodeFacts, error) {
+	cmds := []string{cmdNode, cmdBuild, cmdStatistics}
+	if size > 0 {
+		cmds = append(cmds, ClusterStableCommand(size, false))
+	}
+	answers, err := c.Info(ctx, addr, cmds...)
 	if err != nil {
 		return NodeFacts{}, err
 	}
-	return parseNodeFacts(answers)
+	f, err := parseNodeFacts(answers)
+	if err != nil {
+		return f, err
+	}
+	f.ClusterStableErr = errNotAsked
+	if size > 0 {
+		f.ClusterStableKey, f.ClusterStableErr = ParseClusterStable(answers[ClusterStableCommand(size, false)])
+	}
+	return f, nil
 }
 
 func parseNodeFacts(answers map[string]string) (NodeFacts, error) {
@@ -113,4 +136,16 @@ func isHex(s string) bool {
 	}
 	_, err := strconv.ParseUint(s, 16, 64)
 	return err == nil
+}
+
+// SendTip tells the node at addr to look for its cluster at memberIP's heartbeat port (asd's tip
+// command): a real node alone joined within 5 s that way.
+func SendTip(ctx context.Context, c InfoClient, addr, memberIP string) error {
+	cmd := fmt.Sprintf("tip:host=%s;port=%d", memberIP, config.HeartbeatPort)
+	answers, err := c.Info(ctx, addr, cmd)
+	if err != nil {
+		return err
+	}
+	_, err = Value(answers, cmd)
+	return err
 }

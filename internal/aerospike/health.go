@@ -5,8 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
+
+// MaxReadingAge bounds how old a reading may be for a decision that takes a node down: a node can go
+// silent between two polls, and a stale "stable" must never let a second node go. The prober polls a
+// cluster the operator works on every 2 s, so a fresh reading is never far away.
+const MaxReadingAge = 5 * time.Second
 
 // NodeHealth is the latest reading of one node.
 type NodeHealth struct {
@@ -23,42 +29,68 @@ func (h NodeHealth) Reachable() bool {
 
 // ClusterHealth is the prober's cached view of one cluster.
 type ClusterHealth struct {
+	// ExpectedSize is the size the reading asked cluster-stable about: the number of running pods.
 	ExpectedSize int
 	Nodes        map[string]NodeHealth // by pod name
 	ReadAt       time.Time             // when the last poll finished
+	// SplitSince is when the nodes began to disagree (see Split); zero while they agree.
+	SplitSince time.Time
+	// SplitSettled: at this reading the disagreement had lasted the prober's grace period, longer
+	// than a restart or a join takes: a split brain.
+	SplitSettled bool
 }
 
-// Stable applies ClusterStable to the snapshot.
-func (h ClusterHealth) Stable() (bool, string) {
-	return ClusterStable(h.Nodes, h.ExpectedSize)
-}
-
-// ClusterStable decides whether a cluster of expectedSize nodes is stable: every reachable node
-// reports the same cluster_key, cluster_size == expectedSize, cluster_integrity true and no
-// partitions left to migrate. Unreachable nodes are skipped: a node that is really gone shows as
-// a smaller cluster_size on the others. At least one node must answer. reason says why not.
-func ClusterStable(nodes map[string]NodeHealth, expectedSize int) (stable bool, reason string) {
-	key, keyFrom := "", ""
-	for _, name := range slices.Sorted(maps.Keys(nodes)) {
-		h := nodes[name]
-		if !h.Reachable() {
-			continue
-		}
-		if h.Err != nil {
-			return false, fmt.Sprintf("%s: %v", name, h.Err)
-		}
-		if r := nodeUnstable(h.Facts, expectedSize); r != "" {
-			return false, name + ": " + r
-		}
-		if key != "" && h.Facts.ClusterKey != key {
-			return false, fmt.Sprintf("cluster_key differs: %s has %s, %s has %s", keyFrom, key, name, h.Facts.ClusterKey)
-		}
-		key, keyFrom = h.Facts.ClusterKey, name
+// Gate is the stability gate of every act that takes a node down (rolling restarts, scale-down,
+// operations): it trusts no silence. Every member (the pods that run, so whose nodes must be in the
+// cluster) must have answered within MaxReadingAge, all with the same cluster_key and
+// cluster_size = len(members), cluster_integrity, no partitions left to migrate, and the node's own
+// cluster-stable:size=N;ignore-migrations=false must have succeeded (the server can answer
+// "unstable cluster" while its statistics look settled: trust the command). why names the first
+// node that holds it.
+func (h ClusterHealth) Gate(members []string, now time.Time) (ok bool, why string) {
+	if len(members) == 0 {
+		return false, "no Aerospike node runs"
 	}
-	if key == "" {
-		return false, "no node answered"
+	if h.ExpectedSize != len(members) {
+		return false, fmt.Sprintf("waiting for a reading of the %d running nodes", len(members))
+	}
+	key, keyFrom := "", ""
+	for _, pod := range slices.Sorted(slices.Values(members)) {
+		n, ok := h.Nodes[pod]
+		if !ok {
+			return false, fmt.Sprintf("no reading of %s yet", pod)
+		}
+		if why := n.unsettled(len(members), now); why != "" {
+			return false, pod + ": " + why
+		}
+		if key != "" && n.Facts.ClusterKey != key {
+			return false, fmt.Sprintf("cluster_key differs: %s has %s, %s has %s", keyFrom, key, pod, n.Facts.ClusterKey)
+		}
+		key, keyFrom = n.Facts.ClusterKey, pod
 	}
 	return true, ""
+}
+
+// unsettled says why one node's reading does not let the cluster lose a node ("" when it does).
+func (n NodeHealth) unsettled(size int, now time.Time) string {
+	switch {
+	case now.Sub(n.ReadAt) > MaxReadingAge:
+		return fmt.Sprintf("last reading is %s old", now.Sub(n.ReadAt).Round(time.Second))
+	case !n.Reachable():
+		return "does not answer: " + n.Err.Error()
+	case n.Err != nil:
+		return n.Err.Error()
+	}
+	if why := nodeUnstable(n.Facts, size); why != "" {
+		return why
+	}
+	switch f := n.Facts; {
+	case f.ClusterStableErr != nil:
+		return fmt.Sprintf("cluster-stable: %v", f.ClusterStableErr)
+	case f.ClusterStableKey != f.ClusterKey:
+		return fmt.Sprintf("cluster-stable answered key %s, statistics say %s", f.ClusterStableKey, f.ClusterKey)
+	}
+	return ""
 }
 
 func nodeUnstable(f NodeFacts, expectedSize int) string {
@@ -71,4 +103,120 @@ func nodeUnstable(f NodeFacts, expectedSize int) string {
 		return fmt.Sprintf("migrate_partitions_remaining=%d", f.MigratePartitionsRemaining)
 	}
 	return ""
+}
+
+// Group is the nodes that report one cluster key.
+type Group struct {
+	Key string
+	// Size is the cluster_size the group's nodes report (the largest, should they differ).
+	Size int
+	Pods []string
+}
+
+// Groups sorts the nodes that answered by the cluster key they report, largest group first (ties by
+// key), and lists the members that did not answer. A node that has not formed a cluster yet reports
+// key 0 and size 0: a group of its own.
+func (h ClusterHealth) Groups(members []string) (groups []Group, silent []string) {
+	byKey := map[string]*Group{}
+	for _, pod := range slices.Sorted(slices.Values(members)) {
+		n, ok := h.Nodes[pod]
+		if !ok || n.Err != nil {
+			silent = append(silent, pod)
+			continue
+		}
+		g := byKey[n.Facts.ClusterKey]
+		if g == nil {
+			g = &Group{Key: n.Facts.ClusterKey}
+			byKey[g.Key] = g
+		}
+		g.Pods = append(g.Pods, pod)
+		g.Size = max(g.Size, n.Facts.ClusterSize)
+	}
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		groups = append(groups, *byKey[k])
+	}
+	slices.SortStableFunc(groups, func(a, b Group) int { return len(b.Pods) - len(a.Pods) })
+	return groups, silent
+}
+
+// Split reports a split brain among the members' nodes: the nodes that answer report different
+// cluster keys, or a cluster smaller than the number of members (some node that runs is not in it).
+// A node that has just (re)started is briefly split too; callers wait SplitSince out first.
+func (h ClusterHealth) Split(members []string) bool {
+	groups, _ := h.Groups(members)
+	return len(groups) > 1 || len(groups) == 1 && groups[0].Size < len(members)
+}
+
+// DescribeGroups renders the groups for a condition or an event: each with its key, reported size and
+// nodes (pod and node id), then the members that do not answer.
+func (h ClusterHealth) DescribeGroups(members []string) string {
+	groups, silent := h.Groups(members)
+	parts := make([]string, 0, len(groups)+1)
+	for _, g := range groups {
+		nodes := make([]string, 0, len(g.Pods))
+		for _, pod := range g.Pods {
+			nodes = append(nodes, fmt.Sprintf("%s (node %s)", pod, h.Nodes[pod].Facts.NodeID))
+		}
+		parts = append(parts, fmt.Sprintf("cluster_key %s, cluster_size %d: %s", g.Key, g.Size, strings.Join(nodes, ", ")))
+	}
+	if len(silent) > 0 {
+		parts = append(parts, "not answering: "+strings.Join(silent, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Reasons of NodeReady, as the readiness-gate condition shows them.
+const (
+	ReasonNodeReady      = "AerospikeReady"
+	ReasonNoReading      = "NoReading"
+	ReasonNotAnswering   = "NotAnswering"
+	ReasonNotAMember     = "NotAMember"
+	ReasonNodeMigrating  = "Migrating"
+	ReasonNodeNotSettled = "NotSettled"
+)
+
+// NodeReady is the pod's Aerospike readiness (the readiness gate): its node answers, is a member of
+// the members' cluster (the largest group's key) at its full size, and has no partitions of its own
+// left to migrate. A hung node, a node alone, and a node that migrates are not ready.
+func (h ClusterHealth) NodeReady(pod string, members []string) (ready bool, reason, message string) {
+	n, ok := h.Nodes[pod]
+	switch {
+	case !ok:
+		return false, ReasonNoReading, "no Aerospike reading yet"
+	case !n.Reachable():
+		return false, ReasonNotAnswering, "Aerospike node does not answer"
+	case n.Err != nil:
+		return false, ReasonNotAnswering, n.Err.Error()
+	}
+	groups, _ := h.Groups(members)
+	if len(groups) > 1 && len(groups[0].Pods) == len(groups[1].Pods) || n.Facts.ClusterKey != groups[0].Key {
+		return false, ReasonNotAMember, "not a member of the cluster: " + h.DescribeGroups(members)
+	}
+	if n.Facts.MigratePartitionsRemaining != 0 {
+		return false, ReasonNodeMigrating, "partitions left to migrate"
+	}
+	if why := nodeUnstable(n.Facts, len(members)); why != "" {
+		return false, ReasonNodeNotSettled, why
+	}
+	return true, ReasonNodeReady, "member of the cluster, no migrations pending"
+}
+
+// NodeStarted is when the pod's asd started by its latest reading (zero without a good reading). asd
+// reports its uptime in whole seconds and up to a second ahead, so the estimate can be up to a second
+// early.
+func (h ClusterHealth) NodeStarted(pod string) time.Time {
+	n, ok := h.Nodes[pod]
+	if !ok || n.Err != nil {
+		return time.Time{}
+	}
+	return n.ReadAt.Add(-n.Facts.Uptime)
+}
+
+// RestartedSince reports whether the pod's asd started later than before (a NodeStarted estimate taken
+// from a reading before the restart was asked for) by more than the second of rounding: compared
+// with an earlier reading, never with the clock, whose difference to asd's uptime can be up to a
+// second off either way.
+func (h ClusterHealth) RestartedSince(pod string, before time.Time) bool {
+	started := h.NodeStarted(pod)
+	return !before.IsZero() && !started.IsZero() && started.After(before.Add(time.Second))
 }

@@ -56,3 +56,13 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// gate applies the stability gate to one poll (of len(nodes) targets) for the given members.
+func gate(nodes map[string]NodeHealth, targets []Target) (bool, string) {
+	h := ClusterHealth{ExpectedSize: len(nodes), Nodes: nodes}
+	var readAt time.Time
+	for _, n := range nodes {
+		readAt = n.ReadAt
+	}
+	return h.Gate(podNames(targets), readAt)
+}

@@ -134,40 +134,6 @@ func readFixture(t *testing.T, name string) string {
 	return value
 }
 
-func TestClusterStable(t *testing.T) {
-	good := func(key string) NodeHealth {
-		return NodeHealth{Facts: NodeFacts{ClusterSize: 3, ClusterKey: key, ClusterIntegrity: true}}
-	}
-	with := func(mut func(*NodeFacts)) NodeHealth {
-		h := good("K")
-		mut(&h.Facts)
-		return h
-	}
-	down := NodeHealth{Err: ErrUnreachable}
-	tests := []struct {
-		name   string
-		nodes  map[string]NodeHealth
-		stable bool
-		reason string
-	}{
-		{"stable", map[string]NodeHealth{"a": good("K"), "b": good("K"), "c": good("K")}, true, ""},
-		{"unreachable skipped", map[string]NodeHealth{"a": good("K"), "b": good("K"), "c": down}, true, ""},
-		{"nobody answers", map[string]NodeHealth{"a": down}, false, "no node answered"},
-		{"empty", nil, false, "no node answered"},
-		{"keys differ", map[string]NodeHealth{"a": good("K"), "b": good("L")}, false, "cluster_key differs"},
-		{"size", map[string]NodeHealth{"a": with(func(f *NodeFacts) { f.ClusterSize = 2 })}, false, "cluster_size=2, want 3"},
-		{"integrity", map[string]NodeHealth{"a": with(func(f *NodeFacts) { f.ClusterIntegrity = false })}, false, "integrity"},
-		{"migrating", map[string]NodeHealth{"a": with(func(f *NodeFacts) { f.MigratePartitionsRemaining = 1 })}, false, "migrate"},
-		{"bad answer", map[string]NodeHealth{"a": good("K"), "b": {Err: ErrBadResponse}}, false, "b: malformed"},
-	}
-	for _, tt := range tests {
-		stable, reason := ClusterStable(tt.nodes, 3)
-		if stable != tt.stable || !strings.Contains(reason, tt.reason) {
-			t.Errorf("%s: %t %q", tt.name, stable, reason)
-		}
-	}
-}
-
 func TestNodeChanged(t *testing.T) {
 	base := NodeHealth{Facts: NodeFacts{Uptime: 60e9, ClusterSize: 3, ClusterKey: "K", ClusterIntegrity: true,
 		MigratePartitionsRemaining: 100}}

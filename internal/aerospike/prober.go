@@ -3,6 +3,7 @@ package aerospike
 import (
 	"context"
 	"maps"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -15,8 +16,15 @@ import (
 
 // Prober defaults.
 const (
-	DefaultInterval     = 30 * time.Second
+	// DefaultInterval paces the polls of a steady cluster. It bounds how long a node that hangs keeps
+	// its readiness gate and how late a split brain is seen (interval + SplitGrace).
+	DefaultInterval     = 10 * time.Second
 	DefaultBusyInterval = 2 * time.Second
+	// DefaultSplitGrace is how long the nodes may disagree before it counts as a split brain: a node
+	// that (re)starts reports cluster_size 0 for about 2 s, and a new node needs a few seconds to join.
+	DefaultSplitGrace = 15 * time.Second
+	// DefaultTipInterval spaces two tips to the same node.
+	DefaultTipInterval = 30 * time.Second
 
 	// eventBuffer absorbs bursts while the controller is not yet draining the channel.
 	eventBuffer = 128
@@ -30,10 +38,19 @@ type Target struct {
 
 // ProbeSpec is what the reconciler wants probed for one cluster.
 type ProbeSpec struct {
-	Targets      []Target
-	ExpectedSize int
+	// Targets are the pods that run: each must be a member of the cluster, so the cluster's expected
+	// size (asked through cluster-stable) is their number.
+	Targets []Target
 	// Busy selects BusyInterval, for when the reconciler waits on the cluster (rollout, operation).
 	Busy bool
+}
+
+// Tip is one heal attempt: a node outside the cluster was told where a member is.
+type Tip struct {
+	Cluster  types.NamespacedName
+	Pod      string // the node told
+	MemberIP string // where it was told to look
+	Err      error  // the node's refusal or a transport error
 }
 
 // ProberOptions configures a ProberManager; zero fields take the defaults.
@@ -41,7 +58,11 @@ type ProberOptions struct {
 	Client       InfoClient    // NewClient(ClientOptions{}) when nil
 	Interval     time.Duration // DefaultInterval
 	BusyInterval time.Duration // DefaultBusyInterval
+	SplitGrace   time.Duration // DefaultSplitGrace
+	TipInterval  time.Duration // DefaultTipInterval
 	Clock        clock.Clock   // clock.RealClock{}
+	// OnTip, when set, hears of every tip sent (for an event); it must not block.
+	OnTip func(Tip)
 }
 
 // ProberManager runs one prober goroutine per cluster. Usage from the reconciler:
@@ -75,6 +96,12 @@ func NewProberManager(opts ProberOptions) *ProberManager {
 	}
 	if opts.BusyInterval <= 0 {
 		opts.BusyInterval = DefaultBusyInterval
+	}
+	if opts.SplitGrace <= 0 {
+		opts.SplitGrace = DefaultSplitGrace
+	}
+	if opts.TipInterval <= 0 {
+		opts.TipInterval = DefaultTipInterval
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -164,6 +191,8 @@ type prober struct {
 	spec   ProbeSpec
 	health ClusterHealth
 	polled bool
+	// tipped is when each node was last told where the cluster is (touched by the poll goroutine only).
+	tipped map[string]time.Time
 }
 
 func (p *prober) run(ctx context.Context) {
@@ -202,9 +231,54 @@ func (p *prober) poll(ctx context.Context) {
 	if ctx.Err() != nil {
 		return // stopped mid-poll: the answers are cancellations, not news
 	}
-	if p.store(spec.ExpectedSize, nodes) {
+	health, changed := p.store(spec.Targets, nodes)
+	if changed {
 		p.notify(ctx)
 	}
+	p.heal(ctx, health, spec.Targets)
+}
+
+// heal tells each node outside the largest group where a member of it is (tip), once the split has
+// lasted SplitGrace and at most every TipInterval per node: asd drops a seed that resolved to itself
+// for good, and a node alone may never find the others by itself. It needs a largest group that is
+// whole (every node that answers agrees on the others), so a tip never steers a node the wrong way.
+func (p *prober) heal(ctx context.Context, h ClusterHealth, targets []Target) {
+	if !h.SplitSettled {
+		return
+	}
+	now := p.opts.Clock.Now()
+	members := podNames(targets)
+	groups, _ := h.Groups(members)
+	if len(groups) < 2 || len(groups[0].Pods) == len(groups[1].Pods) {
+		return
+	}
+	memberIP, _, err := net.SplitHostPort(h.Nodes[groups[0].Pods[0]].Addr)
+	if err != nil {
+		return
+	}
+	if p.tipped == nil {
+		p.tipped = map[string]time.Time{}
+	}
+	for _, g := range groups[1:] {
+		for _, pod := range g.Pods {
+			if last, ok := p.tipped[pod]; ok && now.Sub(last) < p.opts.TipInterval {
+				continue
+			}
+			p.tipped[pod] = now
+			err := SendTip(ctx, p.opts.Client, h.Nodes[pod].Addr, memberIP)
+			if p.opts.OnTip != nil {
+				p.opts.OnTip(Tip{Cluster: p.key, Pod: pod, MemberIP: memberIP, Err: err})
+			}
+		}
+	}
+}
+
+func podNames(targets []Target) []string {
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.PodName
+	}
+	return names
 }
 
 // probeAll reads every target concurrently; each call is bounded by the client's timeout.
@@ -214,7 +288,7 @@ func probeAll(ctx context.Context, c InfoClient, clk clock.PassiveClock, targets
 	var wg sync.WaitGroup
 	for _, t := range targets {
 		wg.Go(func() {
-			facts, err := ReadNodeFacts(ctx, c, t.Addr)
+			facts, err := ReadNodeFacts(ctx, c, t.Addr, len(targets))
 			h := NodeHealth{Addr: t.Addr, Facts: facts, Err: err, ReadAt: clk.Now()}
 			mu.Lock()
 			nodes[t.PodName] = h
@@ -225,14 +299,25 @@ func probeAll(ctx context.Context, c InfoClient, clk clock.PassiveClock, targets
 	return nodes
 }
 
-// store caches a poll's result and reports whether it differs from the previous one.
-func (p *prober) store(expectedSize int, nodes map[string]NodeHealth) bool {
+// store caches a poll's result and reports whether it differs from the previous one. It keeps when
+// the current split began, so that the reconciler can wait a restart's short disagreement out.
+func (p *prober) store(targets []Target, nodes map[string]NodeHealth) (ClusterHealth, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	changed := !p.polled || healthChanged(p.health.Nodes, nodes)
-	p.health = ClusterHealth{ExpectedSize: expectedSize, Nodes: nodes, ReadAt: p.opts.Clock.Now()}
-	p.polled = true
-	return changed
+	now := p.opts.Clock.Now()
+	h := ClusterHealth{ExpectedSize: len(targets), Nodes: nodes, ReadAt: now}
+	if h.Split(podNames(targets)) {
+		h.SplitSince = now
+		if !p.health.SplitSince.IsZero() {
+			h.SplitSince = p.health.SplitSince
+		}
+	}
+	// A split that outlasts its grace period is news too: the reconciler reports it from then on.
+	h.SplitSettled = !h.SplitSince.IsZero() && now.Sub(h.SplitSince) >= p.opts.SplitGrace
+	changed := !p.polled || healthChanged(p.health.Nodes, nodes) || p.health.ExpectedSize != h.ExpectedSize ||
+		h.SplitSettled != p.health.SplitSettled
+	p.health, p.polled = h, true
+	return h, changed
 }
 
 func (p *prober) notify(ctx context.Context) {
@@ -245,8 +330,7 @@ func (p *prober) notify(ctx context.Context) {
 
 func (p *prober) update(spec ProbeSpec) {
 	p.mu.Lock()
-	same := spec.ExpectedSize == p.spec.ExpectedSize && spec.Busy == p.spec.Busy &&
-		slices.Equal(spec.Targets, p.spec.Targets)
+	same := spec.Busy == p.spec.Busy && slices.Equal(spec.Targets, p.spec.Targets)
 	p.spec = spec
 	p.mu.Unlock()
 	if !same {
@@ -290,7 +374,7 @@ func nodeChanged(b, a NodeHealth) bool {
 		return false
 	}
 	bf, af := b.Facts, a.Facts
-	return bf.ClusterKey != af.ClusterKey ||
+	return bf.ClusterKey != af.ClusterKey || (bf.ClusterStableErr == nil) != (af.ClusterStableErr == nil) ||
 		bf.ClusterSize != af.ClusterSize ||
 		bf.ClusterIntegrity != af.ClusterIntegrity ||
 		(bf.MigratePartitionsRemaining == 0) != (af.MigratePartitionsRemaining == 0) ||

@@ -1,7 +1,10 @@
 package aerospike
 
 import (
+	"net"
 	"runtime"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +27,8 @@ type proberHarness struct {
 
 func newProberHarness(t *testing.T, client InfoClient) *proberHarness {
 	clk := newFakeClock()
-	m := NewProberManager(ProberOptions{Client: client, Interval: testInterval, BusyInterval: time.Second, Clock: clk})
+	m := NewProberManager(ProberOptions{Client: client, Interval: testInterval, BusyInterval: time.Second, Clock: clk,
+		SplitGrace: time.Hour}) // splits are TestProberTipsANodeAlone's
 	t.Cleanup(m.Shutdown)
 	return &proberHarness{t: t, m: m, clk: clk}
 }
@@ -75,11 +79,11 @@ func TestProberWakesOnlyOnChange(t *testing.T) {
 	targets := addCluster(t, s, "c1", 3)
 	h := newProberHarness(t, NewClient(ClientOptions{Timeout: time.Second}))
 
-	h.m.Ensure(testKey, ProbeSpec{Targets: targets, ExpectedSize: 3})
+	h.m.Ensure(testKey, ProbeSpec{Targets: targets})
 	h.expectEvent("first reading")
 	h.settle()
 	health, ok := h.m.Snapshot(testKey)
-	if stable, reason := health.Stable(); !ok || !stable {
+	if stable, reason := health.Gate(podNames(targets), h.clk.Now()); !ok || !stable {
 		t.Fatalf("snapshot %v: stable=%t %s", ok, stable, reason)
 	}
 
@@ -114,15 +118,15 @@ func TestProberEnsure(t *testing.T) {
 	if _, ok := h.m.Snapshot(testKey); ok {
 		t.Fatal("snapshot before any poll")
 	}
-	h.m.Ensure(testKey, ProbeSpec{Targets: targets[:2], ExpectedSize: 3})
+	h.m.Ensure(testKey, ProbeSpec{Targets: targets[:2]})
 	h.expectEvent("first reading")
 	h.settle()
 
-	h.m.Ensure(testKey, ProbeSpec{Targets: targets[:2], ExpectedSize: 3})
+	h.m.Ensure(testKey, ProbeSpec{Targets: targets[:2]})
 	h.expectNoEvent("same spec")
 
 	// A new target is polled at once, without waiting for the interval.
-	h.m.Ensure(testKey, ProbeSpec{Targets: targets, ExpectedSize: 3})
+	h.m.Ensure(testKey, ProbeSpec{Targets: targets})
 	h.expectEvent("target added")
 	h.settle()
 	if health, _ := h.m.Snapshot(testKey); len(health.Nodes) != 3 {
@@ -130,7 +134,7 @@ func TestProberEnsure(t *testing.T) {
 	}
 
 	// Busy: polls every BusyInterval.
-	h.m.Ensure(testKey, ProbeSpec{Targets: targets, ExpectedSize: 3, Busy: true})
+	h.m.Ensure(testKey, ProbeSpec{Targets: targets, Busy: true})
 	h.tick(time.Second)
 
 	h.m.Stop(testKey)
@@ -149,8 +153,8 @@ func TestProberShutdownLeavesNoGoroutine(t *testing.T) {
 	baseline := runtime.NumGoroutine()
 
 	m := NewProberManager(ProberOptions{Client: NewClient(ClientOptions{Timeout: time.Minute})})
-	m.Ensure(testKey, ProbeSpec{Targets: targets, ExpectedSize: 3})
-	m.Ensure(types.NamespacedName{Namespace: "ns", Name: "c2"}, ProbeSpec{Targets: hanging, ExpectedSize: 1})
+	m.Ensure(testKey, ProbeSpec{Targets: targets})
+	m.Ensure(types.NamespacedName{Namespace: "ns", Name: "c2"}, ProbeSpec{Targets: hanging})
 	eventually(t, "first reading", func() bool { _, ok := m.Snapshot(testKey); return ok })
 
 	start := time.Now()
@@ -158,6 +162,48 @@ func TestProberShutdownLeavesNoGoroutine(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Shutdown took %v", d)
 	}
-	m.Ensure(testKey, ProbeSpec{Targets: targets, ExpectedSize: 3}) // no-op once shut down
+	m.Ensure(testKey, ProbeSpec{Targets: targets}) // no-op once shut down
 	eventually(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= baseline })
+}
+
+// A node outside the cluster is told where a member is, once the split has lasted the grace period,
+// and not again before TipInterval.
+func TestProberTipsANodeAlone(t *testing.T) {
+	s := newSim(t, aerosim.Options{})
+	targets := append(addCluster(t, s, "c1", 2), addCluster(t, s, "alone", 1)...)
+	var tips []Tip
+	var mu sync.Mutex
+	clk := newFakeClock()
+	m := NewProberManager(ProberOptions{Client: NewClient(ClientOptions{}), Interval: testInterval,
+		SplitGrace: 15 * time.Second, TipInterval: time.Minute, Clock: clk,
+		OnTip: func(tip Tip) { mu.Lock(); tips = append(tips, tip); mu.Unlock() }})
+	t.Cleanup(m.Shutdown)
+	h := &proberHarness{t: t, m: m, clk: clk}
+	tipsSoFar := func() []Tip { mu.Lock(); defer mu.Unlock(); return slices.Clone(tips) }
+
+	m.Ensure(testKey, ProbeSpec{Targets: targets})
+	h.expectEvent("first reading")
+	h.settle()
+	health, _ := m.Snapshot(testKey)
+	if health.SplitSince.IsZero() || !health.Split(podNames(targets)) {
+		t.Fatalf("a node in another cluster is a split: %+v", health)
+	}
+	if len(tipsSoFar()) != 0 {
+		t.Fatal("tipped before the grace period")
+	}
+	h.tick(testInterval)
+	h.expectEvent("the split outlasted its grace period")
+	got := tipsSoFar()
+	memberIP, _, _ := net.SplitHostPort(targets[0].Addr)
+	if len(got) != 1 || got[0].Pod != "alone-0" || got[0].MemberIP != memberIP || got[0].Cluster != testKey {
+		t.Fatalf("tips %+v, want one to alone-0 pointing at %s", got, memberIP)
+	}
+	h.tick(testInterval)
+	if len(tipsSoFar()) != 1 {
+		t.Fatalf("tipped again within TipInterval: %+v", tipsSoFar())
+	}
+	h.tick(testInterval)
+	if len(tipsSoFar()) != 2 {
+		t.Fatalf("no second tip after TipInterval: %+v", tipsSoFar())
+	}
 }

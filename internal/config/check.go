@@ -261,11 +261,12 @@ func (k *checker) variants(ctx, key string) bool {
 	return slices.ContainsFunc(k.t.Children(ctx), func(c string) bool { return strings.HasPrefix(c, key+"(") })
 }
 
-// walkList checks a list of named stanzas, such as a namespace's sets: [{name: users, ...}].
+// walkList checks a list of named stanzas, such as a namespace's sets: [{name: users, ...}]. Each
+// becomes a block named after its element ("set users {"), so the names must render.
 func (k *checker) walkList(ns int, rel []any, ctx string, v any) {
 	list, ok := v.([]any)
 	if !ok {
-		k.serverInvalid(ns, rel, v, "must be a list of objects, each with a name")
+		k.invalid(ns, rel, v, "must be a list of objects, each with a name")
 		return
 	}
 	names := map[string]bool{}
@@ -274,14 +275,14 @@ func (k *checker) walkList(ns int, rel []any, ctx string, v any) {
 		name, _ := m[keyName].(string)
 		switch {
 		case !isMap:
-			k.serverInvalid(ns, at(rel, i), e, "must be an object with a name")
+			k.invalid(ns, at(rel, i), e, "must be an object with a name")
 			continue
 		case m[keyName] == nil:
-			k.violation(ns, at(rel, i, keyName), func(p *field.Path) *field.Error {
-				return field.Required(p, "every element needs a name")
-			})
+			k.required(ns, at(rel, i, keyName), "every element needs a name")
+			continue
 		case !validToken(name):
-			k.serverInvalid(ns, at(rel, i, keyName), m[keyName], "must be one word")
+			k.invalid(ns, at(rel, i, keyName), m[keyName], "must be one word without braces or '#'")
+			continue
 		case names[name]:
 			k.violation(ns, at(rel, i, keyName), func(p *field.Path) *field.Error { return field.Duplicate(p, name) })
 		}
@@ -314,12 +315,22 @@ func (k *checker) unknown(ns int, rel []any, ctx, key string) {
 	k.serverForbidden(ns, rel, detail)
 }
 
-// renders checks that a value renders into valid aerospike.conf syntax: a scalar, or a list of
-// scalars (one line each).
+// renders checks that a value renders into valid aerospike.conf syntax: a scalar, a list of scalars
+// (one line each), or an object whose keys and values render (a block; the table says whether the
+// server has it).
 func (k *checker) renders(ns int, rel []any, v any) bool {
 	switch t := v.(type) {
 	case map[string]any:
-		return true // the table says whether the key is a stanza
+		ok := true
+		for _, key := range sortedKeys(t) {
+			if !validToken(key) {
+				k.invalid(ns, at(rel, key), key, "is not a valid configuration name")
+				ok = false
+				continue
+			}
+			ok = k.renders(ns, at(rel, key), t[key]) && ok
+		}
+		return ok
 	case []any:
 		ok := true
 		for i, e := range t {

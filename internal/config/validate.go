@@ -127,33 +127,6 @@ func Warnings(c *v1alpha1.AerospikeCluster) []string {
 	return out
 }
 
-// DefaultReplicationFactor is Aerospike's replication-factor when a namespace does not set it.
-const DefaultReplicationFactor = 2
-
-// MinReplicationFactor is the smallest replication-factor over the namespaces of every rack (Aerospike's
-// default 2 for a namespace that does not set one): how many copies of a partition the cluster has at
-// least, so at most MinReplicationFactor - 1 nodes may be down at once.
-func MinReplicationFactor(c *v1alpha1.AerospikeCluster) int64 {
-	least := int64(0)
-	for _, rack := range c.RackPlan() {
-		namespaces, _ := mergeRack(c, rack).tree[keyNamespaces].([]any)
-		for _, ns := range namespaces {
-			m, _ := ns.(map[string]any)
-			rf, ok := intValue(m[keyReplicationFactor])
-			if !ok || rf < 1 {
-				rf = DefaultReplicationFactor
-			}
-			if least == 0 || rf < least {
-				least = rf
-			}
-		}
-	}
-	if least == 0 {
-		return DefaultReplicationFactor
-	}
-	return least
-}
-
 func namespaceWarnings(c *v1alpha1.AerospikeCluster, ns any) []string {
 	m, _ := ns.(map[string]any)
 	rf, ok := intValue(m[keyReplicationFactor])

@@ -136,6 +136,14 @@ var errorCases = []struct{ name, spec string }{
       batch: [{size: 1}]
     logging: {any: loud, console: {context: any}}
     namespaces: [{name: test, storage-engine: {type: memory}}]`},
+	{"blocks that cannot be written: sets without a name, names and keys that are not words", `
+  size: 1
+  aerospikeConfig:
+    service: {unknown-stanza: {"bad key": 1, inner: {x: "{"}}}
+    namespaces:
+      - name: test
+        sets: [{disable-eviction: true}, {name: "#"}, 3]
+        storage-engine: {type: memory}`},
 	{"a rack override", `
   size: 4
   rackConfig:
@@ -224,7 +232,7 @@ var tableCases = []struct{ name, image, spec string }{
     namespaces:
       - name: test
         geo2dsphere-within: 3
-        sets: [{name: users, default-ttl: lots}, {name: users}, {disable-eviction: true}]
+        sets: [{name: users, default-ttl: lots}, {name: users}]
         storage-engine: {type: memory}`},
 	{"storage backing with a data-size", "aerospike:ce-8.1.1.1", `
   size: 1

@@ -23,7 +23,11 @@ import (
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/tasks"
 )
+
+// outcome is how a background task ended.
+type outcome = tasks.Result
 
 // Prober is the per-cluster Aerospike health cache (aerospike.ProberManager). Reconcile only
 // reads it: no reconcile waits on the network.
@@ -42,7 +46,11 @@ type AerospikeClusterReconciler struct {
 	Recorder  events.EventRecorder
 	Probers   Prober
 	Executor  *operations.Executor
-	Clock     clock.PassiveClock
+	// Tasks runs the steps that talk to pods and nodes (exec, set-config) outside Reconcile.
+	Tasks *tasks.Runner
+	// Live applies config changes to running nodes; nil restarts them in place instead.
+	Live  LiveConfigurer
+	Clock clock.PassiveClock
 	// PollInterval is the requeue while the cluster is changing (pods coming back, migrations).
 	PollInterval time.Duration
 	// Backoff spaces retries after failures (zero: DefaultBackoff).
@@ -50,6 +58,9 @@ type AerospikeClusterReconciler struct {
 	// ClusterDomain is the Kubernetes cluster's DNS domain, for the pods' names in the mesh seeds
 	// (empty: cluster.local).
 	ClusterDomain string
+	// MaxConcurrentReconciles is how many clusters are reconciled at once (0: the default); one
+	// cluster is never reconciled by two workers at once.
+	MaxConcurrentReconciles int
 
 	status *statusWriter
 }
@@ -67,7 +78,9 @@ type phase struct {
 // +kubebuilder:rbac:groups=acko.io,resources=aerospikeclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete;patch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -107,6 +120,8 @@ func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterS
 		{"validateSpec", r.validateSpec},
 		{"renderChildren", r.renderChildren},
 		{"observe", r.observe},
+		{"holdViolations", r.holdViolations},
+		{"syncReadinessGates", r.syncReadinessGates},
 		{"applyChildren", r.applyChildren},
 		{"runOperation", r.runOperation},
 		{"rollingRestart", r.rollingRestart},
@@ -131,10 +146,12 @@ type phaseError struct {
 func (e *phaseError) Error() string { return e.phase + ": " + e.err.Error() }
 func (e *phaseError) Unwrap() error { return e.err }
 
-// recordOutcome writes the status summary (or the failure) and decides when to look again.
+// recordOutcome writes the status summary (or the failure), emits the events of what happened, and
+// decides when to look again.
 func (r *AerospikeClusterReconciler) recordOutcome(ctx context.Context, st *clusterState, err error) (ctrl.Result, error) {
-	if errors.Is(err, errStale) {
-		// Decided on an older status: look again once the cache has the newer one.
+	defer st.announce(r) // work that happened is announced even when a later step failed
+	if errors.Is(err, errStale) || apierrors.IsConflict(err) {
+		// Decided on an older object (the cache was behind): look again once it has the newer one.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if err != nil {
@@ -152,7 +169,6 @@ func (r *AerospikeClusterReconciler) recordOutcome(ctx context.Context, st *clus
 			"Reconcile succeeded; circuit breaker closed")
 	}
 	st.announceConditionChanges(before)
-	st.announce(r)
 	r.ensureProber(st)
 	return ctrl.Result{RequeueAfter: st.requeueAfter(r.PollInterval)}, nil
 }
@@ -167,6 +183,11 @@ func (r *AerospikeClusterReconciler) recordFailure(ctx context.Context, st *clus
 	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventReconcileError, "Reconcile", "Reconcile failed: %v", err)
 	opened := false
 	werr := r.status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		if st.pods != nil { // the failure leaves the pod facts and Ready true
+			st.summarizePods(s)
+			ready, reason, message := st.readiness()
+			setReady(s, cluster.Generation, conditionStatus(ready), reason, message)
+		}
 		opened = r.Backoff.recordFailure(s, cluster.Generation, err, st.now)
 	})
 	if werr != nil {
@@ -186,7 +207,13 @@ func (r *AerospikeClusterReconciler) recordFailure(ctx context.Context, st *clus
 // forget drops what the operator keeps for a cluster that is gone.
 func (r *AerospikeClusterReconciler) forget(key types.NamespacedName) {
 	r.Probers.Stop(key)
+	r.Tasks.Take(key)
 	metrics.Forget(key)
+}
+
+// takeResults collects the cluster's finished background tasks for this reconcile's steps.
+func (r *AerospikeClusterReconciler) takeResults(st *clusterState) map[string]outcome {
+	return r.Tasks.Take(st.key)
 }
 
 func (r *AerospikeClusterReconciler) event(obj runtime.Object, kind, reason, action, format string, args ...any) {

@@ -67,9 +67,12 @@ func (b Backoff) recordFailure(s *ackov1alpha1.AerospikeClusterStatus, generatio
 	s.CircuitBreaker.LastFailureTime = &t
 	setReconcileFailed(s, generation, true, ackov1alpha1.ReasonReconcileError, err.Error())
 	if breakerOpen(s) {
+		msg := fmt.Sprintf("%d consecutive reconcile failures; next try in %s: %v",
+			s.CircuitBreaker.ConsecutiveFailures, b.delay(s.CircuitBreaker.ConsecutiveFailures), err)
 		s.Phase = ackov1alpha1.PhaseError
-		setCircuitBreakerOpen(s, generation, true, fmt.Sprintf("%d consecutive reconcile failures; next try in %s: %v",
-			s.CircuitBreaker.ConsecutiveFailures, b.delay(s.CircuitBreaker.ConsecutiveFailures), err))
+		setCircuitBreakerOpen(s, generation, true, msg)
+		setStalled(s, generation, ackov1alpha1.ReasonTooManyFailures, msg)
+		setReconciling(s, generation, false, ackov1alpha1.ReasonTooManyFailures, "Backing off: see Stalled")
 	}
 	return !wasOpen && breakerOpen(s)
 }

@@ -3,11 +3,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -34,18 +37,24 @@ func ownedBy(obj metav1.Object, c *ackov1alpha1.AerospikeCluster) bool {
 // applyChildren creates or updates every child that differs from its desired form, steps scale
 // downs one batch at a time, and removes the StatefulSets of racks that are gone once empty.
 func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clusterState) (bool, error) {
-	for _, obj := range st.objects {
+	st.pdb = resources.PodDisruptionBudget(st.cluster, st.pdbMaxUnavailable())
+	for _, obj := range append(slices.Clone(st.objects), st.pdb) {
 		if stop, err := r.applyChild(ctx, st, obj); stop || err != nil {
 			return stop, err
 		}
 	}
-	budget := st.cluster.BatchSize()
+	if err := r.forgetRemoved(ctx, st); err != nil {
+		return true, err
+	}
+	budget := min(int(st.cluster.BatchSize()), st.maxDown)
 	for _, rack := range st.racks {
 		sts := st.sets[st.cluster.StatefulSetName(rack.ID)]
-		replicas := st.plannedReplicas(st.existingSets[sts.Name], rack.Size, &budget)
+		replicas, err := r.plannedReplicas(ctx, st, st.existingSets[sts.Name], rack.Size, &budget)
+		if err != nil {
+			return true, err
+		}
 		st.deferred = st.deferred || replicas != rack.Size
 		sts.Spec.Replicas = ptr.To(replicas)
-		st.expectedSize += int(*sts.Spec.Replicas)
 		if stop, err := r.applyChild(ctx, st, sts); stop || err != nil {
 			return stop, err
 		}
@@ -57,7 +66,21 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 	return false, nil
 }
 
+// pdbMaxUnavailable is the safety rule for drains: replication-factor − 1 nodes, and none while any
+// node migrates (a second node down before migrations finish can hold the last copy of a partition).
+func (st *clusterState) pdbMaxUnavailable() int {
+	if st.healthOK {
+		for _, n := range st.health.Nodes {
+			if n.Err == nil && n.Facts.MigratePartitionsRemaining > 0 {
+				return 0
+			}
+		}
+	}
+	return st.maxDown
+}
+
 // applyChild creates obj, or updates the existing child when it differs in what the operator owns.
+// An update conflict means the cache was behind: it is retried on a fresh read, and is no failure.
 func (r *AerospikeClusterReconciler) applyChild(ctx context.Context, st *clusterState, desired client.Object) (bool, error) {
 	gvk, err := apiutil.GVKForObject(desired, r.Scheme)
 	if err != nil {
@@ -79,8 +102,17 @@ func (r *AerospikeClusterReconciler) applyChild(ctx context.Context, st *cluster
 	case !resources.NeedsUpdate(existing, desired):
 		return false, nil
 	}
-	resources.ApplyOwnedFields(existing, desired)
-	return false, r.Update(ctx, existing)
+	first := true
+	return false, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
+				return err
+			}
+		}
+		first = false
+		resources.ApplyOwnedFields(existing, desired)
+		return r.Update(ctx, existing)
+	})
 }
 
 func (r *AerospikeClusterReconciler) createChild(ctx context.Context, st *clusterState, kind string,
@@ -93,7 +125,7 @@ func (r *AerospikeClusterReconciler) createChild(ctx context.Context, st *cluste
 	if err != nil {
 		return true, err
 	}
-	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventCreated, "Create", "Created %s %s", kind, obj.GetName())
+	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventCreated, "Create", obj, "Created %s %s", kind, obj.GetName())
 	return false, nil
 }
 
@@ -102,47 +134,141 @@ func (r *AerospikeClusterReconciler) conflict(st *clusterState, kind, name strin
 	return true, nil
 }
 
-// plannedReplicas is what a rack's StatefulSet should ask for now: scale ups at once, scale downs
-// by at most budget pods (shared by all racks), and only while removing a node is safe.
-func (st *clusterState) plannedReplicas(existing *appsv1.StatefulSet, desired int32, budget *int32) int32 {
+// plannedReplicas is what a rack's StatefulSet should ask for now. Scale ups happen at once. A scale
+// down goes one batch at a time (budget, shared by all racks: at most min(rollingUpdateBatchSize,
+// replication-factor − 1) pods), highest ordinals first: the leaving pods are recorded (status
+// update Remove), their readiness gates held False until the PodDisruptionBudget counts them (so a
+// drain cannot take another node meanwhile), and only then does the StatefulSet lose them.
+func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *clusterState, existing *appsv1.StatefulSet,
+	desired int32, budget *int) (int32, error) {
 	if existing == nil || existing.Spec.Replicas == nil || *existing.Spec.Replicas <= desired {
 		if existing != nil && existing.Spec.Replicas != nil && *existing.Spec.Replicas < desired {
 			st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s up from %d to %d pods", existing.Name, *existing.Spec.Replicas, desired)
-			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale",
+			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", existing,
 				"Scaling %s up from %d to %d pods", existing.Name, *existing.Spec.Replicas, desired)
 		}
-		return desired
+		return desired, nil
 	}
 	current := *existing.Spec.Replicas
-	if why := st.unsafeToRemoveNodes(); why != "" {
-		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down to %d pods waits: %s", existing.Name, desired, why)
-		return current
+	leaving := st.leavingPods(existing)
+	if len(leaving) == 0 {
+		return r.chooseLeaving(ctx, st, existing, desired, budget)
 	}
-	step := min(current-desired, *budget)
-	*budget -= step
-	if step > 0 {
-		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down from %d to %d pods", existing.Name, current, current-step)
-		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale",
-			"Scaling %s down from %d to %d pods", existing.Name, current, current-step)
+	*budget -= len(leaving)
+	next := lowestOrdinal(st, leaving)
+	if next >= current {
+		st.setWork(ackov1alpha1.ReasonScaling, "Waiting for %s to leave", strings.Join(leaving, ", "))
+		return current, nil
 	}
-	return current - step
+	if why := st.operationHold(); why != "" {
+		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
+		return current, nil
+	}
+	if taken, why := st.budgetTaken(leaving); !taken {
+		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
+		return current, nil
+	}
+	if why, err := r.lookAgain(ctx, st, leaving); why != "" || err != nil {
+		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
+		return current, err
+	}
+	st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down from %d to %d pods", existing.Name, current, next)
+	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", existing,
+		"Scaling %s down from %d to %d pods: %s leave the cluster", existing.Name, current, next, strings.Join(leaving, ", "))
+	return next, nil
 }
 
-// unsafeToRemoveNodes says why a node cannot be removed now ("" when it can): every pod must be
-// Ready, no pod removal may be under way, and Aerospike must be stable with no migrations left.
-func (st *clusterState) unsafeToRemoveNodes() string {
-	var replicas int32
-	for _, s := range st.existingSets {
-		replicas += ptr.Deref(s.Spec.Replicas, 0)
+func lowestOrdinal(st *clusterState, pods []string) int32 {
+	lowest := int32(-1)
+	for _, p := range pods {
+		if _, o, ok := st.cluster.ParsePodName(p); ok && (lowest < 0 || o < lowest) {
+			lowest = o
+		}
 	}
-	if int(replicas) != len(st.pods) || int(st.podsReadyCount()) != len(st.pods) {
-		return fmt.Sprintf("%d pods exist, %d Ready, %d expected", len(st.pods), st.podsReadyCount(), replicas)
+	return lowest
+}
+
+// chooseLeaving records the next pods of a scale down, the highest ordinals first, once the safety
+// checks let them go; it returns the replicas to ask for now. Pods of those ordinals that do not
+// exist need nothing: the StatefulSet simply stops recreating them.
+func (r *AerospikeClusterReconciler) chooseLeaving(ctx context.Context, st *clusterState, sts *appsv1.StatefulSet,
+	desired int32, budget *int) (int32, error) {
+	current := *sts.Spec.Replicas
+	n := min(int(current-desired), *budget)
+	if n <= 0 {
+		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down to %d pods waits for another rack's step", sts.Name, desired)
+		return current, nil
 	}
+	*budget -= n
+	var pods []string
+	for o := current - 1; o >= current-int32(n); o-- {
+		if name := st.cluster.PodName(rackOf(sts), o); st.pods[name] != nil {
+			pods = append(pods, name)
+		}
+	}
+	if len(pods) == 0 {
+		return current - int32(n), nil
+	}
+	if why := st.operationHold(); why != "" {
+		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down to %d pods waits: %s", sts.Name, desired, why)
+		return current, nil
+	}
+	if check, why := st.mayTakeDown(pods); check != "" {
+		st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", holdReason("Scale down of "+sts.Name, check, why))
+		return current, nil
+	}
+	st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave the cluster", sts.Name, strings.Join(pods, ", "))
+	started := metav1.NewMicroTime(st.now)
+	return current, r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, p := range pods {
+			setUpdate(s, p, &ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateRemove, UID: string(st.pods[p].UID), Started: started})
+		}
+	})
+}
+
+// leavingPods are the pods of a StatefulSet recorded as leaving that still exist.
+func (st *clusterState) leavingPods(sts *appsv1.StatefulSet) []string {
+	var out []string
+	for name, p := range st.cluster.Status.Pods {
+		if p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove && st.pods[name] != nil &&
+			metav1.IsControlledBy(st.pods[name], sts) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// forgetRemoved clears the records of pods that left, and of leaving pods the spec wants again.
+func (r *AerospikeClusterReconciler) forgetRemoved(ctx context.Context, st *clusterState) error {
+	var gone []string
+	desired := st.cluster.DesiredPodNames()
+	for name, p := range st.cluster.Status.Pods {
+		if p.Update == nil || p.Update.Method != ackov1alpha1.UpdateRemove {
+			continue
+		}
+		pod := st.pods[name]
+		if pod == nil || string(pod.UID) != p.Update.UID || slices.Contains(desired, name) && pod.DeletionTimestamp == nil {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, name := range gone {
+			if p, ok := s.Pods[name]; ok {
+				p.Update = nil
+				s.Pods[name] = p
+			}
+		}
+	})
+}
+
+// operationHold: a scale down waits while an operation is in progress.
+func (st *clusterState) operationHold() string {
 	if st.operationInProgress() {
-		return "an operation is in progress"
-	}
-	if stable, why := st.aerospikeStable(int(replicas)); !stable {
-		return "Aerospike cluster not stable: " + why
+		return "operation " + st.cluster.Status.OperationStatus.ID + " is in progress"
 	}
 	return ""
 }
@@ -154,13 +280,15 @@ func (st *clusterState) operationInProgress() bool {
 
 // removeOldRacks scales the StatefulSets of removed racks to zero like any scale down, then deletes
 // them and their ConfigMaps.
-func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clusterState, budget *int32) error {
+func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clusterState, budget *int) error {
 	for name, existing := range st.existingSets {
 		if _, desired := st.sets[name]; desired {
 			continue
 		}
-		replicas := st.plannedReplicas(existing, 0, budget)
-		st.expectedSize += int(replicas)
+		replicas, err := r.plannedReplicas(ctx, st, existing, 0, budget)
+		if err != nil {
+			return err
+		}
 		if replicas > 0 || ptr.Deref(existing.Spec.Replicas, 0) > 0 {
 			st.deferred = true
 			st.setWork(ackov1alpha1.ReasonScaling, "Removing rack StatefulSet %s", name)
@@ -204,6 +332,6 @@ func (r *AerospikeClusterReconciler) deleteRack(ctx context.Context, st *cluster
 	if err := client.IgnoreNotFound(r.Delete(ctx, cm)); err != nil {
 		return err
 	}
-	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", "Removed rack StatefulSet %s", sts.Name)
+	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", sts, "Removed rack StatefulSet %s", sts.Name)
 	return nil
 }

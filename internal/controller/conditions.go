@@ -62,3 +62,35 @@ func setCircuitBreakerOpen(s *ackov1alpha1.AerospikeClusterStatus, generation in
 	setCondition(s, generation, ackov1alpha1.ConditionCircuitBreakerOpen, metav1.ConditionTrue,
 		ackov1alpha1.ReasonTooManyFailures, message)
 }
+
+// setStalled says whether the operator cannot progress without the user (reason "" clears it to
+// False/Progressing). kstatus reads Stalled=True as Failed.
+func setStalled(s *ackov1alpha1.AerospikeClusterStatus, generation int64, reason, message string) {
+	if reason == "" {
+		setCondition(s, generation, ackov1alpha1.ConditionStalled, metav1.ConditionFalse,
+			ackov1alpha1.ReasonProgressing, "Nothing holds the operator")
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionStalled, metav1.ConditionTrue, reason, message)
+}
+
+// setClusterSplit records whether the Aerospike nodes have formed more than one cluster for longer
+// than the grace period; groups names them either way.
+func setClusterSplit(s *ackov1alpha1.AerospikeClusterStatus, generation int64, split bool, groups string) {
+	if split {
+		setCondition(s, generation, ackov1alpha1.ConditionClusterSplit, metav1.ConditionTrue, ackov1alpha1.ReasonSplitBrain,
+			"Aerospike nodes form more than one cluster: "+groups)
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionClusterSplit, metav1.ConditionFalse, ackov1alpha1.ReasonOneCluster,
+		"Aerospike nodes form one cluster")
+}
+
+// setConfigWarning lists the rules the applied config breaks since they were added ("" removes it).
+func setConfigWarning(s *ackov1alpha1.AerospikeClusterStatus, generation int64, message string) {
+	if message == "" {
+		meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionConfigWarning)
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionConfigWarning, metav1.ConditionTrue, ackov1alpha1.ReasonRulesChanged, message)
+}

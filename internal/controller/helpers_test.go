@@ -9,7 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -99,4 +102,13 @@ func waitRunning(key types.NamespacedName) {
 		}
 		return fmt.Sprintf("%s, generation observed: %v", c.Status.Phase, c.Status.ObservedGeneration == c.Generation)
 	}, timeout, poll).Should(Equal("Running, generation observed: true"))
+}
+
+// kstatusOf is what kstatus-based tools (Flux, Argo CD, kubectl wait) make of the cluster.
+func kstatusOf(c *ackov1alpha1.AerospikeCluster) kstatus.Status {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	res, err := kstatus.Compute(&unstructured.Unstructured{Object: obj})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return res.Status
 }

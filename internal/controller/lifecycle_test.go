@@ -22,6 +22,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 // eventMessages lists the messages of the cluster's events with the given reason, oldest first.
@@ -100,8 +101,9 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 
 		w.set(func(w *world) { w.migrating = true })
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 2 })
+		// Migrating nodes are not Ready (the readiness gate), so the first check holds the scale down.
 		Eventually(condition(key, ackov1alpha1.ConditionReconciling), timeout, poll).Should(
-			HaveField("Message", ContainSubstring("waits")))
+			HaveField("Message", ContainSubstring("Scale down of scale held by check PodsReady")))
 		Consistently(func() int { return len(podUIDs(key)) }, time.Second, poll).Should(Equal(5))
 
 		var mu sync.Mutex
@@ -140,47 +142,58 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 		Expect(observed()).To(Equal([]int32{5, 4, 3, 2}), "one pod per step with batch size 1")
 	})
 
-	DescribeTable("rolls every pod with the right reason, in batches",
-		func(batch int32, change func(*ackov1alpha1.AerospikeCluster), reason ackov1alpha1.RestartReason, wantBatches []int) {
+	DescribeTable("rolls every pod with the right reason, in batches capped to replication-factor − 1",
+		func(batch, rf int64, change func(*ackov1alpha1.AerospikeCluster), reason ackov1alpha1.RestartReason,
+			inPlace bool, wantBatches []int) {
 			key := create(sampleCluster(ns, "roll", 3))
-			update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.RollingUpdateBatchSize = ptr.To(batch) })
+			update(key, func(c *ackov1alpha1.AerospikeCluster) {
+				c.Spec.RollingUpdateBatchSize = ptr.To(int32(batch))
+				c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)["replication-factor"] = rf
+			})
 			waitRunning(key)
 			before := podUIDs(key)
 			update(key, change)
 			Eventually(func() int {
-				changed := 0
+				done := 0
 				for name, uid := range podUIDs(key) {
-					if before[name] != uid {
-						changed++
+					if before[name] != uid || inPlace && w.warmRestarts(name) == 1 {
+						done++
 					}
 				}
-				return changed
+				return done
 			}, timeout, poll).Should(Equal(3))
 			waitRunning(key)
 			c := fetch(key)
 			for name := range before {
 				Expect(c.Status.Pods[name].LastRestartReason).To(Equal(reason), name)
 				Expect(c.Status.Pods[name].LastRestartTime).NotTo(BeNil())
-				Expect(c.Status.Pods[name].RestartingUID).To(BeEmpty())
+				Expect(c.Status.Pods[name].Update).To(BeNil())
+				Expect(c.Status.Pods[name].ConfigHash).To(Equal(c.Status.Pods["roll-0"].ConfigHash))
+			}
+			if inPlace {
+				Expect(podUIDs(key)).To(Equal(before), "a config change restarts asd in place: same pods")
 			}
 			var sizes []int
 			Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventRollingRestartStarted) }).
 				WithTimeout(timeout).Should(HaveLen(len(wantBatches)))
 			for _, m := range eventMessages(key, ackov1alpha1.EventRollingRestartStarted) {
-				sizes = append(sizes, strings.Count(m, "("+string(reason)+")"))
+				sizes = append(sizes, strings.Count(m, "("+string(reason)))
 			}
 			Expect(sizes).To(Equal(wantBatches))
 		},
-		Entry("config, one by one", int32(1), func(c *ackov1alpha1.AerospikeCluster) {
+		Entry("config, restarted in place one by one", int64(1), int64(2), func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000)}
-		}, ackov1alpha1.RestartReasonConfigChanged, []int{1, 1, 1}),
-		Entry("image, two at a time", int32(2), func(c *ackov1alpha1.AerospikeCluster) {
+		}, ackov1alpha1.RestartReasonConfigChanged, true, []int{1, 1, 1}),
+		Entry("image, batch 2 capped to one at replication-factor 2", int64(2), int64(2), func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.Image = "aerospike:ce-8.1.2.0"
-		}, ackov1alpha1.RestartReasonImageChanged, []int{2, 1}),
-		Entry("pod spec", int32(1), func(c *ackov1alpha1.AerospikeCluster) {
+		}, ackov1alpha1.RestartReasonImageChanged, false, []int{1, 1, 1}),
+		Entry("image, two at a time at replication-factor 3", int64(2), int64(3), func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.Image = "aerospike:ce-8.1.2.0"
+		}, ackov1alpha1.RestartReasonImageChanged, false, []int{2, 1}),
+		Entry("pod spec", int64(1), int64(2), func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.PodSpec = &ackov1alpha1.PodOverrides{Resources: &corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}}}
-		}, ackov1alpha1.RestartReasonPodSpecChanged, []int{1, 1, 1}),
+		}, ackov1alpha1.RestartReasonPodSpecChanged, false, []int{1, 1, 1}),
 	)
 
 	It("holds a rolling restart while a safety check fails, and says which", func() {
@@ -189,9 +202,10 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 		before := podUIDs(key)
 		w.set(func(w *world) { w.migrating = true })
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
+		// Migrating nodes are not Ready (the readiness gate): PodsReady holds it first.
 		Eventually(condition(key, ackov1alpha1.ConditionReconciling), timeout, poll).Should(And(
 			HaveField("Reason", ackov1alpha1.ReasonRestartBlocked),
-			HaveField("Message", ContainSubstring("ClusterStable"))))
+			HaveField("Message", ContainSubstring("Rolling restart held by check PodsReady"))))
 		Expect(condition(key, ackov1alpha1.ConditionReady)()).To(HaveField("Status", metav1.ConditionFalse))
 		Consistently(func() map[string]types.UID { return podUIDs(key) }, time.Second, poll).Should(Equal(before))
 		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventRollingRestartBlocked) }).
@@ -210,8 +224,14 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", ackov1alpha1.ReasonPodsNotReady)))
 		Expect(phaseOf(key)()).To(Equal(ackov1alpha1.PhaseReconciling))
 		w.set(func(w *world) { delete(w.holdReady, "honest-1"); w.migrating = true })
+		// Migrating nodes hold their readiness gates False: the pods are not Ready either.
 		Eventually(condition(key, ackov1alpha1.ConditionReady), timeout, poll).Should(And(
-			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", ackov1alpha1.ReasonAerospikeNotStable)))
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", ackov1alpha1.ReasonPodsNotReady)))
+		Eventually(func() *corev1.PodCondition {
+			pod := &corev1.Pod{}
+			Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "honest-0"}, pod)).To(Succeed())
+			return resources.GateCondition(pod)
+		}, timeout, poll).Should(And(HaveField("Status", corev1.ConditionFalse), HaveField("Reason", "Migrating")))
 		w.set(func(w *world) { w.migrating = false })
 		waitRunning(key)
 	})

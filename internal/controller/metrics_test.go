@@ -37,7 +37,7 @@ func startMeasuredOperator(w *world, addr string) *operator {
 		list := &ackov1alpha1.AerospikeClusterList{}
 		err := op.reconciler.List(ctx, list)
 		return list.Items, err
-	})
+	}, nil)
 	return op
 }
 

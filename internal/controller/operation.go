@@ -12,15 +12,30 @@ const maxOperationSteps = 8
 
 // runOperation advances the on-demand operation. An operation InProgress goes before the rolling
 // restart; a new operation waits until the cluster is Running and no rolling restart is pending.
+// Every pod it restarts goes through the same safety checks as a rolling restart, right before it acts.
 func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clusterState) (bool, error) {
-	ready, _, _ := st.readiness()
+	ready, _, why := st.readiness()
 	obs := operations.Observed{
 		Pods:                  st.pods,
 		Health:                st.health,
 		HealthOK:              st.healthOK,
 		ClusterReady:          ready && st.work == nil,
-		RollingRestartPending: len(st.outdated) > 0 || st.restartsInFlight(),
+		NotReady:              why,
+		RollingRestartPending: len(st.outdated) > 0 || st.updatesPending(),
 		Now:                   st.now,
+		Results:               st.results,
+		MayTakeDown: func(ctx context.Context, pod string, warm bool) (string, error) {
+			return r.mayRestartForOperation(ctx, st, pod, warm)
+		},
+		ConfigHash: func(pod string) string {
+			if p := st.pods[pod]; p != nil {
+				return st.desiredConfigHash(p)
+			}
+			return ""
+		},
+	}
+	if st.work != nil {
+		obs.NotReady = st.work.message
 	}
 	for range maxOperationSteps {
 		res, err := r.Executor.Step(ctx, st.cluster, obs)
@@ -43,11 +58,18 @@ func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clust
 	return false, nil
 }
 
-func (st *clusterState) restartsInFlight() bool {
-	for _, p := range st.cluster.Status.Pods {
-		if p.RestartingUID != "" {
-			return true
+// mayRestartForOperation is the look before an operation restarts a pod: the safety checks on fresh
+// readings, the disruption budget taken for a warm restart (an eviction asks the budget itself), and
+// a fresh look at the pods.
+func (r *AerospikeClusterReconciler) mayRestartForOperation(ctx context.Context, st *clusterState, pod string,
+	warm bool) (string, error) {
+	if check, why := st.mayTakeDown([]string{pod}); check != "" {
+		return holdReason("restart of "+pod, check, why), nil
+	}
+	if warm {
+		if taken, why := st.budgetTaken([]string{pod}); !taken {
+			return why, nil
 		}
 	}
-	return false
+	return r.lookAgain(ctx, st, []string{pod})
 }

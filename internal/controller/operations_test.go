@@ -152,6 +152,21 @@ func podReady(ns, name string) func() bool {
 	}
 }
 
+func containersReady(ns, name string) func() bool {
+	return func() bool {
+		pod := &corev1.Pod{}
+		if k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, pod) != nil {
+			return false
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.ContainersReady {
+				return c.Status == corev1.ConditionTrue
+			}
+		}
+		return false
+	}
+}
+
 var _ = Describe("On-demand operations", func() {
 	var (
 		ns string
@@ -357,9 +372,9 @@ var _ = Describe("On-demand operations", func() {
 		waitPaused(key)
 		paused, touched := operationStatus(key), traces(key, w)
 		// Let ops-1 come back: an operator that ignored the pause would now complete it and
-		// delete ops-2.
+		// delete ops-2. (Its readiness gate is the operator's to set, which a paused operator does not.)
 		w.set(func(w *world) { delete(w.holdRecreated, "ops-1"); delete(w.holdReady, "ops-1") })
-		Eventually(podReady(ns, "ops-1"), timeout, poll).Should(BeTrue())
+		Eventually(containersReady(ns, "ops-1"), timeout, poll).Should(BeTrue())
 		Consistently(func(g Gomega) {
 			g.Expect(traces(key, w)).To(Equal(touched))
 			g.Expect(operationStatus(key)).To(Equal(paused))

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -43,14 +42,19 @@ func (r *AerospikeClusterReconciler) handlePause(ctx context.Context,
 }
 
 // pausedStatus is the whole status of a paused cluster: Paused decides the phase whatever the
-// circuit breaker says, readiness is no longer tracked, and spec changes wait for resume.
+// circuit breaker says, readiness is no longer tracked (no Ready condition), and spec changes wait
+// for resume (PendingChanges). The operator has observed the generation and holds it by the user's
+// request, so observedGeneration follows it: kstatus tools (Flux, Argo CD, kubectl wait) see a
+// paused cluster as Current, not in progress forever.
 func pausedStatus(s *ackov1alpha1.AerospikeClusterStatus, cluster *ackov1alpha1.AerospikeCluster) {
 	gen := cluster.Generation
 	s.Phase = ackov1alpha1.PhasePaused
+	s.ObservedGeneration = gen
 	setPaused(s, gen)
 	setPendingChanges(s, gen, specHash(&cluster.Spec) != s.AppliedSpecHash)
-	setReady(s, gen, metav1.ConditionUnknown, ackov1alpha1.ReasonPaused, "Cluster paused by user: readiness is not tracked")
+	meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionReady)
 	setReconciling(s, gen, false, ackov1alpha1.ReasonPaused, "Cluster paused by user")
+	setStalled(s, gen, "", "")
 }
 
 // handleResume clears what the pause left (ADR-0018): the Paused, PendingChanges and stale

@@ -17,6 +17,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/operations"
 )
@@ -161,7 +163,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		key := create(sampleCluster(ns, "later", 3))
 		waitRunning(key)
 		before := podUIDs(key)
-		applied := fetch(key).Status.ObservedGeneration
+		applied := fetch(key).Status.AppliedSpecHash
 		setPausedSpec(key, true)
 		waitPaused(key)
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
@@ -173,11 +175,15 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		sts := &appsv1.StatefulSet{}
 		Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "later"}, sts)).To(Succeed())
 		Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("aerospike:ce-8.1.1.1"))
-		Expect(fetch(key).Status.ObservedGeneration).To(Equal(applied))
+		c := fetch(key)
+		Expect(c.Status.AppliedSpecHash).To(Equal(applied), "the change is not applied")
+		Expect(c.Status.ObservedGeneration).To(Equal(c.Generation), "observed and held: kstatus Current")
+		Expect(condOf(c, ackov1alpha1.ConditionReady)).To(BeNil(), "readiness is not tracked while paused")
+		Expect(kstatusOf(c)).To(Equal(kstatus.CurrentStatus))
 
 		setPausedSpec(key, false)
 		waitRunning(key)
-		c := fetch(key)
+		c = fetch(key)
 		Expect(condOf(c, ackov1alpha1.ConditionPendingChanges)).To(BeNil())
 		for name, uid := range podUIDs(key) {
 			Expect(uid).NotTo(Equal(before[name]))
@@ -188,9 +194,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 	It("stops a rolling restart at the next pod boundary and restarts each pod exactly once overall", func() {
 		key := create(sampleCluster(ns, "midway", 3))
 		waitRunning(key)
-		update(key, func(c *ackov1alpha1.AerospikeCluster) {
-			c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000)}
-		})
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
 		Eventually(func() int { return w.creations()["midway-2"] }, timeout, poll).Should(Equal(2))
 		setPausedSpec(key, true)
 		waitPaused(key)
@@ -200,7 +204,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		waitRunning(key)
 		Expect(w.creations()).To(Equal(map[string]int{"midway-0": 2, "midway-1": 2, "midway-2": 2}))
 		for name, p := range fetch(key).Status.Pods {
-			Expect(p.LastRestartReason).To(Equal(ackov1alpha1.RestartReasonConfigChanged), name)
+			Expect(p.LastRestartReason).To(Equal(ackov1alpha1.RestartReasonImageChanged), name)
 		}
 	})
 

@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"net"
-	"sort"
+	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,11 +22,31 @@ import (
 
 // validateSpec runs the webhook's validator again (webhooks can be bypassed): a spec that cannot be
 // applied is reported in status and waits for the user, instead of failing reconcile after reconcile.
+// The server's own rules (ConfigViolations) are held against it only once it is known whether they
+// would reach a pod (holdViolations).
 func (r *AerospikeClusterReconciler) validateSpec(_ context.Context, st *clusterState) (bool, error) {
 	if errs := validation.ValidateClusterSpec(st.cluster); len(errs) > 0 {
 		st.invalid, st.invalidReason = errs.ToAggregate().Error(), ackov1alpha1.ReasonInvalidSpec
 		return true, nil
 	}
+	st.violations = validation.ConfigViolations(st.cluster, r.ClusterDomain)
+	return false, nil
+}
+
+// holdViolations ratchets the server's rules as the webhook does: a spec that breaks them stops
+// before any pod is touched when it would bring a new config or template to a pod (or create the
+// cluster); a cluster accepted before the rules, whose pods already run what the spec says, keeps
+// working and shows the violations in the ConfigWarning condition.
+func (r *AerospikeClusterReconciler) holdViolations(_ context.Context, st *clusterState) (bool, error) {
+	if len(st.violations) == 0 {
+		return false, nil
+	}
+	msg := st.violations.ToAggregate().Error()
+	if len(st.outdated) > 0 || len(st.pods) == 0 {
+		st.invalid, st.invalidReason = msg, ackov1alpha1.ReasonInvalidSpec
+		return true, nil
+	}
+	st.configWarning = msg
 	return false, nil
 }
 
@@ -32,8 +54,9 @@ func (r *AerospikeClusterReconciler) validateSpec(_ context.Context, st *cluster
 func (r *AerospikeClusterReconciler) renderChildren(_ context.Context, st *clusterState) (bool, error) {
 	c := st.cluster
 	st.racks = c.RackPlan()
+	st.maxDown = config.MaxDown(c)
 	st.sets = map[string]*appsv1.StatefulSet{}
-	st.objects = []client.Object{resources.HeadlessService(c), resources.ClientService(c), resources.PodDisruptionBudget(c)}
+	st.objects = []client.Object{resources.HeadlessService(c), resources.ClientService(c)}
 	for _, rack := range st.racks {
 		conf, err := config.Render(c, rack, r.ClusterDomain)
 		if err != nil {
@@ -47,8 +70,8 @@ func (r *AerospikeClusterReconciler) renderChildren(_ context.Context, st *clust
 	return false, nil
 }
 
-// observe reads the pods and StatefulSets from the cache and the Aerospike health from the
-// prober's cache: no network call.
+// observe reads the pods, StatefulSets and the PodDisruptionBudget from the cache and the Aerospike
+// health from the prober's cache: no network call beyond the API server's cache.
 func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterState) (bool, error) {
 	c := st.cluster
 	pods := &corev1.PodList{}
@@ -56,9 +79,18 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 		return true, err
 	}
 	st.pods = map[string]*corev1.Pod{}
+	st.broken = map[string]string{}
 	for i := range pods.Items {
-		st.pods[pods.Items[i].Name] = &pods.Items[i]
+		pod := &pods.Items[i]
+		st.pods[pod.Name] = pod
+		if resources.PodRunning(pod) {
+			st.members = append(st.members, pod.Name)
+		}
+		if broken, why := resources.Broken(pod); broken {
+			st.broken[pod.Name] = why
+		}
 	}
+	slices.Sort(st.members)
 	sets := &appsv1.StatefulSetList{}
 	if err := r.List(ctx, sets, client.InNamespace(c.Namespace), client.MatchingLabels(c.SelectorLabels())); err != nil {
 		return true, err
@@ -69,13 +101,24 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 			st.existingSets[sets.Items[i].Name] = &sets.Items[i]
 		}
 	}
+	pdb := &policyv1.PodDisruptionBudget{}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.PodDisruptionBudgetName()}, pdb); {
+	case err == nil && ownedBy(pdb, c):
+		st.existingPDB = pdb
+	case err != nil && !apierrors.IsNotFound(err):
+		return true, err
+	}
 	st.health, st.healthOK = r.Probers.Snapshot(st.key)
+	st.split = st.healthOK && st.health.SplitSettled
 	st.outdated = st.findOutdated()
+	st.held = st.heldPods()
+	st.results = r.takeResults(st)
 	return false, nil
 }
 
-// findOutdated lists the pods whose template differs from their rack's desired StatefulSet, in
-// restart order: rack by rack, highest ordinal first (as a StatefulSet rolling update would).
+// findOutdated lists the pods whose template or config differs from their rack's desired
+// StatefulSet, in restart order: rack by rack, highest ordinal first (as a StatefulSet rolling
+// update would), each with how it is brought up to date.
 func (st *clusterState) findOutdated() []outdatedPod {
 	var out []outdatedPod
 	for _, pod := range st.pods {
@@ -84,18 +127,25 @@ func (st *clusterState) findOutdated() []outdatedPod {
 			continue // a rack being removed is scaled down, not rolled
 		}
 		if reason, needed := resources.RestartReason(pod, sts); needed {
-			out = append(out, outdatedPod{pod: pod, reason: reason})
+			out = append(out, outdatedPod{pod: pod, reason: reason, method: st.updateMethod(pod, reason)})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		ri, oi, _ := st.cluster.ParsePodName(out[i].pod.Name)
-		rj, oj, _ := st.cluster.ParsePodName(out[j].pod.Name)
-		if ri != rj {
-			return ri < rj
-		}
-		return oi > oj
-	})
+	slices.SortFunc(out, func(a, b outdatedPod) int { return st.cluster.ComparePods(a.pod.Name, b.pod.Name, true) })
 	return out
+}
+
+// updateMethod is how a rolling restart brings an outdated pod up to date: a pod broken by its
+// container state is replaced (it serves nothing); a new image or pod spec needs a new pod (evicted,
+// so that the PodDisruptionBudget arbitrates with drains); a new config is applied to the running
+// node, live where the server can take it and else by a restart in place.
+func (st *clusterState) updateMethod(pod *corev1.Pod, reason ackov1alpha1.RestartReason) ackov1alpha1.PodUpdateMethod {
+	switch {
+	case st.broken[pod.Name] != "":
+		return ackov1alpha1.UpdateReplace
+	case reason == ackov1alpha1.RestartReasonConfigChanged:
+		return ackov1alpha1.UpdateLive
+	}
+	return ackov1alpha1.UpdateEvict
 }
 
 // rackOf reads the rack id label the builders put on pods and StatefulSets.
@@ -107,15 +157,13 @@ func rackOf(obj metav1.Object) int32 {
 	return int32(id)
 }
 
-// ensureProber keeps the prober's targets and pace in step with the pods; it polls faster while
-// the operator waits on the cluster.
+// ensureProber keeps the prober's targets (the pods that run) and pace in step with the cluster; it
+// polls faster while the operator works on the cluster, so that readings are fresh when it acts.
 func (r *AerospikeClusterReconciler) ensureProber(st *clusterState) {
-	var targets []aerospike.Target
-	for name, pod := range st.pods {
-		if pod.Status.PodIP != "" {
-			targets = append(targets, aerospike.Target{PodName: name, Addr: net.JoinHostPort(pod.Status.PodIP, "3000")})
-		}
+	targets := make([]aerospike.Target, 0, len(st.members))
+	for _, name := range st.members {
+		targets = append(targets, aerospike.Target{PodName: name, Addr: net.JoinHostPort(st.pods[name].Status.PodIP, "3000")})
 	}
-	sort.Slice(targets, func(i, j int) bool { return targets[i].PodName < targets[j].PodName })
-	r.Probers.Ensure(st.key, aerospike.ProbeSpec{Targets: targets, ExpectedSize: st.expectedSize, Busy: st.work != nil})
+	busy := st.work != nil || st.stuck != "" || st.split
+	r.Probers.Ensure(st.key, aerospike.ProbeSpec{Targets: targets, Busy: busy})
 }

@@ -33,7 +33,7 @@ var _ = Describe("A healthy cluster left alone, with the real prober polling the
 	It("costs no API write", func() {
 		ns, w := newNamespace()
 		simulatedNodes(w, 201)
-		// 40ms between polls: the 150 polls of 6s are what 75 minutes of the default 30s interval make.
+		// 40ms between polls: the 150 polls of 6s are what 25 minutes of the default 10s interval make.
 		w.prober = aerospike.NewProberManager(aerospike.ProberOptions{Interval: 40 * time.Millisecond, BusyInterval: 40 * time.Millisecond})
 		op := startOperator(w, operations.Config{})
 		key := create(sampleCluster(ns, "idle", 3))
@@ -44,7 +44,7 @@ var _ = Describe("A healthy cluster left alone, with the real prober polling the
 		health, ok := w.prober.Snapshot(key)
 		Expect(ok).To(BeTrue())
 		Expect(health.Nodes).To(HaveLen(3))
-		stable, why := health.Stable()
+		stable, why := health.Gate([]string{"idle-0", "idle-1", "idle-2"}, health.ReadAt)
 		Expect(stable).To(BeTrue(), why)
 	})
 })

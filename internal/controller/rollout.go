@@ -3,170 +3,341 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/metrics"
-	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/resources"
 )
 
-// restartCheck is a named safety predicate that gates every rolling-restart batch (as ECK does):
-// it returns "" when the batch may go, or why it may not.
-type restartCheck struct {
-	name  string
-	check func(st *clusterState) string
-}
-
-var restartChecks = []restartCheck{
-	{"NoOperationInProgress", func(st *clusterState) string {
-		if st.operationInProgress() {
-			return "operation " + st.cluster.Status.OperationStatus.ID + " is in progress"
-		}
-		return ""
-	}},
-	{"PodsReady", func(st *clusterState) string {
-		if notReady := st.notReadyPods(); len(notReady) > 0 {
-			return "pods not Ready: " + strings.Join(notReady, ", ")
-		}
-		return ""
-	}},
-	{"ClusterStable", func(st *clusterState) string {
-		if stable, why := st.aerospikeStable(st.expectedSize); !stable {
-			return why
-		}
-		return ""
-	}},
-}
-
-// rollingRestart deletes outdated pods in batches of rollingUpdateBatchSize, each batch gated on
-// restartChecks. Every pod is recorded in status (with its UID) before it is deleted, so that an
-// operator restarted at any point deletes no pod twice.
+// rollingRestart brings outdated pods up to date in batches, rack by rack, each batch at most
+// min(rollingUpdateBatchSize, replication-factor − 1) pods and gated on the safety checks. Every
+// step is recorded in status.pods[].update before the pod is touched and followed until the pod is
+// back, so that an operator restarted at any point finishes it without doing it twice.
 func (r *AerospikeClusterReconciler) rollingRestart(ctx context.Context, st *clusterState) (bool, error) {
-	inFlight, err := r.settleRestarts(ctx, st)
-	if err != nil || len(inFlight) > 0 {
+	inFlight, err := r.followUpdates(ctx, st)
+	if err != nil || inFlight || st.stuck != "" {
 		return true, err
 	}
 	if len(st.outdated) == 0 {
 		return false, nil
 	}
 	if name := st.setNotYetUpdated(); name != "" {
-		// A pod deleted before its StatefulSet controller has the new template would come back with
+		// A pod replaced before its StatefulSet controller has the new template would come back with
 		// the old one and need a second restart.
 		st.setWork(ackov1alpha1.ReasonRollingRestart, "Waiting for StatefulSet %s to take the new template", name)
 		return true, nil
 	}
-	for _, c := range restartChecks {
-		if why := c.check(st); why != "" {
-			st.setWork(ackov1alpha1.ReasonRestartBlocked, "Rolling restart held by check %s: %s", c.name, why)
-			return true, nil
-		}
+	batch, hold := st.nextBatch()
+	if hold != "" {
+		st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", hold)
+		return true, nil
 	}
-	batch := st.outdated[:min(int(st.cluster.BatchSize()), len(st.outdated))]
-	return true, r.restartBatch(ctx, st, batch)
+	return true, r.startBatch(ctx, st, batch)
 }
 
-func (r *AerospikeClusterReconciler) restartBatch(ctx context.Context, st *clusterState, batch []outdatedPod) error {
-	at := metav1.NewTime(st.now)
+// nextBatch picks the next pods to update: broken pods first (replacing them takes no node down;
+// still at most replication-factor − 1 at once), then the outdated pods in order, all of one rack and
+// one method, at most min(rollingUpdateBatchSize, replication-factor − 1), one at a time for live
+// changes. hold says why the batch may not start now ("" when it may).
+func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
+	if st.operationInProgress() {
+		return nil, holdReason("Rolling restart", "NoOperationInProgress",
+			"operation "+st.cluster.Status.OperationStatus.ID+" is in progress")
+	}
+	first := st.outdated[0]
+	for _, o := range st.outdated {
+		if o.method == ackov1alpha1.UpdateReplace {
+			first = o
+			break
+		}
+	}
+	limit := min(int(st.cluster.BatchSize()), st.maxDown)
+	if first.method == ackov1alpha1.UpdateLive {
+		limit = 1
+	}
+	for _, o := range st.outdated {
+		if o.method == first.method && rackOf(o.pod) == rackOf(first.pod) && len(batch) < limit {
+			batch = append(batch, o)
+		}
+	}
+	if first.method == ackov1alpha1.UpdateReplace {
+		return batch, "" // broken pods are down already: replacing them waits for nothing
+	}
+	if check, why := st.mayTakeDown(podsOf(batch)); check != "" {
+		return nil, holdReason("Rolling restart", check, why)
+	}
+	return batch, ""
+}
+
+func podsOf(batch []outdatedPod) []string {
+	names := make([]string, len(batch))
+	for i, o := range batch {
+		names[i] = o.pod.Name
+	}
+	return names
+}
+
+// startBatch records the batch, then acts on what needs no more waiting: replacing broken pods and
+// evicting pods. A restart in place first takes the disruption budget (followUpdates goes on with it);
+// a live change starts its background task.
+func (r *AerospikeClusterReconciler) startBatch(ctx context.Context, st *clusterState, batch []outdatedPod) error {
+	started := metav1.NewMicroTime(st.now)
 	if err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, o := range batch {
-			operations.RecordRestart(s, o.pod.Name, o.reason, at)
-			p := s.Pods[o.pod.Name]
-			p.RestartingUID = string(o.pod.UID)
-			s.Pods[o.pod.Name] = p
+			setUpdate(s, o.pod.Name, &ackov1alpha1.PodUpdate{
+				Method: o.method, UID: string(o.pod.UID), Reason: o.reason, Started: started,
+				ConfigHash: st.desiredConfigHash(o.pod),
+			})
 		}
 	}); err != nil {
 		return err
 	}
-	var names []string
+	names := make([]string, 0, len(batch))
 	for _, o := range batch {
-		if err := r.deleteForRestart(ctx, st, o.pod, o.reason); err != nil {
-			return err
-		}
-		names = append(names, fmt.Sprintf("%s (%s)", o.pod.Name, o.reason))
+		names = append(names, fmt.Sprintf("%s (%s, %s)", o.pod.Name, o.reason, methodText[o.method]))
 	}
-	st.setWork(ackov1alpha1.ReasonRollingRestart, "Restarting %s", strings.Join(names, ", "))
-	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventRollingRestartStarted, "Restart",
-		"Restarting %s; %d pods to go after this batch", strings.Join(names, ", "), len(st.outdated)-len(batch))
-	return nil
-}
-
-// deleteForRestart deletes exactly the pod instance that was recorded; a pod already replaced is
-// not deleted again.
-func (r *AerospikeClusterReconciler) deleteForRestart(ctx context.Context, st *clusterState, pod *corev1.Pod,
-	reason ackov1alpha1.RestartReason) error {
-	uid := pod.UID
-	err := r.Delete(ctx, pod, client.Preconditions{UID: &uid})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	if err == nil {
-		metrics.RecordRestart(types.NamespacedName{Namespace: st.cluster.Namespace, Name: st.cluster.Name}, reason)
-	}
+	st.setWork(ackov1alpha1.ReasonRollingRestart, "Updating %s", strings.Join(names, ", "))
+	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventRollingRestartStarted, "Restart", nil,
+		"Updating %s; %d pods to go after this batch", strings.Join(names, ", "), len(st.outdated)-len(batch))
+	_, err := r.followUpdates(ctx, st)
 	return err
 }
 
-// settleRestarts follows the pods recorded as restarting: a pod back (new UID and Ready) is done;
-// a recorded pod still running its old instance was never deleted (the operator stopped in
-// between) and is deleted now, unless the change was reverted. It returns the pods still on
-// their way back.
-func (r *AerospikeClusterReconciler) settleRestarts(ctx context.Context, st *clusterState) ([]string, error) {
-	var inFlight, done []string
-	for name, p := range st.cluster.Status.Pods {
-		if p.RestartingUID == "" {
+var methodText = map[ackov1alpha1.PodUpdateMethod]string{
+	ackov1alpha1.UpdateEvict:   "evict and recreate",
+	ackov1alpha1.UpdateReplace: "replace the broken pod",
+	ackov1alpha1.UpdateInPlace: "restart in place",
+	ackov1alpha1.UpdateLive:    "apply live",
+}
+
+// desiredConfigHash is the config identity of the pod's rack.
+func (st *clusterState) desiredConfigHash(pod *corev1.Pod) string {
+	if sts := st.sets[st.cluster.StatefulSetName(rackOf(pod))]; sts != nil {
+		return sts.Spec.Template.Annotations[ackov1alpha1.AnnotationConfigHash]
+	}
+	return ""
+}
+
+func setUpdate(s *ackov1alpha1.AerospikeClusterStatus, pod string, u *ackov1alpha1.PodUpdate) {
+	if s.Pods == nil {
+		s.Pods = map[string]ackov1alpha1.PodStatus{}
+	}
+	p := s.Pods[pod]
+	p.Update = u
+	s.Pods[pod] = p
+}
+
+// followUpdates takes every recorded step one move further and reports whether any is still under
+// way. Steps not taken yet are taken together, method by method, after the safety checks; a step
+// whose pod is back is cleared; one whose pod does not come back within the progress deadline stops
+// the rollout (RolloutStuck).
+func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clusterState) (bool, error) {
+	var waiting []string
+	wait := func(pod, why string) { waiting = append(waiting, pod+": "+why) }
+	pending := map[ackov1alpha1.PodUpdateMethod][]string{}
+	for _, name := range slices.Sorted(maps.Keys(st.cluster.Status.Pods)) {
+		u := st.cluster.Status.Pods[name].Update
+		if u == nil || u.Method == ackov1alpha1.UpdateRemove {
 			continue
 		}
 		pod := st.pods[name]
+		sameInstance := pod != nil && string(pod.UID) == u.UID && pod.DeletionTimestamp == nil
 		switch {
-		case pod == nil || pod.DeletionTimestamp != nil:
-			inFlight = append(inFlight, name)
-		case string(pod.UID) != p.RestartingUID:
-			if !operations.PodReady(pod) {
-				inFlight = append(inFlight, name)
-				continue
+		case !sameInstance && u.Done && st.replacing(name):
+			// The pod came back broken and the spec changed again: a corrected spec replaces it at once.
+			if err := r.clearUpdate(ctx, st, name); err != nil {
+				return true, err
 			}
-			done = append(done, name)
-		case st.isOutdated(name):
-			if err := r.deleteForRestart(ctx, st, pod, p.LastRestartReason); err != nil {
-				return nil, err
+		case sameInstance && st.superseded(name, u):
+			if err := r.clearUpdate(ctx, st, name); err != nil { // reverted, or broke: decided again
+				return true, err
 			}
-			inFlight = append(inFlight, name)
+		case sameInstance && !u.Done:
+			pending[u.Method] = append(pending[u.Method], name)
 		default:
-			done = append(done, name) // the change was reverted before the pod was deleted
+			why, err := r.followBack(ctx, st, name, u)
+			if err != nil {
+				return true, err
+			}
+			if why != "" {
+				wait(name, why)
+				st.checkDeadline(name, u, why)
+			}
 		}
 	}
-	if err := r.clearRestarting(ctx, st, done, len(inFlight) == 0); err != nil {
-		return nil, err
+	for _, method := range []ackov1alpha1.PodUpdateMethod{ackov1alpha1.UpdateReplace, ackov1alpha1.UpdateEvict,
+		ackov1alpha1.UpdateInPlace, ackov1alpha1.UpdateLive} {
+		pods := pending[method]
+		if len(pods) == 0 {
+			continue
+		}
+		why, err := r.takeStep(ctx, st, method, pods)
+		if err != nil {
+			return true, err
+		}
+		for _, p := range pods {
+			wait(p, why)
+		}
 	}
-	if len(inFlight) > 0 {
-		st.setWork(ackov1alpha1.ReasonRollingRestart, "Waiting for restarted pods to come back: %s", strings.Join(inFlight, ", "))
+	if len(waiting) > 0 {
+		st.setWork(ackov1alpha1.ReasonRollingRestart, "Waiting for %s", strings.Join(waiting, "; "))
 	}
-	return inFlight, nil
+	return len(waiting) > 0, nil
 }
 
-func (r *AerospikeClusterReconciler) clearRestarting(ctx context.Context, st *clusterState, done []string, last bool) error {
-	if len(done) == 0 {
-		return nil
+// superseded: the recorded step has not happened and no longer fits the pod: the change was
+// reverted or changed again, or the pod broke and is to be replaced instead. It is decided again.
+func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool {
+	if u.Done {
+		return false
 	}
-	err := r.status.Update(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
-		for _, name := range done {
-			if p, ok := s.Pods[name]; ok {
-				p.RestartingUID = ""
-				s.Pods[name] = p
-			}
-		}
+	idx := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return o.pod.Name == name })
+	if idx < 0 {
+		return true
+	}
+	o := st.outdated[idx]
+	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
+	return (o.method != u.Method && !fellBack) || u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod)
+}
+
+// replacing: the pod is outdated and broken by its container state, so it is to be replaced.
+func (st *clusterState) replacing(name string) bool {
+	return slices.ContainsFunc(st.outdated, func(o outdatedPod) bool {
+		return o.pod.Name == name && o.method == ackov1alpha1.UpdateReplace
 	})
-	if err == nil && last && len(st.outdated) == 0 {
-		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventRollingRestartFinished, "Restart",
-			"Rolling restart finished: every pod runs the current template")
+}
+
+// takeStep takes the recorded steps of one method that have not happened yet, and says what they
+// wait for now.
+func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterState, method ackov1alpha1.PodUpdateMethod,
+	pods []string) (string, error) {
+	switch method {
+	case ackov1alpha1.UpdateInPlace:
+		return r.restartInPlace(ctx, st, pods)
+	case ackov1alpha1.UpdateLive:
+		return r.applyLive(ctx, st, pods[0])
+	case ackov1alpha1.UpdateEvict:
+		// Looked at again right before the act: the record may be minutes old (an operator restart, a
+		// refused eviction), and a drain may have taken a node meanwhile.
+		if check, why := st.mayTakeDown(pods); check != "" {
+			return holdReason("eviction", check, why), nil
+		}
+		if why, err := r.lookAgain(ctx, st, pods); why != "" || err != nil {
+			return why, err
+		}
+	}
+	for _, name := range pods {
+		pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
+		refused, err := r.removePod(ctx, pod, method == ackov1alpha1.UpdateEvict)
+		if err != nil || refused != "" {
+			return refused, err
+		}
+		if method == ackov1alpha1.UpdateReplace {
+			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodReplaced, "Restart", pod,
+				"Deleted pod %s, broken by its container state (%s), to recreate it with the current spec", name, st.broken[name])
+		}
+		if err := r.markDone(ctx, st, name, u); err != nil {
+			return "", err
+		}
+	}
+	return "pod is being recreated", nil
+}
+
+// followBack follows a step that happened until its pod is back: a new instance that is Ready (its
+// node a member with no migrations pending), or, in place, a node that restarted and is Ready again.
+func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *clusterState, name string,
+	u *ackov1alpha1.PodUpdate) (string, error) {
+	pod := st.pods[name]
+	switch {
+	case u.Method == ackov1alpha1.UpdateInPlace && pod != nil && string(pod.UID) == u.UID:
+		return r.followInPlace(ctx, st, pod, u)
+	case !u.Done:
+		return "recording the restart", r.markDone(ctx, st, name, u) // the operator stopped after the act
+	case pod == nil || pod.DeletionTimestamp != nil:
+		return "pod is being recreated", nil
+	case !resources.PodReady(pod):
+		return "pod is not Ready yet", nil
+	}
+	return "", r.clearUpdate(ctx, st, name)
+}
+
+// markDone records that the step happened, with the pod's restart reason and time.
+func (r *AerospikeClusterReconciler) markDone(ctx context.Context, st *clusterState, name string, u *ackov1alpha1.PodUpdate) error {
+	at := metav1.NewTime(st.now)
+	err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		p := s.Pods[name]
+		if p.Update == nil {
+			return
+		}
+		p.Update.Done = true
+		p.LastRestartReason, p.LastRestartTime = u.Reason, &at
+		s.Pods[name] = p
+	})
+	if err == nil {
+		metrics.RecordRestart(st.key, u.Reason)
 	}
 	return err
+}
+
+func (r *AerospikeClusterReconciler) clearUpdate(ctx context.Context, st *clusterState, name string) error {
+	err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		if p, ok := s.Pods[name]; ok {
+			p.Update = nil
+			s.Pods[name] = p
+		}
+	})
+	if err == nil && len(st.outdated) == 0 && !st.updatesPending() {
+		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventRollingRestartFinished, "Restart", nil,
+			"Rolling restart finished: every pod runs the current template and config")
+	}
+	return err
+}
+
+// updatesPending reports whether any pod has a recorded step.
+func (st *clusterState) updatesPending() bool {
+	for _, p := range st.cluster.Status.Pods {
+		if p.Update != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDeadline stops the rollout when a restarted pod has not come back within the progress
+// deadline, counted from the restart. It stops counting once the pod runs and its node is a member of
+// the cluster: real migrations take minutes, and a node that migrates is making progress. (A step
+// not taken yet waits on the safety checks, which name what they wait for.)
+func (st *clusterState) checkDeadline(name string, u *ackov1alpha1.PodUpdate, why string) {
+	deadline := st.cluster.ProgressDeadline()
+	since := u.Started.Time
+	if at := st.cluster.Status.Pods[name].LastRestartTime; u.Done && at != nil {
+		since = at.Time
+	}
+	if st.now.Sub(since) <= deadline || st.isMember(name) {
+		return
+	}
+	state := why
+	if broken := st.broken[name]; broken != "" {
+		state = broken
+	}
+	st.stuck = fmt.Sprintf("pod %s did not come back within the progress deadline (%s): %s; no further pod is "+
+		"restarted: fix the spec (a corrected spec replaces the pod at once) or raise spec.progressDeadlineSeconds",
+		name, deadline, state)
+}
+
+// isMember: the pod runs and its node is in the cluster (the largest group).
+func (st *clusterState) isMember(name string) bool {
+	if !slices.Contains(st.members, name) || !st.healthOK {
+		return false
+	}
+	groups, _ := st.health.Groups(st.members)
+	return len(groups) > 0 && slices.Contains(groups[0].Pods, name)
 }
 
 // setNotYetUpdated names a StatefulSet whose observed state (from this reconcile's start) is not
@@ -180,13 +351,4 @@ func (st *clusterState) setNotYetUpdated() string {
 		}
 	}
 	return ""
-}
-
-func (st *clusterState) isOutdated(name string) bool {
-	for _, o := range st.outdated {
-		if o.pod.Name == name {
-			return true
-		}
-	}
-	return false
 }

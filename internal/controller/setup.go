@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -20,11 +21,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
-	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 // DefaultPollInterval is the requeue while a cluster is changing.
 const DefaultPollInterval = 5 * time.Second
+
+// DefaultMaxConcurrentReconciles is how many clusters are reconciled at once: a reconcile never waits
+// on the network beyond the API server, so a few workers keep a thousand clusters responsive.
+const DefaultMaxConcurrentReconciles = 4
 
 // CacheByObject limits the manager's cache to the objects ACKO labels as its own: the operator
 // never caches every pod, ConfigMap or Service of the Kubernetes cluster.
@@ -40,9 +45,11 @@ func CacheByObject() map[client.Object]cache.ByObject {
 }
 
 // SetupWithManager registers the controller: the cluster (spec changes only: the operator's own
-// status writes must not wake it), its children, its pods (phase, readiness, IP and UID changes
-// only), and the prober's health changes.
-func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager, healthEvents <-chan event.GenericEvent) error {
+// status writes must not wake it), its children (a Service's drift too: Services have no
+// generation), its pods (phase, readiness, IP, UID and container state changes only), the
+// PodDisruptionBudget's count of healthy pods, the prober's health changes and the ends of
+// background tasks.
+func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager, wake ...<-chan event.GenericEvent) error {
 	r.status = &statusWriter{client: r.Client, reader: r.APIReader}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -56,21 +63,39 @@ func (r *AerospikeClusterReconciler) SetupWithManager(mgr ctrl.Manager, healthEv
 	if r.PollInterval == 0 {
 		r.PollInterval = DefaultPollInterval
 	}
+	if r.MaxConcurrentReconciles == 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
 	if r.Executor != nil {
 		r.Executor.Status = r.status
 	}
 	specOnly := builder.WithPredicates(predicate.GenerationChangedPredicate{})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&ackov1alpha1.AerospikeCluster{}, specOnly).
 		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, statefulSetObserved))).
 		Owns(&corev1.ConfigMap{}).
-		Owns(&corev1.Service{}, specOnly).
-		Owns(&policyv1.PodDisruptionBudget{}, specOnly).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod), builder.WithPredicates(podChanged)).
-		WatchesRawSource(source.Channel(healthEvents, &handler.EnqueueRequestForObject{})).
+		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, budgetCounted))).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod), builder.WithPredicates(podChanged))
+	for _, ch := range wake {
+		b = b.WatchesRawSource(source.Channel(ch, &handler.EnqueueRequestForObject{}))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("aerospikecluster").
 		Complete(r)
+}
+
+// budgetCounted lets through the disruption controller's new count of a budget, which a restart in
+// place or a scale down waits for.
+var budgetCounted = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*policyv1.PodDisruptionBudget)
+		n, ok2 := e.ObjectNew.(*policyv1.PodDisruptionBudget)
+		return !ok1 || !ok2 || o.Status.CurrentHealthy != n.Status.CurrentHealthy ||
+			o.Status.ObservedGeneration != n.Status.ObservedGeneration
+	},
 }
 
 // clusterOfPod maps a pod to its cluster through the instance label the builders set.
@@ -100,7 +125,11 @@ var podChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
+		brokenO, _ := resources.Broken(o)
+		brokenN, _ := resources.Broken(n)
 		return o.UID != n.UID || o.Status.Phase != n.Status.Phase || o.Status.PodIP != n.Status.PodIP ||
-			operations.PodReady(o) != operations.PodReady(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+			resources.PodReady(o) != resources.PodReady(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+			resources.PodRunning(o) != resources.PodRunning(n) || brokenO != brokenN ||
+			o.Annotations[ackov1alpha1.AnnotationConfigHash] != n.Annotations[ackov1alpha1.AnnotationConfigHash]
 	},
 }

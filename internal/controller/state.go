@@ -1,9 +1,6 @@
 package controller
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,15 +8,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
-	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 // clusterState is what one reconcile learns and decides; phases fill it in, summarize turns it
@@ -32,20 +29,34 @@ type clusterState struct {
 	// Desired children (renderChildren).
 	racks   []ackov1alpha1.RackPlacement
 	sets    map[string]*appsv1.StatefulSet // by name
-	objects []client.Object                // ConfigMaps, Services, PDB
+	objects []client.Object                // ConfigMaps, Services
+	pdb     *policyv1.PodDisruptionBudget
+	// maxDown is the safety rule: how many nodes may be down or leaving at once (config.MaxDown).
+	maxDown int
 
 	// Observations (observe).
 	pods         map[string]*corev1.Pod
 	existingSets map[string]*appsv1.StatefulSet // owned by the cluster, by name
+	existingPDB  *policyv1.PodDisruptionBudget
 	health       aerospike.ClusterHealth
 	healthOK     bool
-	outdated     []outdatedPod // pods to roll, in restart order
+	// members are the pods that run (container started, not terminating): their nodes must all be
+	// in the cluster, and the prober asks cluster-stable about their number.
+	members  []string
+	outdated []outdatedPod      // pods to roll, in restart order
+	broken   map[string]string  // pods broken by their container state, and how
+	held     map[string]string  // pods whose readiness gate the operator holds False, and why
+	split    bool               // the nodes have disagreed for longer than the grace period
+	results  map[string]outcome // background task results taken by this reconcile, by task name
 
 	// Decisions.
-	invalid, invalidReason string // the spec cannot be applied (phase Error)
-	applied                bool   // the children match the spec (observedGeneration)
-	deferred               bool   // a scale down still has steps to go
-	expectedSize           int    // Aerospike nodes the applied StatefulSets ask for
+	violations             field.ErrorList // the server's rules the spec breaks (ratcheted: holdViolations)
+	invalid, invalidReason string          // the spec cannot be applied (Stalled)
+	stuck                  string          // a rolling restart ran past its progress deadline (Stalled)
+	configWarning          string          // rules the applied config breaks since they were added
+	applied                bool            // the children match the spec (observedGeneration)
+	deferred               bool            // a scale down still has steps to go
+	expectedSize           int             // Aerospike nodes the applied StatefulSets ask for
 	operationActive        bool
 	work                   *work // what the operator is still doing; nil when done
 	events                 []pendingEvent
@@ -54,6 +65,7 @@ type clusterState struct {
 type outdatedPod struct {
 	pod    *corev1.Pod
 	reason ackov1alpha1.RestartReason
+	method ackov1alpha1.PodUpdateMethod
 }
 
 // work is what keeps the cluster Reconciling: the Reconciling condition's reason and message.
@@ -61,8 +73,12 @@ type work struct {
 	reason, message string
 }
 
+// pendingEvent is an event collected during a reconcile and emitted at its end, whatever happens
+// after it: events are for work that happened. related (a child, a pod) keeps events of one reason
+// apart: events.k8s.io merges events with the same reason and objects into one series.
 type pendingEvent struct {
 	kind, reason, action, message string
+	related                       runtime.Object
 }
 
 func newClusterState(cluster *ackov1alpha1.AerospikeCluster, now time.Time) *clusterState {
@@ -76,181 +92,112 @@ func (st *clusterState) setWork(reason, format string, args ...any) {
 	}
 }
 
-func (st *clusterState) addEvent(kind, reason, action, format string, args ...any) {
-	st.events = append(st.events, pendingEvent{kind: kind, reason: reason, action: action, message: fmt.Sprintf(format, args...)})
+func (st *clusterState) addEvent(kind, reason, action string, related runtime.Object, format string, args ...any) {
+	st.events = append(st.events, pendingEvent{kind: kind, reason: reason, action: action, related: related,
+		message: fmt.Sprintf(format, args...)})
 }
 
-// announce emits the events of this reconcile once its status is written.
+// announce emits the events of this reconcile, once.
 func (st *clusterState) announce(r *AerospikeClusterReconciler) {
 	for _, e := range st.events {
-		r.event(st.cluster, e.kind, e.reason, e.action, "%s", e.message)
+		r.Recorder.Eventf(st.cluster, e.related, e.kind, e.reason, e.action, "%s", e.message)
 	}
+	st.events = nil
 }
 
-// readiness is the Ready condition: every desired pod Ready and the Aerospike cluster stable at
-// the desired size. Never True while a pod is down or migrations run.
+// readiness is the Ready condition: every desired pod runs the current template and config and is
+// Ready, the nodes form one cluster, and it is stable at the desired size. Never True while a pod is
+// outdated, down or migrating, so `kubectl wait --for=condition=Ready` returns once a change is in.
 func (st *clusterState) readiness() (ready bool, reason, message string) {
 	desired := st.cluster.DesiredPodNames()
-	if notReady := st.notReadyPods(); len(notReady) > 0 {
+	if len(st.outdated) > 0 {
+		names := make([]string, 0, len(st.outdated))
+		for _, o := range st.outdated {
+			names = append(names, o.pod.Name)
+		}
+		return false, ackov1alpha1.ReasonOutdatedPods, fmt.Sprintf("%d/%d pods run an older template or config: %s",
+			len(names), len(desired), strings.Join(names, ", "))
+	}
+	if leaving := st.leavingNow(); len(leaving) > 0 {
+		return false, ackov1alpha1.ReasonScaling, fmt.Sprintf("%d pods leave the cluster: %s", len(leaving), strings.Join(leaving, ", "))
+	}
+	if notReady := st.notReadyPods(nil); len(notReady) > 0 {
 		return false, ackov1alpha1.ReasonPodsNotReady,
 			fmt.Sprintf("%d/%d pods Ready; not Ready: %s", len(desired)-len(notReady), len(desired), strings.Join(notReady, ", "))
 	}
-	if stable, why := st.aerospikeStable(len(desired)); !stable {
+	if st.split {
+		return false, ackov1alpha1.ReasonSplitBrain, "Aerospike nodes form more than one cluster: " + st.describeGroups()
+	}
+	if stable, why := st.stable(0); !stable {
 		return false, ackov1alpha1.ReasonAerospikeNotStable, "Aerospike cluster not stable: " + why
 	}
 	return true, ackov1alpha1.ReasonClusterReady,
 		fmt.Sprintf("%d/%d pods Ready; Aerospike cluster stable", len(desired), len(desired))
 }
 
-// notReadyPods lists the pods the spec asks for that are missing or not Ready.
-func (st *clusterState) notReadyPods() []string {
+// leavingNow lists the pods that exist but that the spec no longer asks for (a scale down or rack
+// removal under way).
+func (st *clusterState) leavingNow() []string {
+	var out []string
+	for name := range st.pods {
+		if !slices.Contains(st.cluster.DesiredPodNames(), name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// notReadyPods lists the pods the spec asks for that are missing or not Ready, except those given.
+func (st *clusterState) notReadyPods(except []string) []string {
 	var notReady []string
 	for _, name := range st.cluster.DesiredPodNames() {
-		if !operations.PodReady(st.pods[name]) {
+		if !resources.PodReady(st.pods[name]) && !slices.Contains(except, name) {
 			notReady = append(notReady, name)
 		}
 	}
 	return notReady
 }
 
-// aerospikeStable asks the prober's cached reading, limited to the pods that exist now.
-func (st *clusterState) aerospikeStable(size int) (bool, string) {
+// stable applies the stability gate to the members with readings at most maxAge old (0: the latest
+// reading, whatever its age, which is what status reports).
+func (st *clusterState) stable(maxAge time.Duration) (bool, string) {
 	if !st.healthOK {
 		return false, "no Aerospike health reading yet"
 	}
-	nodes := map[string]aerospike.NodeHealth{}
-	for name, h := range st.health.Nodes {
-		if _, ok := st.pods[name]; ok {
-			nodes[name] = h
-		}
+	now := st.now
+	if maxAge == 0 {
+		now = st.health.ReadAt
 	}
-	return aerospike.ClusterStable(nodes, size)
+	return st.health.Gate(st.members, now)
+}
+
+func (st *clusterState) describeGroups() string {
+	return st.health.DescribeGroups(st.members)
 }
 
 func (st *clusterState) podsReadyCount() int32 {
 	var n int32
 	for _, p := range st.pods {
-		if operations.PodReady(p) {
+		if resources.PodReady(p) {
 			n++
 		}
 	}
 	return n
 }
 
-// summarize writes what this reconcile found into status.
-func (st *clusterState) summarize(s *ackov1alpha1.AerospikeClusterStatus) {
-	c, gen := st.cluster, st.cluster.Generation
-	if st.invalid != "" {
-		s.Phase = ackov1alpha1.PhaseError
-		setReconcileFailed(s, gen, true, st.invalidReason, st.invalid)
-		setReady(s, gen, metav1.ConditionFalse, st.invalidReason, "The spec cannot be applied: see ReconcileFailed")
-		setReconciling(s, gen, false, st.invalidReason, "Waiting for a spec that can be applied")
-		resetBreaker(s) // a spec the user must fix is not a reconcile failure
-		return
-	}
-	resetBreaker(s)
-	setReconcileFailed(s, gen, false, "", "")
-	if st.applied {
-		s.ObservedGeneration = gen
-		s.AppliedSpecHash = specHash(&c.Spec)
-	}
-	st.summarizePods(s)
-	ready, reason, message := st.readiness()
-	readyStatus := metav1.ConditionFalse
-	if ready {
-		readyStatus = metav1.ConditionTrue
-	}
-	setReady(s, gen, readyStatus, reason, message)
-	if !ready {
-		st.setWork(ackov1alpha1.ReasonApplying, "Waiting for pods to be Ready and the Aerospike cluster to be stable")
-	}
-	if st.work != nil {
-		s.Phase = ackov1alpha1.PhaseReconciling
-		setReconciling(s, gen, true, st.work.reason, st.work.message)
-		return
-	}
-	s.Phase = ackov1alpha1.PhaseRunning
-	setReconciling(s, gen, false, ackov1alpha1.ReasonUpToDate, "The cluster matches its spec")
-}
-
-// summarizePods records the facts of every pod, keeping restart records of pods that are being
-// recreated, and forgetting pods that are neither present nor desired.
-func (st *clusterState) summarizePods(s *ackov1alpha1.AerospikeClusterStatus) {
-	c := st.cluster
-	s.Size = int32(len(st.pods))
-	s.ReadyPods = st.podsReadyCount()
-	s.Selector = labels.SelectorFromSet(c.SelectorLabels()).String()
-	desired := c.DesiredPodNames()
-	next := map[string]ackov1alpha1.PodStatus{}
-	for name, p := range s.Pods {
-		if _, exists := st.pods[name]; exists || slices.Contains(desired, name) {
-			next[name] = p
-		}
-	}
-	for name, pod := range st.pods {
-		p := next[name]
-		rack, _, _ := c.ParsePodName(name)
-		p.PodIP, p.Rack, p.Image = pod.Status.PodIP, rack, aerospikeImage(pod)
-		next[name] = p
-	}
-	if len(next) == 0 {
-		next = nil
-	}
-	s.Pods = next
-}
-
-func aerospikeImage(pod *corev1.Pod) string {
-	for _, c := range pod.Spec.Containers {
-		if c.Name == ackov1alpha1.AerospikeContainerName {
-			return c.Image
-		}
-	}
-	return ""
-}
-
 // requeueAfter is the safety-net poll while the cluster is changing; a steady cluster is woken only
-// by watches and the prober.
+// by watches, the prober and background tasks.
 func (st *clusterState) requeueAfter(poll time.Duration) time.Duration {
-	if st.invalid != "" || st.work == nil {
+	switch {
+	case st.invalidReason == ackov1alpha1.ReasonChildConflict:
+		return childConflictRetry // the foreign object is not in the cache: look again by itself
+	case st.invalid != "" || st.work == nil:
 		return 0
 	}
 	return poll
 }
 
-// specHash identifies the spec without `paused`, to tell whether changes wait for resume.
-func specHash(spec *ackov1alpha1.AerospikeClusterSpec) string {
-	s := spec.DeepCopy()
-	s.Paused = false
-	data, err := json.Marshal(s)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:8])
-}
-
-// announceConditionChanges turns condition transitions into events, so that a condition that
-// stays the same across reconciles is announced once.
-func (st *clusterState) announceConditionChanges(before []metav1.Condition) {
-	after := st.cluster.Status.Conditions
-	if conditionChanged(before, after, ackov1alpha1.ConditionReconcileFailed) && st.invalid != "" {
-		reason := ackov1alpha1.EventInvalidSpec
-		if st.invalidReason == ackov1alpha1.ReasonChildConflict {
-			reason = ackov1alpha1.EventChildConflict
-		}
-		st.addEvent(corev1.EventTypeWarning, reason, "Validate", "%s", st.invalid)
-	}
-	if c := meta.FindStatusCondition(after, ackov1alpha1.ConditionReconciling); c != nil &&
-		c.Reason == ackov1alpha1.ReasonRestartBlocked && conditionChanged(before, after, ackov1alpha1.ConditionReconciling) {
-		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventRollingRestartBlocked, "Restart", "%s", c.Message)
-	}
-}
-
-// conditionChanged reports whether a condition's reason or message differs between two statuses.
-func conditionChanged(before, after []metav1.Condition, typ string) bool {
-	b, a := meta.FindStatusCondition(before, typ), meta.FindStatusCondition(after, typ)
-	if b == nil || a == nil {
-		return b != a
-	}
-	return b.Status != a.Status || b.Reason != a.Reason || b.Message != a.Message
-}
+// childConflictRetry is how soon a cluster with a child conflict looks again: the foreign object
+// carries no label of ours, so no watch sees it go.
+const childConflictRetry = 5 * time.Second

@@ -30,6 +30,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/tasks"
 	"github.com/acko-io/acko/test/testenv"
 )
 
@@ -209,12 +210,16 @@ func newOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options))
 	if w.prober != nil {
 		probers = w.prober
 	}
+	runner := tasks.New(10 * time.Second)
+	if err := mgr.Add(runner); err != nil {
+		return nil, err
+	}
 	r := &AerospikeClusterReconciler{
 		Client: wrapped, APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder, Probers: probers,
-		PollInterval: 500 * time.Millisecond,
-		Executor:     &operations.Executor{Client: wrapped, Signaller: w, Recorder: recorder, Config: opCfg},
+		PollInterval: 500 * time.Millisecond, Tasks: runner, MaxConcurrentReconciles: w.workers,
+		Executor: &operations.Executor{Client: wrapped, Signaller: w, Tasks: runner, Recorder: recorder, Config: opCfg},
 	}
-	if err := r.SetupWithManager(mgr, w.healthEvents()); err != nil {
+	if err := r.SetupWithManager(mgr, w.healthEvents(), runner.Events()); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

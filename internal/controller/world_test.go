@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,21 +14,28 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 // world stands in for what envtest does not run: the StatefulSet controller and kubelet (it
-// creates, readies and removes pods as a StatefulSet would), and the Aerospike nodes behind the
-// prober (health computed from the pods, with knobs to make the cluster unstable). Tests assert on
-// the API objects the real operator code produced.
+// creates pods as a StatefulSet would, runs their containers, and sets Ready from the containers
+// and the readiness gates), the disruption controller (PodDisruptionBudget status, which the API
+// server's eviction reads), and the Aerospike nodes behind the prober (health computed from the
+// pods, with knobs to make the cluster unstable). Tests assert on the API objects the real operator
+// code produced.
 type world struct {
 	c         client.Client
 	namespace string
@@ -34,22 +43,27 @@ type world struct {
 	mu          sync.Mutex
 	started     map[types.UID]time.Time // when each pod instance's asd started
 	warm        map[string]int          // warm restarts per pod name
+	loaded      map[string]string       // config identity each pod's asd loaded at its last warm restart
 	migrating   bool
 	unreachable bool
-	holdReady   map[string]bool // pods kept not Ready
+	holdReady   map[string]bool // pods whose containers are kept not ready
 	// holdRecreated: pods whose next instance is kept not Ready (it joins holdReady when created),
 	// to stop an operation on a pod after its PodRestart without blocking the operation's start.
 	holdRecreated map[string]bool
 	// signalErr, when set, makes WarmRestart fail with its error for a pod, before any signal (e.g.
 	// PID 1 is not tini, or the operator process is gone).
 	signalErr func(pod string) error
-	created   map[string]int // pod instances created per name
-	probed    map[types.NamespacedName]aerospike.ProbeSpec
-	events    chan event.GenericEvent
+	// alone are pods whose nodes form a cluster of their own (a split brain).
+	alone   map[string]bool
+	created map[string]int // pod instances created per name
+	probed  map[types.NamespacedName]aerospike.ProbeSpec
+	events  chan event.GenericEvent
 	// prober, when set, replaces the world's own health (a real prober over a simulator).
 	prober *aerospike.ProberManager
 	// podIP, when set, picks pod addresses (e.g. loopback addresses a simulator serves).
 	podIP func(pod *corev1.Pod, ordinal int) string
+	// workers, when set, is the operator's number of reconcile workers.
+	workers int
 }
 
 func (w *world) healthEvents() <-chan event.GenericEvent {
@@ -62,9 +76,9 @@ func (w *world) healthEvents() <-chan event.GenericEvent {
 func newWorld(c client.Client, namespace string) *world {
 	return &world{
 		c: c, namespace: namespace,
-		started: map[types.UID]time.Time{}, warm: map[string]int{}, holdReady: map[string]bool{}, created: map[string]int{},
-		holdRecreated: map[string]bool{},
-		probed:        map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
+		started: map[types.UID]time.Time{}, warm: map[string]int{}, loaded: map[string]string{},
+		holdReady: map[string]bool{}, created: map[string]int{}, holdRecreated: map[string]bool{}, alone: map[string]bool{},
+		probed: map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
 	}
 }
 
@@ -82,7 +96,7 @@ func (w *world) run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// step makes the pods match their StatefulSets, once.
+// step makes the pods match their StatefulSets, and the budgets match the pods, once.
 func (w *world) step(ctx context.Context) error {
 	sets := &appsv1.StatefulSetList{}
 	if err := w.c.List(ctx, sets, client.InNamespace(w.namespace)); err != nil {
@@ -95,6 +109,9 @@ func (w *world) step(ctx context.Context) error {
 			return err
 		}
 		changed = changed || c
+	}
+	if err := w.syncBudgets(ctx); err != nil {
+		return err
 	}
 	if changed {
 		w.wake()
@@ -121,7 +138,7 @@ func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, err
 	}
 	replicas := int(ptr.Deref(sts.Spec.Replicas, 1))
 	for o, pod := range have {
-		if o >= replicas {
+		if o >= replicas && pod.DeletionTimestamp == nil {
 			changed = true
 			if err := client.IgnoreNotFound(w.c.Delete(ctx, pod)); err != nil {
 				return changed, err
@@ -137,7 +154,7 @@ func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, err
 			}
 			continue
 		}
-		c, err := w.readyPod(ctx, pod, o)
+		c, err := w.kubelet(ctx, pod, o)
 		if err != nil {
 			return changed, err
 		}
@@ -172,53 +189,135 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 func (w *world) creations() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range w.created {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.created)
 }
 
-// readyPod gives a new pod an IP and makes it Ready, unless the test holds it back.
-func (w *world) readyPod(ctx context.Context, pod *corev1.Pod, ordinal int) (bool, error) {
+// kubelet runs a pod: an IP, the copy-config init container done, the Aerospike container running
+// (or, for an image tag with "broken", failing to pull), and Ready when the containers are and every
+// readiness gate is True. A pod being deleted is left alone: the API server removes it (no grace in
+// envtest's namespace controller-less world: the test deletes with the default grace, which kube-
+// apiserver applies at once for pods without a node).
+func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool, error) {
+	if pod.DeletionTimestamp != nil {
+		return false, nil
+	}
+	broken := strings.Contains(resources.AerospikeImage(pod), "broken")
 	w.mu.Lock()
 	hold := w.holdReady[pod.Name]
-	if _, ok := w.started[pod.UID]; !ok {
+	if _, ok := w.started[pod.UID]; !ok && !broken {
 		w.started[pod.UID] = time.Now()
 	}
 	w.mu.Unlock()
-	ready := !hold
-	if pod.Status.PodIP != "" && podIsReady(pod) == ready {
-		return false, nil
-	}
-	status := corev1.ConditionTrue
-	if !ready {
-		status = corev1.ConditionFalse
-	}
-	pod.Status.Phase = corev1.PodRunning
-	pod.Status.PodIP = fmt.Sprintf("10.0.%d.%d", len(pod.Name)%250, ordinal+1)
-	if w.podIP != nil {
-		pod.Status.PodIP = w.podIP(pod, ordinal)
-	}
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
-	return true, w.c.Status().Update(ctx, pod)
-}
-
-func podIsReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+	want := pod.Status.DeepCopy()
+	want.Phase = corev1.PodRunning
+	if want.PodIP == "" {
+		want.PodIP = fmt.Sprintf("10.0.%d.%d", len(pod.Name)%250, ordinal+1)
+		if w.podIP != nil {
+			want.PodIP = w.podIP(pod, ordinal)
 		}
 	}
-	return false
+	state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	if broken {
+		state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff",
+			Message: "Back-off pulling image " + resources.AerospikeImage(pod)}}
+	}
+	want.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.ConfigInitContainer, Ready: true,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
+	want.ContainerStatuses = []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName, Ready: !hold && !broken,
+		State: state, Image: resources.AerospikeImage(pod)}}
+	ready := !hold && !broken && gatesTrue(pod)
+	setPodCondition(want, corev1.ContainersReady, !hold && !broken)
+	setPodCondition(want, corev1.PodReady, ready)
+	if equality.Semantic.DeepEqual(&pod.Status, want) {
+		return false, nil
+	}
+	pod.Status = *want
+	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
+// gatesTrue: every readiness gate of the pod has its condition True.
+func gatesTrue(pod *corev1.Pod) bool {
+	for _, g := range pod.Spec.ReadinessGates {
+		found := slices.IndexFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == g.ConditionType })
+		if found < 0 || pod.Status.Conditions[found].Status != corev1.ConditionTrue {
+			return false
+		}
+	}
+	return true
+}
+
+// setPodCondition sets a condition the kubelet owns, keeping the others (the operator's gate).
+func setPodCondition(s *corev1.PodStatus, typ corev1.PodConditionType, ok bool) {
+	status := corev1.ConditionFalse
+	if ok {
+		status = corev1.ConditionTrue
+	}
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == typ {
+			if s.Conditions[i].Status != status {
+				s.Conditions[i].Status, s.Conditions[i].LastTransitionTime = status, metav1.Now()
+			}
+			return
+		}
+	}
+	s.Conditions = append(s.Conditions, corev1.PodCondition{Type: typ, Status: status, LastTransitionTime: metav1.Now()})
+}
+
+func podIsReady(pod *corev1.Pod) bool { return resources.PodReady(pod) }
+
+// syncBudgets is the disruption controller: each budget counts the pods it selects and how many of
+// them are Ready. Pods an eviction took recently (disruptedPods) count as disrupted until they go.
+func (w *world) syncBudgets(ctx context.Context) error {
+	pdbs := &policyv1.PodDisruptionBudgetList{}
+	if err := w.c.List(ctx, pdbs, client.InNamespace(w.namespace)); err != nil {
+		return err
+	}
+	for i := range pdbs.Items {
+		pdb := &pdbs.Items[i]
+		pods := &corev1.PodList{}
+		if err := w.c.List(ctx, pods, client.InNamespace(w.namespace), client.MatchingLabels(pdb.Spec.Selector.MatchLabels)); err != nil {
+			return err
+		}
+		want := pdb.Status.DeepCopy()
+		want.ObservedGeneration, want.ExpectedPods, want.CurrentHealthy = pdb.Generation, 0, 0
+		disrupted := map[string]metav1.Time{}
+		for _, p := range pods.Items {
+			want.ExpectedPods++
+			// An evicted pod counts as disrupted until it goes; a pod created since is a new one.
+			if at, evicted := pdb.Status.DisruptedPods[p.Name]; evicted && p.DeletionTimestamp == nil &&
+				p.CreationTimestamp.Before(&at) {
+				disrupted[p.Name] = at
+				continue
+			}
+			if resources.PodReady(&p) {
+				want.CurrentHealthy++
+			}
+		}
+		want.DisruptedPods = disrupted
+		maxUnavailable := int32(0)
+		if pdb.Spec.MaxUnavailable != nil {
+			v, _ := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, int(want.ExpectedPods), true)
+			maxUnavailable = int32(v)
+		}
+		want.DesiredHealthy = max(want.ExpectedPods-maxUnavailable, 0)
+		want.DisruptionsAllowed = max(want.CurrentHealthy-want.DesiredHealthy, 0)
+		if len(want.DisruptedPods) == 0 {
+			want.DisruptedPods = nil
+		}
+		if equality.Semantic.DeepEqual(&pdb.Status, want) {
+			continue
+		}
+		pdb.Status = *want
+		if err := client.IgnoreNotFound(w.c.Status().Update(ctx, pdb)); err != nil && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *world) wake() {
 	w.mu.Lock()
-	keys := make([]types.NamespacedName, 0, len(w.probed))
-	for k := range w.probed {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(w.probed))
 	w.mu.Unlock()
 	for _, k := range keys {
 		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
@@ -251,8 +350,8 @@ func (w *world) Stop(key types.NamespacedName) {
 	delete(w.probed, key)
 }
 
-// Snapshot implements Prober: every probed pod that runs answers, in one cluster whose size is
-// the number of answering nodes.
+// Snapshot implements Prober: every probed pod whose asd runs answers, in one cluster whose size is
+// the number of answering nodes (pods marked alone form clusters of their own), read just now.
 func (w *world) Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -269,52 +368,81 @@ func (w *world) Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, boo
 	}
 	var up []string
 	for _, t := range spec.Targets {
-		if p := byName[t.PodName]; p != nil && p.DeletionTimestamp == nil && !w.unreachable {
+		if p := byName[t.PodName]; p != nil && p.DeletionTimestamp == nil && !w.unreachable && !w.alone[t.PodName] {
 			if _, started := w.started[p.UID]; started {
 				up = append(up, t.PodName)
 			}
 		}
 	}
 	sort.Strings(up)
-	health := aerospike.ClusterHealth{ExpectedSize: spec.ExpectedSize, Nodes: map[string]aerospike.NodeHealth{}, ReadAt: now}
+	health := aerospike.ClusterHealth{ExpectedSize: len(spec.Targets), Nodes: map[string]aerospike.NodeHealth{}, ReadAt: now}
 	for _, t := range spec.Targets {
 		h := aerospike.NodeHealth{Addr: t.Addr, ReadAt: now, Err: aerospike.ErrUnreachable}
-		if p := byName[t.PodName]; p != nil && slices.Contains(up, t.PodName) {
-			var migrations int64
-			if w.migrating {
-				migrations = 100
-			}
-			h.Err = nil
-			h.Facts = aerospike.NodeFacts{
-				NodeID: t.PodName, Uptime: now.Sub(w.started[p.UID]), ClusterSize: len(up),
-				ClusterKey: fmt.Sprintf("KEY%d", len(up)), ClusterIntegrity: true, MigratePartitionsRemaining: migrations,
-			}
+		p := byName[t.PodName]
+		switch {
+		case p != nil && slices.Contains(up, t.PodName):
+			h.Err, h.Facts = nil, w.facts(now.Sub(w.started[p.UID]), len(up), fmt.Sprintf("KEY%d", len(up)), len(spec.Targets))
+		case p != nil && w.alone[t.PodName] && !w.unreachable:
+			h.Err, h.Facts = nil, w.facts(now.Sub(w.started[p.UID]), 1, "ALONE"+t.PodName, len(spec.Targets))
 		}
 		health.Nodes[t.PodName] = h
+	}
+	if len(w.alone) > 0 && health.Split(slices.Sorted(maps.Keys(health.Nodes))) {
+		health.SplitSince, health.SplitSettled = now.Add(-time.Minute), true
 	}
 	return health, true
 }
 
-// WarmRestart implements podexec.Signaller: asd restarts in place (uptime from zero, same pod).
-func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod) error {
+// facts are a node's answers: migrations when the world migrates, and cluster-stable's verdict on
+// the size the reading asked about.
+func (w *world) facts(uptime time.Duration, size int, key string, asked int) aerospike.NodeFacts {
+	f := aerospike.NodeFacts{Uptime: uptime, ClusterSize: size, ClusterKey: key, ClusterIntegrity: true}
+	if w.migrating {
+		f.MigratePartitionsRemaining = 100
+	}
+	switch {
+	case size != asked:
+		f.ClusterStableErr = &aerospike.InfoError{Command: "cluster-stable", Code: 7, Message: "cluster not specified size"}
+	case w.migrating:
+		f.ClusterStableErr = &aerospike.InfoError{Command: "cluster-stable", Code: 7, Message: "unstable cluster"}
+	default:
+		f.ClusterStableKey = key
+	}
+	return f
+}
+
+// WarmRestart implements podexec.Signaller: asd restarts in place (uptime from zero, same pod),
+// loading the config it is given.
+func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash string) error {
 	w.mu.Lock()
-	if w.signalErr != nil {
-		if err := w.signalErr(pod.Name); err != nil {
-			w.mu.Unlock()
+	signalErr := w.signalErr
+	w.mu.Unlock()
+	if signalErr != nil {
+		if err := signalErr(pod.Name); err != nil { // may block, as a hung exec does: not under the lock
 			return err
 		}
 	}
+	w.mu.Lock()
 	w.warm[pod.Name]++
+	w.loaded[pod.Name] = configHash
 	w.started[pod.UID] = time.Now()
 	w.mu.Unlock()
 	w.wake()
 	return nil
 }
 
+// ReadConfigs implements podexec.Signaller; the world keeps no files.
+func (w *world) ReadConfigs(context.Context, *corev1.Pod) (string, string, error) {
+	return "", "", errors.New("the test world keeps no config files")
+}
+
+// CopyConfig implements podexec.Signaller.
+func (w *world) CopyConfig(context.Context, *corev1.Pod, string) error { return nil }
+
+var _ podexec.Signaller = (*world)(nil)
+
 func (w *world) warmRestarts(name string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.warm[name]
 }
-
-var _ = ackov1alpha1.GroupVersion

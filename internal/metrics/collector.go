@@ -31,15 +31,21 @@ var (
 		"Desired number of nodes (spec.size).", clusterLabels, nil)
 	breakerDesc = prometheus.NewDesc("acko_circuit_breaker_open",
 		"1 while the cluster's reconcile circuit breaker is open.", clusterLabels, nil)
+	splitDesc = prometheus.NewDesc("acko_cluster_split",
+		"1 while the cluster's Aerospike nodes form more than one cluster (split brain).", clusterLabels, nil)
+	stalledDesc = prometheus.NewDesc("acko_cluster_stalled",
+		"1 while the operator cannot progress without the user (Stalled condition), by reason.",
+		append(clusterLabels, "reason"), nil)
 	scrapeErrorDesc = prometheus.NewDesc("acko_cluster_metrics_scrape_error",
 		"1 when the clusters could not be listed for this scrape.", nil, nil)
 )
 
 // ClusterCollector computes the per-cluster gauges at scrape time.
 type ClusterCollector struct {
-	mu    sync.Mutex
-	list  ClusterLister
-	clock clock.PassiveClock
+	mu      sync.Mutex
+	list    ClusterLister
+	elected <-chan struct{} // nil: always; else only once closed
+	clock   clock.PassiveClock
 }
 
 // NewClusterCollector returns a collector over the clusters list returns (none while list is nil).
@@ -47,24 +53,37 @@ func NewClusterCollector(list ClusterLister) *ClusterCollector {
 	return &ClusterCollector{list: list, clock: clock.RealClock{}}
 }
 
-func (c *ClusterCollector) setLister(list ClusterLister) {
+func (c *ClusterCollector) setSource(list ClusterLister, elected <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.list = list
+	c.list, c.elected = list, elected
+}
+
+// source is the lister to describe, nil while there is none or this replica is not the leader.
+func (c *ClusterCollector) source() ClusterLister {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.elected != nil {
+		select {
+		case <-c.elected:
+		default:
+			return nil
+		}
+	}
+	return c.list
 }
 
 // Describe implements prometheus.Collector.
 func (c *ClusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{pausedDesc, phaseDesc, readyDesc, sizeDesc, breakerDesc, scrapeErrorDesc} {
+	for _, d := range []*prometheus.Desc{pausedDesc, phaseDesc, readyDesc, sizeDesc, breakerDesc, splitDesc, stalledDesc,
+		scrapeErrorDesc} {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector.
 func (c *ClusterCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	list := c.list
-	c.mu.Unlock()
+	list := c.source()
 	if list == nil {
 		return
 	}
@@ -95,6 +114,10 @@ func collectCluster(ch chan<- prometheus.Metric, cl *ackov1alpha1.AerospikeClust
 	gauge(readyDesc, float64(cl.Status.ReadyPods))
 	gauge(sizeDesc, float64(cl.Spec.Size))
 	gauge(breakerDesc, boolValue(meta.IsStatusConditionTrue(cl.Status.Conditions, ackov1alpha1.ConditionCircuitBreakerOpen)))
+	gauge(splitDesc, boolValue(meta.IsStatusConditionTrue(cl.Status.Conditions, ackov1alpha1.ConditionClusterSplit)))
+	if c := meta.FindStatusCondition(cl.Status.Conditions, ackov1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+		gauge(stalledDesc, 1, c.Reason)
+	}
 }
 
 // PausedSince is when the operator acknowledged the pause; false when the cluster is not paused.

@@ -30,7 +30,9 @@ func TestClusterCollector(t *testing.T) {
 		// spec says paused but the operator has not acknowledged it yet: no duration.
 		cluster("pausing", true, ackov1alpha1.PhaseRunning),
 		cluster("running", false, ackov1alpha1.PhaseRunning,
-			metav1.Condition{Type: ackov1alpha1.ConditionCircuitBreakerOpen, Status: metav1.ConditionTrue}),
+			metav1.Condition{Type: ackov1alpha1.ConditionCircuitBreakerOpen, Status: metav1.ConditionTrue},
+			metav1.Condition{Type: ackov1alpha1.ConditionClusterSplit, Status: metav1.ConditionTrue},
+			metav1.Condition{Type: ackov1alpha1.ConditionStalled, Status: metav1.ConditionTrue, Reason: "RolloutStuck"}),
 	}
 	c := NewClusterCollector(func(context.Context) ([]ackov1alpha1.AerospikeCluster, error) { return clusters, nil })
 	c.clock = clocktesting.NewFakePassiveClock(now)
@@ -44,9 +46,17 @@ acko_cluster_paused_duration_seconds{name="paused",namespace="ns"} 90
 acko_circuit_breaker_open{name="paused",namespace="ns"} 0
 acko_circuit_breaker_open{name="pausing",namespace="ns"} 0
 acko_circuit_breaker_open{name="running",namespace="ns"} 1
+# HELP acko_cluster_split 1 while the cluster's Aerospike nodes form more than one cluster (split brain).
+# TYPE acko_cluster_split gauge
+acko_cluster_split{name="paused",namespace="ns"} 0
+acko_cluster_split{name="pausing",namespace="ns"} 0
+acko_cluster_split{name="running",namespace="ns"} 1
+# HELP acko_cluster_stalled 1 while the operator cannot progress without the user (Stalled condition), by reason.
+# TYPE acko_cluster_stalled gauge
+acko_cluster_stalled{name="running",namespace="ns",reason="RolloutStuck"} 1
 `
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
-		"acko_cluster_paused_duration_seconds", "acko_circuit_breaker_open"); err != nil {
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "acko_cluster_paused_duration_seconds",
+		"acko_circuit_breaker_open", "acko_cluster_split", "acko_cluster_stalled"); err != nil {
 		t.Fatal(err)
 	}
 	phase := `
@@ -79,4 +89,42 @@ func TestForgetDeletesCounterSeries(t *testing.T) {
 
 func keyOf(name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: "ns", Name: name}
+}
+
+// Of two replicas only the leader exports the per-cluster gauges: a follower serves none.
+func TestClusterCollectorServesOnlyOnceElected(t *testing.T) {
+	clusters := []ackov1alpha1.AerospikeCluster{cluster("a", false, ackov1alpha1.PhaseRunning)}
+	c := NewClusterCollector(nil)
+	elected := make(chan struct{})
+	c.setSource(func(context.Context) ([]ackov1alpha1.AerospikeCluster, error) { return clusters, nil }, elected)
+	if n := testutil.CollectAndCount(c); n != 0 {
+		t.Fatalf("a follower exported %d series", n)
+	}
+	close(elected)
+	// the scrape error gauge and 4 phases, ready pods, size and the breaker of one cluster
+	if n := testutil.CollectAndCount(c); n != 8 {
+		t.Fatalf("the leader exported %d series, want 8", n)
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	Register(nil, nil)
+	want := `
+# HELP acko_build_info Always 1; the labels say which build of ACKO this is (version, git revision).
+# TYPE acko_build_info gauge
+acko_build_info{revision="unknown",version="dev"} 1
+`
+	if err := testutil.CollectAndCompare(buildInfo, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNamesListsEveryMetric(t *testing.T) {
+	got := strings.Join(Names(), " ")
+	for _, name := range []string{"acko_pod_restarts_total", "acko_build_info", "acko_cluster_paused_duration_seconds",
+		"acko_cluster_phase", "acko_cluster_metrics_scrape_error"} {
+		if !strings.Contains(" "+got+" ", " "+name+" ") {
+			t.Errorf("%s missing from %s", name, got)
+		}
+	}
 }

@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/version"
 )
 
 var clusterLabels = []string{"namespace", "name"}
@@ -45,22 +47,32 @@ var (
 
 var counters = []*prometheus.CounterVec{PodRestarts, ReconcileErrors, Operations, StatusWriteFailures}
 
+// buildInfo says which build serves the metrics, as `manager --version` does.
+var buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "acko_build_info",
+	Help: "Always 1; the labels say which build of ACKO this is (version, git revision).",
+}, []string{"version", "revision"})
+
 var (
 	registerOnce sync.Once
 	collector    = NewClusterCollector(nil)
 )
 
-// Register adds the counters and the scrape-time collector to controller-runtime's registry, which
-// the manager serves on its metrics endpoint. The registry is process-wide: a second call (a
-// restarted manager in the same process) only points the collector at the new cache.
-func Register(clusters ClusterLister) {
+// Register adds the counters, the build info and the scrape-time collector to controller-runtime's
+// registry, which the manager serves on its metrics endpoint. The per-cluster gauges are served only
+// once elected is closed (the manager's Elected channel), so that of two replicas only the leader
+// exports them and a sum over replicas counts each cluster once; nil serves them at once. The
+// registry is process-wide: a second call (a restarted manager in the same process) only points the
+// collector at the new cache and election.
+func Register(clusters ClusterLister, elected <-chan struct{}) {
 	registerOnce.Do(func() {
 		for _, c := range counters {
 			ctrlmetrics.Registry.MustRegister(c)
 		}
-		ctrlmetrics.Registry.MustRegister(collector)
+		buildInfo.WithLabelValues(version.Version, version.Revision).Set(1)
+		ctrlmetrics.Registry.MustRegister(buildInfo, collector)
 	})
-	collector.setLister(clusters)
+	collector.setSource(clusters, elected)
 }
 
 // Forget deletes every counter series of a deleted cluster.
@@ -74,4 +86,27 @@ func Forget(key types.NamespacedName) {
 // RecordRestart counts one pod restart.
 func RecordRestart(key types.NamespacedName, reason ackov1alpha1.RestartReason) {
 	PodRestarts.WithLabelValues(key.Namespace, key.Name, string(reason)).Inc()
+}
+
+// Names lists the name of every metric ACKO itself exports (not controller-runtime's), for the
+// check that dashboards and alert rules query only metrics that exist.
+func Names() []string {
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range counters {
+			c.Describe(ch)
+		}
+		buildInfo.Describe(ch)
+		collector.Describe(ch)
+		close(ch)
+	}()
+	var names []string
+	for d := range ch {
+		// Desc has no getter for its name; its String() starts with Desc{fqName: "NAME", ...
+		if _, rest, ok := strings.Cut(d.String(), `fqName: "`); ok {
+			name, _, _ := strings.Cut(rest, `"`)
+			names = append(names, name)
+		}
+	}
+	return names
 }

@@ -2,13 +2,16 @@ package operations
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +19,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/tasks"
 )
 
 // StatusWriter records a status transition with optimistic locking: it writes the cluster's status
@@ -28,12 +32,14 @@ type StatusWriter interface {
 
 // Executor performs the steps Plan decides.
 type Executor struct {
-	// Client deletes pods for PodRestart.
+	// Client evicts pods for PodRestart and records the config a warm-restarted pod runs.
 	Client    client.Client
 	Signaller podexec.Signaller
-	Status    StatusWriter
-	Recorder  events.EventRecorder
-	Config    Config
+	// Tasks runs the warm restart (exec into the pod) outside Reconcile.
+	Tasks    *tasks.Runner
+	Status   StatusWriter
+	Recorder events.EventRecorder
+	Config   Config
 }
 
 // Result tells the reconciler what the executor did.
@@ -46,31 +52,52 @@ type Result struct {
 	Waiting string
 }
 
+// taskName names the background warm restart of the operation's current pod.
+func taskName(st *ackov1alpha1.OperationStatus) string {
+	return "operation/" + st.ID + "/" + st.CurrentPod
+}
+
 // Step plans and performs at most one step of the cluster's operation.
 func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed) (Result, error) {
+	st := c.Status.OperationStatus
+	inProgress := st != nil && st.Phase == ackov1alpha1.OperationInProgress
+	if inProgress && st.CurrentPod != "" && !st.CurrentPodSignalled {
+		if res, ok := obs.Results[taskName(st)]; ok {
+			delete(obs.Results, taskName(st))
+			return e.warmRestartResult(ctx, c, obs, res)
+		}
+		if key, busy := e.Tasks.Busy(clusterKey(c)); busy {
+			return Result{Active: true, Waiting: "waiting for " + key.Name}, nil
+		}
+	}
 	step := Plan(c, obs, e.Config)
-	inProgress := c.Status.OperationStatus != nil && c.Status.OperationStatus.Phase == ackov1alpha1.OperationInProgress
 	switch step.Kind {
 	case StepIdle:
 		return Result{}, nil
 	case StepWait:
 		return Result{Active: inProgress, Waiting: step.Reason}, nil
+	case StepWaitSince:
+		return e.progress(ctx, c, e.waitSince(obs))
 	case StepStart:
 		return e.progress(ctx, c, e.start(c, step))
 	case StepReject:
 		return e.progress(ctx, c, e.reject(c, step))
 	case StepBegin:
-		return e.begin(ctx, c, step.Pod, obs)
+		return e.progress(ctx, c, e.begin(obs.Pods[step.Pod], obs))
 	case StepAct:
 		return e.act(ctx, c, obs.Pods[step.Pod], obs)
 	case StepConfirm:
 		return e.progress(ctx, c, e.confirm(c, step.Pod, obs))
 	case StepPodDone:
-		return e.progress(ctx, c, e.podDone(c, step.Pod))
+		return e.podDone(ctx, c, step.Pod)
 	case StepPodFailed:
 		return e.progress(ctx, c, e.podFailed(c, step.Pod, step.Reason))
 	}
 	return Result{}, fmt.Errorf("unknown operation step %d", step.Kind)
+}
+
+func clusterKey(c *ackov1alpha1.AerospikeCluster) types.NamespacedName {
+	return types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
 }
 
 // transition is one recorded step: the status change, and what to announce once it is written
@@ -100,7 +127,7 @@ func (e *Executor) start(c *ackov1alpha1.AerospikeCluster, step Step) transition
 				CompletedPods: []string{}, FailedPods: []string{}, TargetPods: step.Targets,
 			}
 		},
-		announce: []func(){e.eventf(c, corev1.EventTypeNormal, ackov1alpha1.EventOperation, "Start",
+		announce: []func(){e.eventf(c, nil, corev1.EventTypeNormal, ackov1alpha1.EventOperation, "Start",
 			"Started %s operation %s on %d pods: %v", op.Kind, op.ID, len(step.Targets), step.Targets)},
 	}
 }
@@ -116,57 +143,111 @@ func (e *Executor) reject(c *ackov1alpha1.AerospikeCluster, step Step) transitio
 			s.FinishedOperations = rememberFinished(s.FinishedOperations, op.ID)
 		},
 		announce: []func(){
-			e.eventf(c, corev1.EventTypeWarning, ackov1alpha1.EventOperation, "Fail",
+			e.eventf(c, nil, corev1.EventTypeWarning, ackov1alpha1.EventOperation, "Fail",
 				"Operation %s Error before any pod was touched: %s", op.ID, step.Reason),
 			countOperation(c, op.Kind, ackov1alpha1.OperationError),
 		},
 	}
 }
 
-// begin records the pod as current before touching it, then restarts it in the same pass.
-func (e *Executor) begin(ctx context.Context, c *ackov1alpha1.AerospikeCluster, name string, obs Observed) (Result, error) {
-	pod := obs.Pods[name]
+// waitSince records when the wait between pods began: its deadline counts from there.
+func (e *Executor) waitSince(obs Observed) transition {
+	since := metav1.NewTime(obs.Now)
+	return transition{mutate: func(s *ackov1alpha1.AerospikeClusterStatus) { s.OperationStatus.WaitingSince = &since }}
+}
+
+// begin records the pod as current before touching it. From the next reconcile its readiness gate is
+// held (a WarmRestart), so that the disruption budget counts it before it goes down.
+func (e *Executor) begin(pod *corev1.Pod, obs Observed) transition {
 	now := metav1.NewMicroTime(obs.Now)
-	err := e.Status.WriteStatus(ctx, c, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return transition{mutate: func(s *ackov1alpha1.AerospikeClusterStatus) {
 		st := s.OperationStatus
-		st.CurrentPod, st.CurrentPodUID, st.CurrentPodStartTime, st.CurrentPodSignalled = name, string(pod.UID), &now, false
-	})
+		clearCurrent(st)
+		st.CurrentPod, st.CurrentPodUID, st.CurrentPodStartTime = pod.Name, string(pod.UID), &now
+	}}
+}
+
+// act restarts the current pod after the safety checks: a PodRestart evicts it (the
+// PodDisruptionBudget arbitrates; a refusal is a wait), a WarmRestart records the node's start time
+// and the attempt, then signals in the background.
+func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, pod *corev1.Pod, obs Observed) (Result, error) {
+	st := c.Status.OperationStatus
+	warm := st.Kind == ackov1alpha1.OperationWarmRestart
+	if pod == nil {
+		return Result{Active: true, Waiting: fmt.Sprintf("pod %s does not exist", st.CurrentPod)}, nil
+	}
+	why, err := obs.MayTakeDown(ctx, pod.Name, warm)
 	if err != nil {
 		return Result{Active: true}, err
 	}
-	return e.act(ctx, c, pod, obs)
+	if why != "" {
+		return e.waitOrFail(ctx, c, obs, why)
+	}
+	if !warm {
+		refused, err := e.evict(ctx, pod, st.CurrentPodUID)
+		if err != nil || refused != "" {
+			return Result{Active: true, Waiting: refused}, err
+		}
+		return e.progress(ctx, c, e.confirm(c, pod.Name, obs))
+	}
+	started, attempt := metav1.NewMicroTime(obs.Health.NodeStarted(pod.Name)), metav1.NewMicroTime(obs.Now)
+	hash := obs.ConfigHash(pod.Name)
+	if err := e.Status.WriteStatus(ctx, c, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		op := s.OperationStatus
+		op.CurrentPodNodeStartedBefore, op.CurrentPodAttempted, op.CurrentPodConfigHash = &started, &attempt, hash
+	}); err != nil {
+		return Result{Active: true}, err
+	}
+	e.Tasks.Run(tasks.Key{Cluster: clusterKey(c), Name: taskName(st)}, func(ctx context.Context) (string, error) {
+		return "", e.Signaller.WarmRestart(ctx, pod, hash)
+	})
+	return Result{Active: true, Waiting: fmt.Sprintf("restarting pod %s in place", pod.Name)}, nil
 }
 
-// act restarts the current pod and records that it did. A pod whose PID 1 cannot restart asd in
-// place fails the operation; a transient error (the API server, the exec stream) is returned.
-func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, pod *corev1.Pod, obs Observed) (Result, error) {
+// warmRestartResult takes the outcome of the background warm restart. A pod whose PID 1 cannot
+// restart asd in place fails the operation; a config the kubelet has not projected yet is a wait; any
+// other failure is tried again once the node's uptime has settled whether the signal went out.
+func (e *Executor) warmRestartResult(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed,
+	res tasks.Result) (Result, error) {
 	st := c.Status.OperationStatus
-	var err error
-	if st.Kind == ackov1alpha1.OperationPodRestart {
-		err = e.deletePod(ctx, pod, st.CurrentPodUID)
-	} else {
-		err = e.Signaller.WarmRestart(ctx, pod)
+	switch {
+	case res.Err == nil:
+		return e.progress(ctx, c, e.confirm(c, st.CurrentPod, obs))
+	case errors.Is(res.Err, podexec.ErrNotTini):
+		return e.progress(ctx, c, e.podFailed(c, st.CurrentPod, res.Err.Error()))
+	case errors.Is(res.Err, podexec.ErrNotProjected):
+		// Nothing was copied or signalled: the next attempt need not wait for the uptime.
+		return e.progress(ctx, c, transition{mutate: func(s *ackov1alpha1.AerospikeClusterStatus) {
+			s.OperationStatus.CurrentPodAttempted = nil
+		}})
 	}
-	if errors.Is(err, podexec.ErrNotTini) {
-		return e.progress(ctx, c, e.podFailed(c, pod.Name, err.Error()))
-	}
-	if err != nil {
-		// Retried on the next reconcile; a signal that may have gone out (podexec.ErrSignalUnconfirmed)
-		// is settled by the node's uptime before any second signal (planUnconfirmed).
-		return Result{Active: true}, fmt.Errorf("restarting pod %s: %w", pod.Name, err)
-	}
-	return e.progress(ctx, c, e.confirm(c, pod.Name, obs))
+	return e.waitOrFail(ctx, c, obs, fmt.Sprintf("restarting pod %s failed, trying again: %v", st.CurrentPod, res.Err))
 }
 
-// deletePod deletes the pod instance recorded in status; a pod already gone or replaced means
-// the deletion happened.
-func (e *Executor) deletePod(ctx context.Context, pod *corev1.Pod, uid string) error {
-	u := types.UID(uid)
-	err := e.Client.Delete(ctx, pod, client.Preconditions{UID: &u})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
+// waitOrFail waits for the current pod's restart to become possible, up to PodTimeout from its begin;
+// past it, the operation ends in Error saying what it waited for.
+func (e *Executor) waitOrFail(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed, why string) (Result, error) {
+	st := c.Status.OperationStatus
+	if limit := e.Config.withDefaults().PodTimeout; obs.Now.Sub(startTime(st)) > limit {
+		return e.progress(ctx, c, e.podFailed(c, st.CurrentPod, fmt.Sprintf("could not be restarted within %s: %s", limit, why)))
 	}
-	return err
+	return Result{Active: true, Waiting: why}, nil
+}
+
+// evict evicts the pod instance recorded in status; a pod already gone or replaced means it happened.
+func (e *Executor) evict(ctx context.Context, pod *corev1.Pod, uid string) (refused string, err error) {
+	u := types.UID(uid)
+	err = e.Client.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}},
+	})
+	switch {
+	case apierrors.IsTooManyRequests(err):
+		return fmt.Sprintf("eviction of pod %s refused, waiting: %v", pod.Name, err), nil
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return "", nil
+	}
+	return "", err
 }
 
 // confirm records that the current pod's restart went out.
@@ -176,20 +257,17 @@ func (e *Executor) confirm(c *ackov1alpha1.AerospikeCluster, name string, obs Ob
 	msg := "Sent SIGUSR1 to tini in pod %s (operation %s)"
 	if st.Kind == ackov1alpha1.OperationPodRestart {
 		reason, eventReason = ackov1alpha1.RestartReasonManualRestart, ackov1alpha1.EventPodColdRestarted
-		msg = "Deleted pod %s to recreate it (operation %s)"
+		msg = "Evicted pod %s to recreate it (operation %s)"
 	}
 	at := metav1.NewTime(obs.Now)
-	if st.CurrentPodStartTime != nil {
-		at = metav1.NewTime(st.CurrentPodStartTime.Time)
-	}
-	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
+	key := clusterKey(c)
 	return transition{
 		mutate: func(s *ackov1alpha1.AerospikeClusterStatus) {
 			s.OperationStatus.CurrentPodSignalled = true
 			RecordRestart(s, name, reason, at)
 		},
 		announce: []func(){
-			e.eventf(c, corev1.EventTypeNormal, eventReason, "Restart", msg, name, st.ID),
+			e.eventf(c, obs.Pods[name], corev1.EventTypeNormal, eventReason, "Restart", msg, name, st.ID),
 			func() { metrics.RecordRestart(key, reason) },
 		},
 	}
@@ -205,20 +283,28 @@ func RecordRestart(s *ackov1alpha1.AerospikeClusterStatus, name string, reason a
 	s.Pods[name] = p
 }
 
-func (e *Executor) podDone(c *ackov1alpha1.AerospikeCluster, name string) transition {
+// podDone records the current pod completed (and the operation finished after its last pod). A
+// warm-restarted pod loaded the rack's config then: it records it, which counts as its turn in a
+// rolling restart.
+func (e *Executor) podDone(ctx context.Context, c *ackov1alpha1.AerospikeCluster, name string) (Result, error) {
 	st := c.Status.OperationStatus
+	if st.Kind == ackov1alpha1.OperationWarmRestart && name != "" {
+		if err := e.recordConfig(ctx, c.Namespace, name, st.CurrentPodConfigHash); err != nil {
+			return Result{Active: true}, err
+		}
+	}
 	completed := st.CompletedPods
 	var announce []func()
 	if name != "" && !slices.Contains(completed, name) {
 		completed = append(slices.Clone(completed), name)
-		announce = append(announce, e.eventf(c, corev1.EventTypeNormal, ackov1alpha1.EventOperation, "Progress",
+		announce = append(announce, e.eventf(c, nil, corev1.EventTypeNormal, ackov1alpha1.EventOperation, "Progress",
 			"Operation %s: pod %s restarted and back (%d/%d)", st.ID, name, len(completed), len(st.TargetPods)))
 	}
 	finished := len(completed)+len(st.FailedPods) >= len(st.TargetPods)
 	if finished {
 		announce = append(announce, e.finished(c, ackov1alpha1.OperationCompleted, len(completed), len(st.FailedPods), "")...)
 	}
-	return transition{
+	return e.progress(ctx, c, transition{
 		mutate: func(s *ackov1alpha1.AerospikeClusterStatus) {
 			op := s.OperationStatus
 			op.CompletedPods = completed
@@ -229,11 +315,26 @@ func (e *Executor) podDone(c *ackov1alpha1.AerospikeCluster, name string) transi
 			}
 		},
 		announce: announce,
+	})
+}
+
+// recordConfig sets the pod's acko.io/config-hash annotation to the config its node runs now.
+func (e *Executor) recordConfig(ctx context.Context, namespace, name, hash string) error {
+	if hash == "" {
+		return nil
 	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{ackov1alpha1.AnnotationConfigHash: hash}}})
+	if err != nil {
+		return err
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	return client.IgnoreNotFound(e.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, data)))
 }
 
 // podFailed ends the operation: the seed's Error phase means "one or more pods failed", and
-// stopping at the first failure is the safe reading: no further pod is touched.
+// stopping at the first failure is the safe reading: no further pod is touched. Ending it releases
+// the lock on spec.operations.
 func (e *Executor) podFailed(c *ackov1alpha1.AerospikeCluster, name, reason string) transition {
 	st := c.Status.OperationStatus
 	failed := append(slices.Clone(st.FailedPods), name)
@@ -257,7 +358,7 @@ func (e *Executor) finished(c *ackov1alpha1.AerospikeCluster, phase ackov1alpha1
 	if phase == ackov1alpha1.OperationError {
 		kind, msg = corev1.EventTypeWarning, msg+"; stopped: "+why
 	}
-	return []func(){e.eventf(c, kind, ackov1alpha1.EventOperation, "Finish", "%s", msg), countOperation(c, st.Kind, phase)}
+	return []func(){e.eventf(c, nil, kind, ackov1alpha1.EventOperation, "Finish", "%s", msg), countOperation(c, st.Kind, phase)}
 }
 
 func countOperation(c *ackov1alpha1.AerospikeCluster, kind ackov1alpha1.OperationKind, phase ackov1alpha1.OperationPhase) func() {
@@ -266,6 +367,7 @@ func countOperation(c *ackov1alpha1.AerospikeCluster, kind ackov1alpha1.Operatio
 
 func clearCurrent(op *ackov1alpha1.OperationStatus) {
 	op.CurrentPod, op.CurrentPodUID, op.CurrentPodStartTime, op.CurrentPodSignalled = "", "", nil, false
+	op.CurrentPodNodeStartedBefore, op.CurrentPodAttempted, op.CurrentPodConfigHash, op.WaitingSince = nil, nil, "", nil
 }
 
 // rememberFinished keeps the last FinishedOperationHistory ids that ended.
@@ -280,11 +382,18 @@ func rememberFinished(ids []string, id string) []string {
 	return ids
 }
 
-// eventf returns a function that records the event, for announcing after a write.
-func (e *Executor) eventf(c *ackov1alpha1.AerospikeCluster, kind, reason, action, format string, args ...any) func() {
+// eventf returns a function that records the event, for announcing after a write. related (a pod)
+// keeps the events of one reason apart.
+func (e *Executor) eventf(c *ackov1alpha1.AerospikeCluster, related *corev1.Pod, kind, reason, action, format string,
+	args ...any) func() {
 	return func() {
-		if e.Recorder != nil {
-			e.Recorder.Eventf(c, nil, kind, reason, action, format, args...)
+		if e.Recorder == nil {
+			return
 		}
+		var rel runtime.Object
+		if related != nil {
+			rel = related
+		}
+		e.Recorder.Eventf(c, rel, kind, reason, action, format, args...)
 	}
 }

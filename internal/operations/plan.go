@@ -1,14 +1,14 @@
 // Package operations runs on-demand operations (WarmRestart, PodRestart): one pod at a time, each
 // step recorded in status before it acts, so that an operator killed between any two API calls
-// neither restarts a pod twice nor skips one.
+// neither restarts a pod twice nor skips one, and every wait has a deadline.
 //
 // Plan is the pure state machine (status in, next step out); Executor performs one step.
 package operations
 
 import (
+	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,6 +16,8 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/resources"
+	"github.com/acko-io/acko/internal/tasks"
 )
 
 // StepKind names what the executor does next.
@@ -26,20 +28,25 @@ const (
 	StepIdle StepKind = iota
 	// StepWait: an operation is pending or a pod is coming back; look again later.
 	StepWait
+	// StepWaitSince: the operation begins to wait for the cluster or a pod between pods; the start of
+	// the wait is recorded, for its deadline.
+	StepWaitSince
 	// StepStart: record a new operation with its frozen list of target pods.
 	StepStart
-	// StepReject: record a new operation as Error before touching any pod (e.g. a missing pod).
+	// StepReject: record a new operation as Error before touching any pod (a podList name that is no
+	// pod of the cluster).
 	StepReject
-	// StepBegin: record the next pod as current, then restart it.
+	// StepBegin: record the next pod as current (its gate is then held), before it is restarted.
 	StepBegin
-	// StepAct: the current pod was recorded but its restart was never confirmed, and the evidence
-	// says it did not happen: restart it.
+	// StepAct: the current pod was recorded but its restart was not confirmed, and the evidence says
+	// it did not happen: restart it, after the safety checks.
 	StepAct
 	// StepConfirm: the current pod's restart happened (by UID or uptime) but was not recorded.
 	StepConfirm
 	// StepPodDone: the current pod is back; record it completed.
 	StepPodDone
-	// StepPodFailed: the current pod failed or timed out; the operation ends with Error.
+	// StepPodFailed: the current pod failed, or a wait ran past its deadline; the operation ends with
+	// Error.
 	StepPodFailed
 )
 
@@ -50,42 +57,55 @@ type Observed struct {
 	// Health is the prober's latest reading; HealthOK is false before the first one.
 	Health   aerospike.ClusterHealth
 	HealthOK bool
-	// ClusterReady: every desired pod is Ready and the Aerospike cluster is stable. A new operation
-	// starts only then.
+	// ClusterReady: every desired pod runs the current spec and is Ready, and the Aerospike cluster is
+	// stable. A new operation starts only then, and each next pod waits for it. NotReady says why not.
 	ClusterReady bool
+	NotReady     string
 	// RollingRestartPending: pods still run an outdated template. A new operation waits for the
 	// rolling restart to finish; one already InProgress goes first.
 	RollingRestartPending bool
 	// Now is the time of the observation.
 	Now time.Time
+	// Results of the cluster's background tasks that ended since the last reconcile, by task name.
+	Results map[string]tasks.Result
+	// MayTakeDown runs the reconciler's safety checks right before a pod is restarted (fresh readings,
+	// the disruption budget taken for a warm restart, a look again at the pods): "" when it may go.
+	MayTakeDown func(ctx context.Context, pod string, warm bool) (string, error)
+	// ConfigHash is the config identity the pod's rack runs now: a WarmRestart loads it.
+	ConfigHash func(pod string) string
 }
 
 // Config tunes the executor.
 type Config struct {
-	// PodTimeout bounds the wait for one pod to come back.
+	// PodTimeout bounds the wait for one pod to come back, and for a missing target pod to exist.
 	PodTimeout time.Duration
-	// SettleDelay is how long after a warm restart began a node's uptime is trusted to tell
-	// whether an unconfirmed signal went out.
+	// ClusterTimeout bounds the wait, between pods, for the cluster to be Running again.
+	ClusterTimeout time.Duration
+	// SettleDelay is how long after a restart attempt whose outcome is unknown the node's uptime is
+	// read before the restart is tried again.
 	SettleDelay time.Duration
-	// PollInterval is the requeue while waiting.
-	PollInterval time.Duration
 }
 
 // DefaultConfig is used for zero fields.
-var DefaultConfig = Config{PodTimeout: 10 * time.Minute, SettleDelay: 15 * time.Second, PollInterval: 2 * time.Second}
+var DefaultConfig = Config{PodTimeout: 10 * time.Minute, ClusterTimeout: 10 * time.Minute, SettleDelay: 15 * time.Second}
 
 func (c Config) withDefaults() Config {
 	if c.PodTimeout <= 0 {
 		c.PodTimeout = DefaultConfig.PodTimeout
 	}
+	if c.ClusterTimeout <= 0 {
+		c.ClusterTimeout = DefaultConfig.ClusterTimeout
+	}
 	if c.SettleDelay <= 0 {
 		c.SettleDelay = DefaultConfig.SettleDelay
 	}
-	if c.PollInterval <= 0 {
-		c.PollInterval = DefaultConfig.PollInterval
-	}
 	return c
 }
+
+// minUptime: asd's uptime is in whole seconds and runs up to a second ahead, so a warm restart proves
+// itself (a start more than a second later than the one read before the signal) only when asd had
+// run at least this long.
+const minUptime = 3 * time.Second
 
 // Step is the decision of Plan.
 type Step struct {
@@ -108,18 +128,17 @@ func Plan(c *ackov1alpha1.AerospikeCluster, obs Observed, cfg Config) Step {
 	if op == nil {
 		return Step{Kind: StepIdle}
 	}
+	if missing := notPods(c, op); len(missing) > 0 {
+		return Step{Kind: StepReject, Targets: missing,
+			Reason: fmt.Sprintf("podList names pods that are not pods of this cluster: %s", strings.Join(missing, ", "))}
+	}
 	if !obs.ClusterReady {
-		return Step{Kind: StepWait, Reason: fmt.Sprintf("operation %s waits until the cluster is Running", op.ID)}
+		return Step{Kind: StepWait, Reason: fmt.Sprintf("operation %s waits until the cluster is Running: %s", op.ID, obs.NotReady)}
 	}
 	if obs.RollingRestartPending {
 		return Step{Kind: StepWait, Reason: fmt.Sprintf("operation %s waits for the rolling restart to finish", op.ID)}
 	}
-	targets, missing := resolveTargets(c, op, obs.Pods)
-	if len(missing) > 0 {
-		return Step{Kind: StepReject, Targets: missing,
-			Reason: fmt.Sprintf("podList names pods that are not pods of this cluster: %s", strings.Join(missing, ", "))}
-	}
-	return Step{Kind: StepStart, Targets: targets}
+	return Step{Kind: StepStart, Targets: targets(c, op)}
 }
 
 // PendingOperation is the operation in the spec that has not run yet, or nil. An id that ended
@@ -138,58 +157,32 @@ func PendingOperation(c *ackov1alpha1.AerospikeCluster) *ackov1alpha1.OperationS
 	return op
 }
 
-// resolveTargets freezes the operation's pods in rack, then ordinal order.
-func resolveTargets(c *ackov1alpha1.AerospikeCluster, op *ackov1alpha1.OperationSpec,
-	pods map[string]*corev1.Pod) (targets, missing []string) {
-	names := op.PodList
-	if len(names) == 0 {
-		for name := range pods {
-			names = append(names, name)
-		}
-	}
-	for _, name := range names {
-		if _, ok := pods[name]; !ok {
+// notPods lists the podList names the spec has no pod for (sorted).
+func notPods(c *ackov1alpha1.AerospikeCluster, op *ackov1alpha1.OperationSpec) []string {
+	var missing []string
+	for _, name := range op.PodList {
+		if !slices.Contains(c.DesiredPodNames(), name) {
 			missing = append(missing, name)
-			continue
 		}
-		targets = append(targets, name)
 	}
-	sortPods(c, targets)
-	sort.Strings(missing)
-	return targets, missing
+	slices.Sort(missing)
+	return missing
 }
 
-func sortPods(c *ackov1alpha1.AerospikeCluster, names []string) {
-	sort.SliceStable(names, func(i, j int) bool {
-		ri, oi, _ := c.ParsePodName(names[i])
-		rj, oj, _ := c.ParsePodName(names[j])
-		if ri != rj {
-			return ri < rj
-		}
-		if oi != oj {
-			return oi < oj
-		}
-		return names[i] < names[j]
-	})
+// targets freezes the operation's pods (podList, or every pod the spec asks for) in rack, then
+// ordinal order.
+func targets(c *ackov1alpha1.AerospikeCluster, op *ackov1alpha1.OperationSpec) []string {
+	names := slices.Clone(op.PodList)
+	if len(names) == 0 {
+		names = c.DesiredPodNames()
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return c.ComparePods(a, b, false) })
+	return names
 }
 
 func planInProgress(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
 	if st.CurrentPod == "" {
-		next := nextTarget(st)
-		if next == "" {
-			return Step{Kind: StepPodDone} // every target done; finishing is recorded by StepPodDone
-		}
-		if _, ok := obs.Pods[next]; !ok {
-			return Step{Kind: StepPodFailed, Pod: next, Reason: fmt.Sprintf("pod %s no longer exists", next)}
-		}
-		if !obs.ClusterReady {
-			// e.g. after a pause, or another pod went down meanwhile: never take a second node away.
-			return Step{Kind: StepWait, Pod: next, Reason: fmt.Sprintf("pod %s waits until the cluster is Running", next)}
-		}
-		if st.Kind == ackov1alpha1.OperationWarmRestart && asdJustStarted(obs, next) {
-			return Step{Kind: StepWait, Pod: next, Reason: fmt.Sprintf("pod %s: Aerospike started less than a second ago", next)}
-		}
-		return Step{Kind: StepBegin, Pod: next}
+		return planNext(st, obs, cfg)
 	}
 	if !st.CurrentPodSignalled {
 		return planUnconfirmed(st, obs, cfg)
@@ -197,18 +190,35 @@ func planInProgress(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) 
 	return planWaitBack(st, obs, cfg)
 }
 
-// asdJustStarted: by its latest reading, the node's asd started less than a second ago. asd reports
-// its uptime in whole seconds, so such a start cannot be told from one caused by a signal sent now:
-// an operator that stopped between recording the restart and sending the signal would leave its
-// successor counting the pod as restarted without restarting it (planUnconfirmed). Waiting that
-// second out before the restart is recorded keeps the uptime evidence sound. Without a reading
-// there is nothing to wait for.
-func asdJustStarted(obs Observed, pod string) bool {
-	node, ok := obs.Health.Nodes[pod]
-	if !obs.HealthOK || !ok || node.Err != nil {
-		return false
+// planNext waits, with a deadline, until the next target pod exists and the cluster is Running, then
+// begins it.
+func planNext(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
+	next := nextTarget(st)
+	if next == "" {
+		return Step{Kind: StepPodDone} // every target done; finishing is recorded by StepPodDone
 	}
-	return node.ReadAt.Add(-node.Facts.Uptime).After(obs.Now.Add(-time.Second))
+	var why string
+	var limit time.Duration
+	switch pod := obs.Pods[next]; {
+	case pod == nil || pod.DeletionTimestamp != nil:
+		// Being recreated (a drain, a crash): its StatefulSet brings it back.
+		why, limit = fmt.Sprintf("pod %s does not exist (its StatefulSet recreates it)", next), cfg.PodTimeout
+	case !obs.ClusterReady:
+		// e.g. after a pause, or another pod went down meanwhile: never take a second node away.
+		why, limit = fmt.Sprintf("pod %s waits until the cluster is Running: %s", next, obs.NotReady), cfg.ClusterTimeout
+	case st.Kind == ackov1alpha1.OperationWarmRestart && obs.HealthOK && obs.Health.Nodes[next].Err == nil &&
+		obs.Health.Nodes[next].Facts.Uptime < minUptime:
+		return Step{Kind: StepWait, Pod: next, Reason: fmt.Sprintf("pod %s: Aerospike started less than %s ago", next, minUptime)}
+	default:
+		return Step{Kind: StepBegin, Pod: next}
+	}
+	switch {
+	case st.WaitingSince == nil:
+		return Step{Kind: StepWaitSince, Pod: next, Reason: why}
+	case obs.Now.Sub(st.WaitingSince.Time) > limit:
+		return Step{Kind: StepPodFailed, Pod: next, Reason: fmt.Sprintf("waited %s: %s", limit, why)}
+	}
+	return Step{Kind: StepWait, Pod: next, Reason: why}
 }
 
 func nextTarget(st *ackov1alpha1.OperationStatus) string {
@@ -220,30 +230,24 @@ func nextTarget(st *ackov1alpha1.OperationStatus) string {
 	return ""
 }
 
-// planUnconfirmed settles a restart that was recorded as begun but not as sent: the operator
-// stopped between the two. It never restarts a pod whose restart may have happened.
+// planUnconfirmed settles a restart that was recorded as begun but not as sent: it is about to be
+// sent, or the operator stopped in between. It never restarts a pod whose restart may have happened.
 func planUnconfirmed(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
 	pod := obs.Pods[st.CurrentPod]
 	if st.Kind == ackov1alpha1.OperationPodRestart {
 		if pod == nil || string(pod.UID) != st.CurrentPodUID || pod.DeletionTimestamp != nil {
 			return Step{Kind: StepConfirm, Pod: st.CurrentPod}
 		}
-		return Step{Kind: StepAct, Pod: st.CurrentPod}
-	}
-	began := startTime(st)
-	switch restartedSince(obs, st.CurrentPod, began) {
-	case evidenceRestarted:
-		return Step{Kind: StepConfirm, Pod: st.CurrentPod}
-	case evidenceNotRestarted:
-		if node := obs.Health.Nodes[st.CurrentPod]; node.ReadAt.Sub(began) >= cfg.SettleDelay {
-			return Step{Kind: StepAct, Pod: st.CurrentPod}
+	} else {
+		if obs.Health.RestartedSince(st.CurrentPod, startedBefore(st)) {
+			return Step{Kind: StepConfirm, Pod: st.CurrentPod}
+		}
+		// An attempt began and its outcome is unknown: the uptime tells within SettleDelay.
+		if st.CurrentPodAttempted != nil && obs.Now.Sub(st.CurrentPodAttempted.Time) < cfg.SettleDelay {
+			return Step{Kind: StepWait, Pod: st.CurrentPod, Reason: "settling whether the restart signal went out"}
 		}
 	}
-	if obs.Now.Sub(began) > cfg.PodTimeout {
-		return Step{Kind: StepPodFailed, Pod: st.CurrentPod,
-			Reason: fmt.Sprintf("could not tell whether pod %s restarted within %s", st.CurrentPod, cfg.PodTimeout)}
-	}
-	return Step{Kind: StepWait, Pod: st.CurrentPod, Reason: "settling whether the restart signal went out"}
+	return Step{Kind: StepAct, Pod: st.CurrentPod} // the executor bounds the act by PodTimeout, saying why
 }
 
 func planWaitBack(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
@@ -258,8 +262,9 @@ func planWaitBack(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) St
 }
 
 // notBack says why the current pod does not count as completed yet ("" when it does): it must be
-// Ready again (a new instance for PodRestart), its node must answer with an uptime that proves the
-// restart (WarmRestart), and the Aerospike cluster must be stable again.
+// Ready again (a new instance for PodRestart; its readiness gate says its node is a member with no
+// migrations pending), its node must have restarted since the signal (WarmRestart), and the
+// Aerospike cluster must be stable again.
 func notBack(st *ackov1alpha1.OperationStatus, obs Observed) string {
 	pod := obs.Pods[st.CurrentPod]
 	switch {
@@ -267,44 +272,30 @@ func notBack(st *ackov1alpha1.OperationStatus, obs Observed) string {
 		return "pod is not recreated yet"
 	case st.Kind == ackov1alpha1.OperationPodRestart && string(pod.UID) == st.CurrentPodUID:
 		return "pod is not recreated yet"
-	case !PodReady(pod):
+	case !resources.PodReady(pod):
 		return "pod is not Ready"
-	}
-	if st.Kind == ackov1alpha1.OperationWarmRestart && restartedSince(obs, st.CurrentPod, startTime(st)) != evidenceRestarted {
-		return "Aerospike node has not restarted yet"
-	}
-	if !obs.HealthOK {
+	case !obs.HealthOK:
 		return "no Aerospike health reading yet"
 	}
+	if st.Kind == ackov1alpha1.OperationWarmRestart &&
+		!obs.Health.RestartedSince(st.CurrentPod, startedBefore(st)) {
+		return "Aerospike node has not restarted yet"
+	}
 	node, ok := obs.Health.Nodes[st.CurrentPod]
-	if !ok || node.Err != nil || !node.ReadAt.After(readySince(pod)) {
+	if !ok || node.Err != nil || !node.ReadAt.After(resources.ReadySince(pod)) {
 		return "Aerospike node has not answered since the pod became Ready"
 	}
-	if stable, why := obs.Health.Stable(); !stable {
-		return "Aerospike cluster is not stable: " + why
+	if !obs.ClusterReady {
+		return "cluster is not Running yet: " + obs.NotReady
 	}
 	return ""
 }
 
-type evidence int
-
-const (
-	evidenceNone evidence = iota
-	evidenceRestarted
-	evidenceNotRestarted
-)
-
-// restartedSince reads the node's uptime: asd restarted after t when its uptime is shorter than
-// the time between t and the reading.
-func restartedSince(obs Observed, pod string, t time.Time) evidence {
-	node, ok := obs.Health.Nodes[pod]
-	if !obs.HealthOK || !ok || node.Err != nil || !node.ReadAt.After(t) {
-		return evidenceNone
+func startedBefore(st *ackov1alpha1.OperationStatus) time.Time {
+	if st.CurrentPodNodeStartedBefore == nil {
+		return time.Time{}
 	}
-	if node.Facts.Uptime < node.ReadAt.Sub(t) {
-		return evidenceRestarted
-	}
-	return evidenceNotRestarted
+	return st.CurrentPodNodeStartedBefore.Time
 }
 
 func startTime(st *ackov1alpha1.OperationStatus) time.Time {
@@ -312,27 +303,4 @@ func startTime(st *ackov1alpha1.OperationStatus) time.Time {
 		return time.Time{}
 	}
 	return st.CurrentPodStartTime.Time
-}
-
-// PodReady reports the pod's Ready condition.
-func PodReady(pod *corev1.Pod) bool {
-	if pod == nil || pod.DeletionTimestamp != nil {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// readySince is when the pod last became Ready (zero if unknown).
-func readySince(pod *corev1.Pod) time.Time {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
 }

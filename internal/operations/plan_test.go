@@ -31,11 +31,11 @@ var (
 	// began is when the current pod's restart was recorded.
 	began = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	// cfg has round numbers so that each case says on which side of a bound it falls.
-	cfg = operations.Config{PodTimeout: time.Minute, SettleDelay: 10 * time.Second, PollInterval: time.Second}
+	cfg = operations.Config{PodTimeout: time.Minute, ClusterTimeout: 2 * time.Minute, SettleDelay: 10 * time.Second}
 )
 
 var kindNames = map[operations.StepKind]string{
-	operations.StepIdle: "Idle", operations.StepWait: "Wait", operations.StepStart: "Start",
+	operations.StepIdle: "Idle", operations.StepWait: "Wait", operations.StepWaitSince: "WaitSince", operations.StepStart: "Start",
 	operations.StepReject: "Reject", operations.StepBegin: "Begin", operations.StepAct: "Act",
 	operations.StepConfirm: "Confirm", operations.StepPodDone: "PodDone", operations.StepPodFailed: "PodFailed",
 }
@@ -134,14 +134,36 @@ func running(kind ackov1alpha1.OperationKind, targets, completed []string) chang
 }
 
 // current records the restart of c-1 as begun at began, on its instance "c-1-old", after c-0;
-// signalled says whether the restart was recorded as sent.
+// signalled says whether the restart was recorded as sent. A WarmRestart also records its attempt at
+// began, with c-1's asd start as the scene's reading shows it (an hour before the reading).
 func current(kind ackov1alpha1.OperationKind, signalled bool) change {
 	return func(s *scene) {
 		running(kind, []string{"c-0", "c-1", "c-2"}, []string{"c-0"})(s)
 		st := s.c.Status.OperationStatus
 		at := metav1.NewMicroTime(began)
 		st.CurrentPod, st.CurrentPodUID, st.CurrentPodStartTime, st.CurrentPodSignalled = "c-1", "c-1-old", &at, signalled
+		if kind == warm {
+			before := metav1.NewMicroTime(s.obs.Health.NodeStarted("c-1"))
+			st.CurrentPodNodeStartedBefore, st.CurrentPodAttempted = &before, &at
+		}
 	}
+}
+
+// noAttempt: the operator stopped between recording the pod and recording an attempt at it.
+func noAttempt(s *scene) {
+	s.c.Status.OperationStatus.CurrentPodNodeStartedBefore, s.c.Status.OperationStatus.CurrentPodAttempted = nil, nil
+}
+
+// waitingSince records that the operation began waiting for its next pod d after began.
+func waitingSince(d time.Duration) change {
+	return func(s *scene) {
+		t := metav1.NewTime(began.Add(d))
+		s.c.Status.OperationStatus.WaitingSince = &t
+	}
+}
+
+func clusterNotReady(why string) change {
+	return func(s *scene) { s.obs.ClusterReady, s.obs.NotReady = false, why }
 }
 
 // recreated replaces c-1 by a new instance, Ready since the given time after began.
@@ -197,13 +219,6 @@ func nodeErr(name string) change {
 	}
 }
 
-func migrating(s *scene) {
-	for name, n := range s.obs.Health.Nodes {
-		n.Facts.MigratePartitionsRemaining = 12
-		s.obs.Health.Nodes[name] = n
-	}
-}
-
 var _ = Describe("Plan", func() {
 	DescribeTable("decides the next step",
 		func(want decision, reason string, changes ...change) {
@@ -223,47 +238,59 @@ var _ = Describe("Plan", func() {
 
 		// A new operation.
 		Entry("a new id after a Completed one waits until the cluster is Running",
-			decide(operations.StepWait, ""), "operation b waits until the cluster is Running",
-			operation(warm, "b"), ended("a", ackov1alpha1.OperationCompleted),
-			func(s *scene) { s.obs.ClusterReady = false }),
+			decide(operations.StepWait, ""), "operation b waits until the cluster is Running: c-2 not Ready",
+			operation(warm, "b"), ended("a", ackov1alpha1.OperationCompleted), clusterNotReady("c-2 not Ready")),
 		Entry("waits for a rolling restart to finish", decide(operations.StepWait, ""), "waits for the rolling restart",
 			operation(cold, "a"), func(s *scene) { s.obs.RollingRestartPending = true }),
-		Entry("starts on every pod, frozen in rack then ordinal order (numeric, not lexical)",
-			decide(operations.StepStart, "", "c-2-0", "c-2-2", "c-2-10", "c-10-0", "c-10-1"), "",
-			racks(10, 2), withPods("c-10-1", "c-2-10", "c-10-0", "c-2-2", "c-2-0"), operation(warm, "a")),
+		Entry("starts on every pod the spec asks for, frozen in rack then ordinal order (numeric, not lexical)",
+			decide(operations.StepStart, "", "c-2-0", "c-2-1", "c-2-2", "c-10-0", "c-10-1"), "",
+			racks(10, 2), func(s *scene) { s.c.Spec.Size = 5 }, withPods("c-10-1", "c-2-1", "c-10-0", "c-2-2", "c-2-0"),
+			operation(warm, "a")),
 		Entry("starts on a single-rack podList in ordinal order",
 			decide(operations.StepStart, "", "c-0", "c-2"), "", operation(cold, "a", "c-2", "c-0")),
-		Entry("rejects a podList naming pods that do not exist, listing them",
+		Entry("rejects a podList naming pods the spec has not, listing them, whatever the cluster's state",
 			decide(operations.StepReject, "", "c-5", "c-7"), "not pods of this cluster: c-5, c-7",
-			operation(warm, "a", "c-7", "c-0", "c-5")),
+			operation(warm, "a", "c-7", "c-0", "c-5"), clusterNotReady("c-1 not Ready")),
 
 		// An operation InProgress, between pods.
 		Entry("an operation InProgress goes on even while a rolling restart is pending",
 			decide(operations.StepBegin, "c-1"), "",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}),
 			func(s *scene) { s.obs.RollingRestartPending = true }),
-		// asd reports its uptime in whole seconds: a start less than a second before the restart is
-		// recorded could not be told, by an operator that restarted before the signal was recorded as
-		// sent, from a start caused by the signal (planUnconfirmed would count the pod unrestarted).
-		Entry("WarmRestart: the next pod waits while its asd started less than a second ago",
-			decide(operations.StepWait, "c-1"), "Aerospike started less than a second ago",
-			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 0)),
-		Entry("WarmRestart: the next pod goes once its asd has been up a second",
+		// asd reports its uptime in whole seconds, up to a second ahead: a restart proves itself by a
+		// start more than a second after the one read before it only when asd had run 3 s.
+		Entry("WarmRestart: the next pod waits while its asd started less than 3 s ago",
+			decide(operations.StepWait, "c-1"), "Aerospike started less than 3s ago",
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 2)),
+		Entry("WarmRestart: the next pod goes once its asd has been up 3 s",
 			decide(operations.StepBegin, "c-1"), "",
-			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 1)),
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 3)),
 		Entry("PodRestart: the next pod goes whatever its uptime (the UID settles a PodRestart)",
 			decide(operations.StepBegin, "c-1"), "",
 			running(cold, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 0)),
-		Entry("the next pod of an operation InProgress waits while another pod is not Ready",
+		Entry("the next pod waits while the cluster is not Running: the wait is recorded, for its deadline",
+			decide(operations.StepWaitSince, "c-1"), "pod c-1 waits until the cluster is Running: c-2 not Ready",
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), clusterNotReady("c-2 not Ready")),
+		Entry("... and goes on waiting within the deadline",
 			decide(operations.StepWait, "c-1"), "pod c-1 waits until the cluster is Running",
-			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), notReady("c-2"),
-			func(s *scene) { s.obs.ClusterReady = false }),
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), clusterNotReady("c-2 not Ready"),
+			waitingSince(0), at(2*time.Minute)),
+		Entry("... and ends the operation past it, saying what it waited for",
+			decide(operations.StepPodFailed, "c-1"), "waited 2m0s: pod c-1 waits until the cluster is Running: c-2 not Ready",
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), clusterNotReady("c-2 not Ready"),
+			waitingSince(0), at(2*time.Minute+time.Second)),
 		Entry("the targets stay frozen: a pod added later is not restarted, the operation finishes",
 			decide(operations.StepPodDone, ""), "",
 			running(warm, []string{"c-0", "c-1"}, []string{"c-0", "c-1"}), withPods("c-0", "c-1", "c-2", "c-3")),
-		Entry("a target that disappeared fails the operation",
-			decide(operations.StepPodFailed, "c-1"), "pod c-1 no longer exists",
+		Entry("a target that is missing (being recreated) is waited for",
+			decide(operations.StepWaitSince, "c-1"), "pod c-1 does not exist",
 			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), gone("c-1")),
+		Entry("... within the pod timeout",
+			decide(operations.StepWait, "c-1"), "pod c-1 does not exist",
+			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), gone("c-1"), waitingSince(0), at(time.Minute)),
+		Entry("... and fails the operation past it",
+			decide(operations.StepPodFailed, "c-1"), "waited 1m0s: pod c-1 does not exist",
+			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), gone("c-1"), waitingSince(0), at(61*time.Second)),
 
 		// Recorded as begun, not as sent: the operator stopped between the two writes.
 		Entry("PodRestart: the recorded instance still runs, so it was not deleted: delete it",
@@ -274,19 +301,20 @@ var _ = Describe("Plan", func() {
 			current(cold, false), gone("c-1")),
 		Entry("PodRestart: a terminating instance proves the deletion", decide(operations.StepConfirm, "c-1"), "",
 			current(cold, false), terminating("c-1")),
-		Entry("WarmRestart: asd started after the restart began: the signal went out",
+		Entry("WarmRestart: asd started after the attempt: the signal went out",
 			decide(operations.StepConfirm, "c-1"), "", current(warm, false), asdStarted(2*time.Second, 20*time.Second)),
-		Entry("WarmRestart: asd up since before, read after the settle delay: signal",
-			decide(operations.StepAct, "c-1"), "", current(warm, false), asdStarted(-time.Hour, 10*time.Second)),
-		Entry("WarmRestart: asd up since before, read within the settle delay: wait",
-			decide(operations.StepWait, "c-1"), "settling", current(warm, false), asdStarted(-time.Hour, 9*time.Second)),
-		Entry("WarmRestart: a reading from before the restart began proves nothing: wait",
-			decide(operations.StepWait, "c-1"), "settling", current(warm, false), asdStarted(-time.Hour, -time.Second)),
-		Entry("WarmRestart: no reading: wait", decide(operations.StepWait, "c-1"), "settling",
-			current(warm, false), noHealth),
-		Entry("WarmRestart: still no evidence after the pod timeout: fail",
-			decide(operations.StepPodFailed, "c-1"), "could not tell whether pod c-1 restarted within 1m0s",
-			current(warm, false), noHealth, at(61*time.Second)),
+		Entry("WarmRestart: asd up since before, read after the settle delay: try again",
+			decide(operations.StepAct, "c-1"), "", current(warm, false), asdStarted(-time.Hour, 10*time.Second),
+			at(10*time.Second)),
+		Entry("WarmRestart: within the settle delay of an attempt: wait",
+			decide(operations.StepWait, "c-1"), "settling", current(warm, false), asdStarted(-time.Hour, 9*time.Second),
+			at(9*time.Second)),
+		Entry("WarmRestart: no reading within the settle delay: wait", decide(operations.StepWait, "c-1"), "settling",
+			current(warm, false), noHealth, at(5*time.Second)),
+		Entry("WarmRestart: recorded, no attempt yet: act (after the safety checks)",
+			decide(operations.StepAct, "c-1"), "", current(warm, false), noAttempt),
+		Entry("WarmRestart: still not restarted after the pod timeout: act (the executor fails it, saying why)",
+			decide(operations.StepAct, "c-1"), "", current(warm, false), noHealth, at(61*time.Second)),
 
 		// Sent: waiting for the pod to come back.
 		Entry("PodRestart: the old instance still runs", decide(operations.StepWait, "c-1"), "pod is not recreated yet",
@@ -302,9 +330,9 @@ var _ = Describe("Plan", func() {
 			current(cold, true), recreated(31*time.Second)),
 		Entry("PodRestart: the node answers with an error", decide(operations.StepWait, "c-1"),
 			"has not answered since the pod became Ready", current(cold, true), recreated(5*time.Second), nodeErr("c-1")),
-		Entry("PodRestart: the cluster is migrating", decide(operations.StepWait, "c-1"),
-			"Aerospike cluster is not stable: c-0: migrate_partitions_remaining=12",
-			current(cold, true), recreated(5*time.Second), migrating),
+		Entry("PodRestart: the cluster is not Running yet (migrating)", decide(operations.StepWait, "c-1"),
+			"cluster is not Running yet: c-0: migrate_partitions_remaining=12",
+			current(cold, true), recreated(5*time.Second), clusterNotReady("c-0: migrate_partitions_remaining=12")),
 		Entry("PodRestart: back", decide(operations.StepPodDone, "c-1"), "", current(cold, true), recreated(5*time.Second)),
 		Entry("WarmRestart: asd has not restarted yet", decide(operations.StepWait, "c-1"), "Aerospike node has not restarted yet",
 			current(warm, true)),
@@ -319,23 +347,23 @@ var _ = Describe("Plan", func() {
 			current(cold, true), recreated(5*time.Second), at(61*time.Second)),
 	)
 
-	// Status keeps CurrentPodStartTime to the microsecond: an asd start a fraction of a second before
-	// the restart began must not read as "the signal went out" to an operator that restarts before the
-	// signal was recorded as sent (the pod would be counted without being restarted).
-	It("does not take an asd start from just before the restart began as proof that the signal went out", func() {
+	// asd's uptime is whole seconds and up to a second ahead: a reading after the signal that shows the
+	// same start as the one before it, give or take that second, is no restart. Status keeps the start
+	// to the microsecond.
+	It("does not take the rounding of asd's uptime for a restart", func() {
 		s := build(current(warm, false))
-		begin := began.Add(800 * time.Millisecond) // when the executor recorded the begin
-		st := s.c.Status.OperationStatus
-		t := metav1.NewMicroTime(begin)
-		st.CurrentPodStartTime = &t
+		before := metav1.NewMicroTime(began.Add(-10*time.Second + 300*time.Millisecond))
+		s.c.Status.OperationStatus.CurrentPodNodeStartedBefore = &before
 		raw, err := json.Marshal(s.c) // what the API server stores and answers
 		Expect(err).NotTo(HaveOccurred())
 		Expect(json.Unmarshal(raw, s.c)).To(Succeed())
-		Expect(s.c.Status.OperationStatus.CurrentPodStartTime.Time).To(BeTemporally("==", begin), "status keeps microseconds")
-		// asd (re)started 300ms before the begin (e.g. the pod had just become Ready); the operator
-		// died before signalling; the new one reads the node 20s later.
-		asdStarted(500*time.Millisecond, 20*time.Second)(&s)
-		Expect(kindNames[operations.Plan(s.c, s.obs, cfg).Kind]).NotTo(Equal("Confirm"))
+		Expect(s.c.Status.OperationStatus.CurrentPodNodeStartedBefore.Time).To(BeTemporally("==", before.Time))
+		for _, up := range []time.Duration{29, 30, 31} { // read 20 s after began: a start 9–11 s before began
+			asdStarted(20*time.Second-up*time.Second, 20*time.Second)(&s)
+			Expect(kindNames[operations.Plan(s.c, s.obs, cfg).Kind]).NotTo(Equal("Confirm"), "uptime %ds", up)
+		}
+		asdStarted(time.Second, 20*time.Second)(&s) // restarted a second after the attempt
+		Expect(kindNames[operations.Plan(s.c, s.obs, cfg).Kind]).To(Equal("Confirm"))
 	})
 })
 

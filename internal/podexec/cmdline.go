@@ -31,6 +31,9 @@ var (
 	// ErrSignalUnconfirmed means the kill exec failed or complained: SIGUSR1 may or may not have reached
 	// PID 1, so the caller must settle it (e.g. by the node's uptime) rather than signal again.
 	ErrSignalUnconfirmed = errors.New(restartSignal + " delivery not confirmed")
+	// ErrNotProjected means the ConfigMap's new content has not reached the pod yet (the kubelet
+	// refreshes mounted ConfigMaps within about a minute): nothing was changed; try again later.
+	ErrNotProjected = errors.New("the kubelet has not projected the new config into the pod yet")
 )
 
 // NotTiniError says why PID 1 of a pod is not a tini that restarts its child on SIGUSR1.

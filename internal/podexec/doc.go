@@ -1,4 +1,5 @@
-// Package podexec sends the WarmRestart signal into a pod's Aerospike container.
+// Package podexec changes a running pod's Aerospike container through exec: it copies the rack's
+// current config into the pod's own copy, and sends the WarmRestart signal.
 //
 // A WarmRestart restarts asd in place: the pod keeps its UID, IP and volumes. That only works when PID 1
 // is the image's tini started with `-r SIGUSR1` (as-tini-static -r SIGUSR1 -t SIGTERM), which turns

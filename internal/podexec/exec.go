@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 const (
@@ -26,13 +29,23 @@ const (
 
 var (
 	readInitCmdline = []string{"cat", "/proc/1/cmdline"}
+	readOwnConfig   = []string{"cat", path.Join(config.ConfigDir, config.FileName)}
 	// signalInit runs kill itself, not a shell: the image need not have one, and nothing is quoted.
 	signalInit = []string{"kill", "-USR1", "1"}
 )
 
-// Signaller sends the in-place restart signal to a pod's Aerospike container.
+// Signaller changes a running pod's Aerospike container: it loads the rack's current config into the
+// pod's own copy and restarts asd in place.
 type Signaller interface {
-	WarmRestart(ctx context.Context, pod *corev1.Pod) error
+	// WarmRestart copies the ConfigMap's config into place, once the kubelet has projected the one whose
+	// identity (config.Hash) is configHash ("": whatever is there), then restarts asd in place.
+	WarmRestart(ctx context.Context, pod *corev1.Pod, configHash string) error
+	// ReadConfigs returns the pod's own copy of aerospike.conf (what asd loaded at its last start) and
+	// the ConfigMap's file as projected into the pod.
+	ReadConfigs(ctx context.Context, pod *corev1.Pod) (own, projected string, err error)
+	// CopyConfig copies the projected ConfigMap file into place when its identity is configHash, so
+	// that a later restart of asd loads what a live change applied.
+	CopyConfig(ctx context.Context, pod *corev1.Pod, configHash string) error
 }
 
 // Executor is the Signaller that execs through the API server's pods/exec subresource.
@@ -76,18 +89,48 @@ func New(cfg *rest.Config, core rest.Interface, opts ...Option) (*Executor, erro
 	return e, nil
 }
 
-// WarmRestart checks that PID 1 of the pod's Aerospike container is tini started with -r SIGUSR1, then
-// sends it SIGUSR1. An error wrapping ErrNotTini means the pod needs a PodRestart instead; one wrapping
-// ErrSignalUnconfirmed means the signal may have gone out; any other error means it did not.
-func (e *Executor) WarmRestart(ctx context.Context, pod *corev1.Pod) error {
+// WarmRestart loads the current config (CopyConfig), checks that PID 1 of the pod's Aerospike
+// container is tini started with -r SIGUSR1, then sends it SIGUSR1. An error wrapping ErrNotProjected
+// means the kubelet has not caught up yet (try again later); ErrNotTini means the pod needs a
+// PodRestart instead; ErrSignalUnconfirmed means the signal may have gone out; any other error means
+// it did not.
+func (e *Executor) WarmRestart(ctx context.Context, pod *corev1.Pod, configHash string) error {
 	if pod == nil {
 		return errors.New("podexec: nil pod")
 	}
 	name := pod.Namespace + "/" + pod.Name
+	if err := e.CopyConfig(ctx, pod, configHash); err != nil {
+		return err
+	}
 	if err := judgeCmdline(name, e.exec(ctx, pod, readInitCmdline)); err != nil {
 		return err
 	}
 	return judgeSignal(name, e.exec(ctx, pod, signalInit))
+}
+
+// ReadConfigs implements Signaller.
+func (e *Executor) ReadConfigs(ctx context.Context, pod *corev1.Pod) (own, projected string, err error) {
+	name := pod.Namespace + "/" + pod.Name
+	if own, err = judgeRead(name, e.exec(ctx, pod, readOwnConfig)); err != nil {
+		return "", "", err
+	}
+	projected, err = judgeRead(name, e.exec(ctx, pod, resources.ReadConfigMapFileCommand()))
+	return own, projected, err
+}
+
+// CopyConfig implements Signaller.
+func (e *Executor) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash string) error {
+	name := pod.Namespace + "/" + pod.Name
+	if configHash != "" {
+		projected, err := judgeRead(name, e.exec(ctx, pod, resources.ReadConfigMapFileCommand()))
+		if err != nil {
+			return err
+		}
+		if got := config.Hash(projected); got != configHash {
+			return fmt.Errorf("pod %s: %w: it shows config %s, want %s", name, ErrNotProjected, got, configHash)
+		}
+	}
+	return judgeQuiet(name, "copying the config into place", e.exec(ctx, pod, resources.CopyConfigCommand()))
 }
 
 // exec runs command in the Aerospike container without stdin or TTY, within the exec timeout.

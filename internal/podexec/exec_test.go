@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/remotecommand"
 	"k8s.io/client-go/rest"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
+
+	"github.com/acko-io/acko/internal/config"
 )
 
 // reply is what the fake API server answers to one exec'd command.
@@ -123,18 +125,21 @@ func testPod() *corev1.Pod {
 var (
 	catCmd  = strings.Join(readInitCmdline, " ")
 	killCmd = strings.Join(signalInit, " ")
+	cpCmd   = "cp /etc/aerospike-configmap/aerospike.conf /etc/aerospike/aerospike.conf"
+	readCM  = "cat /etc/aerospike-configmap/aerospike.conf"
+	readOwn = "cat /etc/aerospike/aerospike.conf"
 	// kwokFailure is how the local cluster's kwok reports any failed command: no exit code cause.
 	kwokFailure = metav1.Status{Status: metav1.StatusFailure, Message: "exit status 1"}
 )
 
 func TestWarmRestartSignalsTini(t *testing.T) {
-	f := &fakeAPI{replies: map[string]reply{catCmd: {stdout: officialFull}, killCmd: {}}}
+	f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stdout: officialFull}, killCmd: {}}}
 	e := start(t, f)
 
-	if err := e.WarmRestart(context.Background(), testPod()); err != nil {
+	if err := e.WarmRestart(context.Background(), testPod(), ""); err != nil {
 		t.Fatalf("WarmRestart: %v", err)
 	}
-	if got, want := f.commands(), []string{catCmd, killCmd}; !slices.Equal(got, want) {
+	if got, want := f.commands(), []string{cpCmd, catCmd, killCmd}; !slices.Equal(got, want) {
 		t.Fatalf("commands %q, want %q", got, want)
 	}
 	for _, r := range f.received() {
@@ -158,14 +163,14 @@ func assertExecRequest(t *testing.T, r request) {
 }
 
 func TestWarmRestartRefusesNonTiniWithoutSignalling(t *testing.T) {
-	f := &fakeAPI{replies: map[string]reply{catCmd: {stdout: "asd\x00--foreground\x00"}, killCmd: {}}}
+	f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stdout: "asd\x00--foreground\x00"}, killCmd: {}}}
 	e := start(t, f)
 
-	err := e.WarmRestart(context.Background(), testPod())
+	err := e.WarmRestart(context.Background(), testPod(), "")
 	if !errors.Is(err, ErrNotTini) || !strings.Contains(err.Error(), `PID 1 of pod ns/aero-0-0 is "asd --foreground"`) {
 		t.Fatalf("got %v, want ErrNotTini naming the pod and its PID 1", err)
 	}
-	if got := f.commands(); !slices.Equal(got, []string{catCmd}) {
+	if got := f.commands(); !slices.Equal(got, []string{cpCmd, catCmd}) {
 		t.Fatalf("commands %q: kill must not run", got)
 	}
 }
@@ -173,8 +178,8 @@ func TestWarmRestartRefusesNonTiniWithoutSignalling(t *testing.T) {
 // Under kwok every exec may come back as "exit status 1"; the printed output decides.
 func TestWarmRestartJudgesOutputNotExitStatus(t *testing.T) {
 	t.Run("cat printed tini despite a failure status", func(t *testing.T) {
-		f := &fakeAPI{replies: map[string]reply{catCmd: {stdout: officialCmdline, status: kwokFailure}, killCmd: {}}}
-		if err := start(t, f).WarmRestart(context.Background(), testPod()); err != nil {
+		f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stdout: officialCmdline, status: kwokFailure}, killCmd: {}}}
+		if err := start(t, f).WarmRestart(context.Background(), testPod(), ""); err != nil {
 			t.Fatalf("WarmRestart: %v", err)
 		}
 	})
@@ -183,19 +188,19 @@ func TestWarmRestartJudgesOutputNotExitStatus(t *testing.T) {
 			catCmd:  {stdout: officialCmdline},
 			killCmd: {stderr: "kill: (1) - Operation not permitted\n", status: kwokFailure},
 		}}
-		err := start(t, f).WarmRestart(context.Background(), testPod())
+		err := start(t, f).WarmRestart(context.Background(), testPod(), "")
 		if !errors.Is(err, ErrSignalUnconfirmed) || !strings.Contains(err.Error(), "Operation not permitted") {
 			t.Fatalf("got %v, want ErrSignalUnconfirmed with kill's stderr", err)
 		}
 	})
 	t.Run("cat printed nothing", func(t *testing.T) {
-		f := &fakeAPI{replies: map[string]reply{catCmd: {stderr: "cat: /proc/1/cmdline: Permission denied", status: kwokFailure}}}
-		err := start(t, f).WarmRestart(context.Background(), testPod())
+		f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stderr: "cat: /proc/1/cmdline: Permission denied", status: kwokFailure}}}
+		err := start(t, f).WarmRestart(context.Background(), testPod(), "")
 		if err == nil || errors.Is(err, ErrNotTini) || !strings.Contains(err.Error(), "Permission denied") ||
 			!strings.Contains(err.Error(), "exit status 1") {
 			t.Fatalf("got %v, want a read error with stderr and the exec error", err)
 		}
-		if got := f.commands(); len(got) != 1 {
+		if got := f.commands(); len(got) != 2 {
 			t.Fatalf("commands %q: kill must not run", got)
 		}
 	})
@@ -204,8 +209,8 @@ func TestWarmRestartJudgesOutputNotExitStatus(t *testing.T) {
 			Status: metav1.StatusFailure, Reason: remotecommand.NonZeroExitCodeReason,
 			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: remotecommand.ExitCodeCauseType, Message: "1"}}},
 		}
-		f := &fakeAPI{replies: map[string]reply{catCmd: {stdout: officialCmdline}, killCmd: {status: exitCode}}}
-		err := start(t, f).WarmRestart(context.Background(), testPod())
+		f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stdout: officialCmdline}, killCmd: {status: exitCode}}}
+		err := start(t, f).WarmRestart(context.Background(), testPod(), "")
 		if !errors.Is(err, ErrSignalUnconfirmed) || !strings.Contains(err.Error(), "exit code 1") {
 			t.Fatalf("got %v, want ErrSignalUnconfirmed with the exit code", err)
 		}
@@ -213,11 +218,11 @@ func TestWarmRestartJudgesOutputNotExitStatus(t *testing.T) {
 }
 
 func TestWarmRestartTimesOut(t *testing.T) {
-	f := &fakeAPI{replies: map[string]reply{catCmd: {hang: true}}}
+	f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {hang: true}}}
 	e := start(t, f, WithTimeout(300*time.Millisecond))
 
 	began := time.Now()
-	err := e.WarmRestart(context.Background(), testPod())
+	err := e.WarmRestart(context.Background(), testPod(), "")
 	if took := time.Since(began); took > 5*time.Second {
 		t.Fatalf("WarmRestart took %v with a 300ms exec timeout", took)
 	}
@@ -227,13 +232,13 @@ func TestWarmRestartTimesOut(t *testing.T) {
 }
 
 func TestWarmRestartHonoursCallerContext(t *testing.T) {
-	f := &fakeAPI{replies: map[string]reply{catCmd: {hang: true}}}
+	f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {hang: true}}}
 	e := start(t, f) // default 10s timeout: the caller's deadline must win
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 
 	began := time.Now()
-	if err := e.WarmRestart(ctx, testPod()); err == nil {
+	if err := e.WarmRestart(ctx, testPod(), ""); err == nil {
 		t.Fatal("WarmRestart succeeded on a hung exec")
 	}
 	if took := time.Since(began); took > 5*time.Second {
@@ -244,7 +249,7 @@ func TestWarmRestartHonoursCallerContext(t *testing.T) {
 // A refused WebSocket upgrade means the command never started, so the SPDY POST is tried instead.
 func TestWarmRestartFallsBackToSPDY(t *testing.T) {
 	f := &fakeAPI{refuseUpgrade: true}
-	err := start(t, f).WarmRestart(context.Background(), testPod())
+	err := start(t, f).WarmRestart(context.Background(), testPod(), "")
 	if err == nil || errors.Is(err, ErrSignalUnconfirmed) {
 		t.Fatalf("got %v, want a read error", err)
 	}
@@ -253,7 +258,7 @@ func TestWarmRestartFallsBackToSPDY(t *testing.T) {
 		methods = append(methods, r.method)
 	}
 	if !slices.Equal(methods, []string{http.MethodGet, http.MethodPost}) {
-		t.Fatalf("requests %q, want the WebSocket GET then the SPDY POST, and no kill", methods)
+		t.Fatalf("requests %q, want the WebSocket GET then the SPDY POST, and nothing after the failed copy", methods)
 	}
 }
 
@@ -265,7 +270,40 @@ func TestNewValidates(t *testing.T) {
 	if err != nil || e.timeout != DefaultTimeout {
 		t.Fatalf("New = %+v, %v; want the default timeout", e, err)
 	}
-	if err := e.WarmRestart(context.Background(), nil); err == nil {
+	if err := e.WarmRestart(context.Background(), nil, ""); err == nil {
 		t.Fatal("WarmRestart(nil pod) succeeded")
+	}
+}
+
+// The new config is copied only once the kubelet has projected it: until then nothing changes.
+func TestWarmRestartWaitsForTheProjectedConfig(t *testing.T) {
+	const conf = "service {\n\tcluster-name a\n}\n"
+	f := &fakeAPI{replies: map[string]reply{readCM: {stdout: "service {\n\tcluster-name old\n}\n"}}}
+	err := start(t, f).WarmRestart(context.Background(), testPod(), config.Hash(conf))
+	if !errors.Is(err, ErrNotProjected) {
+		t.Fatalf("got %v, want ErrNotProjected", err)
+	}
+	if got := f.commands(); !slices.Equal(got, []string{readCM}) {
+		t.Fatalf("commands %q: nothing may be copied or signalled before the config is there", got)
+	}
+	f = &fakeAPI{replies: map[string]reply{readCM: {stdout: conf}, catCmd: {stdout: officialCmdline}}}
+	if err := start(t, f).WarmRestart(context.Background(), testPod(), config.Hash(conf)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.commands(); !slices.Equal(got, []string{readCM, cpCmd, catCmd, killCmd}) {
+		t.Fatalf("commands %q", got)
+	}
+}
+
+func TestReadConfigs(t *testing.T) {
+	f := &fakeAPI{replies: map[string]reply{readOwn: {stdout: "own"}, readCM: {stdout: "projected"}}}
+	own, projected, err := start(t, f).ReadConfigs(context.Background(), testPod())
+	if err != nil || own != "own" || projected != "projected" {
+		t.Fatalf("ReadConfigs = %q %q %v", own, projected, err)
+	}
+	f = &fakeAPI{replies: map[string]reply{readOwn: {stderr: "cat: no such file", status: kwokFailure}}}
+	if _, _, err := start(t, f).ReadConfigs(context.Background(), testPod()); err == nil ||
+		!strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("got %v, want the read error", err)
 	}
 }

@@ -36,6 +36,22 @@ func judgeSignal(pod string, res execResult) error {
 	return fmt.Errorf("sending %s to PID 1 in pod %s: %w%s", restartSignal, pod, ErrSignalUnconfirmed, res.details())
 }
 
+// judgeRead returns what cat printed; any exec error or complaint on stderr is a failure.
+func judgeRead(pod string, res execResult) (string, error) {
+	if res.Err != nil || len(bytes.TrimSpace(res.Stderr)) > 0 {
+		return "", fmt.Errorf("reading a file in pod %s%s", pod, res.details())
+	}
+	return string(res.Stdout), nil
+}
+
+// judgeQuiet judges a command that prints nothing when it succeeds (cp).
+func judgeQuiet(pod, what string, res execResult) error {
+	if res.Err == nil && len(bytes.TrimSpace(res.Stderr)) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s in pod %s%s", what, pod, res.details())
+}
+
 // details renders the exec error and what was printed, for an error message.
 func (r execResult) details() string {
 	var b strings.Builder

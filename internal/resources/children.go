@@ -34,7 +34,7 @@ func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, conf s
 	}
 }
 
-// HeadlessService gives every pod a stable DNS name and is the heartbeat mesh seed. It publishes pods
+// HeadlessService gives every pod a stable DNS name, which the mesh seeds use. It publishes pods
 // before they are Ready: a starting node must find its peers to become Ready at all.
 func HeadlessService(c *v1alpha1.AerospikeCluster) *corev1.Service {
 	svc := service(c, c.HeadlessServiceName(), aerospikePorts)
@@ -65,15 +65,17 @@ func service(c *v1alpha1.AerospikeCluster, name string, ports []namedPort) *core
 	return svc
 }
 
-// PodDisruptionBudget lets voluntary disruptions (node drains) take one Aerospike pod at a time, so
-// replication-factor 2 never loses both copies of a partition to a drain.
-func PodDisruptionBudget(c *v1alpha1.AerospikeCluster) *policyv1.PodDisruptionBudget {
-	maxUnavailable := intstr.FromInt32(1)
+// PodDisruptionBudget lets voluntary disruptions (node drains, and the operator's own evictions) take
+// at most maxUnavailable Aerospike pods at a time: replication-factor − 1 (config.MaxDown), and 0 while
+// any node migrates. It keeps the default unhealthyPodEvictionPolicy: a node that migrates is not
+// Ready, and must not be evicted for that.
+func PodDisruptionBudget(c *v1alpha1.AerospikeCluster, maxUnavailable int) *policyv1.PodDisruptionBudget {
+	max := intstr.FromInt32(int32(maxUnavailable))
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: objectMeta(c, c.PodDisruptionBudgetName(), c.SelectorLabels()),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: &maxUnavailable,
+			MaxUnavailable: &max,
 			Selector:       &metav1.LabelSelector{MatchLabels: c.SelectorLabels()},
 		},
 	}

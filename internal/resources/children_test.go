@@ -48,7 +48,7 @@ func allChildren(t *testing.T, c *v1alpha1.AerospikeCluster) []client.Object {
 	t.Helper()
 	plan := c.RackPlan()
 	objs := make([]client.Object, 0, 3+2*len(plan))
-	objs = append(objs, HeadlessService(c), ClientService(c), PodDisruptionBudget(c))
+	objs = append(objs, HeadlessService(c), ClientService(c), PodDisruptionBudget(c, 1))
 	for _, rack := range plan {
 		conf, err := config.Render(c, rack, v1alpha1.DefaultClusterDomain)
 		if err != nil {
@@ -163,10 +163,14 @@ func portMap(ports []corev1.ServicePort) map[string]int32 {
 
 func TestPodDisruptionBudget(t *testing.T) {
 	c := newCluster(withRacks(v1alpha1.Rack{ID: 1}, v1alpha1.Rack{ID: 2}))
-	pdb := PodDisruptionBudget(c)
-	if pdb.Spec.MaxUnavailable == nil || *pdb.Spec.MaxUnavailable != intstr.FromInt32(1) || pdb.Spec.MinAvailable != nil {
-		t.Errorf("budget = %+v", pdb.Spec)
+	for _, n := range []int{0, 1, 2} {
+		pdb := PodDisruptionBudget(c, n)
+		if pdb.Spec.MaxUnavailable == nil || *pdb.Spec.MaxUnavailable != intstr.FromInt32(int32(n)) ||
+			pdb.Spec.MinAvailable != nil || pdb.Spec.UnhealthyPodEvictionPolicy != nil {
+			t.Errorf("budget = %+v, want maxUnavailable %d and the default unhealthy pod eviction policy", pdb.Spec, n)
+		}
 	}
+	pdb := PodDisruptionBudget(c, 1)
 	// One budget over every rack: a drain may take one pod of the whole cluster, not one per rack.
 	if !maps.Equal(pdb.Spec.Selector.MatchLabels, c.SelectorLabels()) {
 		t.Errorf("selector = %v", pdb.Spec.Selector)

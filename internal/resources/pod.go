@@ -44,6 +44,7 @@ func podTemplate(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) core
 		Spec: corev1.PodSpec{
 			InitContainers:     []corev1.Container{configInitContainer(c, o)},
 			Containers:         containers,
+			ReadinessGates:     []corev1.PodReadinessGate{{ConditionType: v1alpha1.PodConditionAerospikeReady}},
 			Volumes:            podVolumes(c, rack),
 			Affinity:           affinity(c, o),
 			NodeSelector:       nodeSelector(o, rack),

@@ -24,15 +24,34 @@ func StatefulSet(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, conf
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: objectMeta(c, c.StatefulSetName(rack.ID), c.RackSelectorLabels(rack.ID)),
 		Spec: appsv1.StatefulSetSpec{
-			Replicas:             ptr.To(rack.Size),
-			Selector:             &metav1.LabelSelector{MatchLabels: c.RackSelectorLabels(rack.ID)},
-			ServiceName:          c.HeadlessServiceName(),
-			PodManagementPolicy:  appsv1.ParallelPodManagement,
-			UpdateStrategy:       appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-			Template:             tmpl,
-			VolumeClaimTemplates: claimTemplates(c),
+			Replicas:                             ptr.To(rack.Size),
+			Selector:                             &metav1.LabelSelector{MatchLabels: c.RackSelectorLabels(rack.ID)},
+			ServiceName:                          c.HeadlessServiceName(),
+			PodManagementPolicy:                  appsv1.ParallelPodManagement,
+			UpdateStrategy:                       appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+			Template:                             tmpl,
+			VolumeClaimTemplates:                 claimTemplates(c),
+			PersistentVolumeClaimRetentionPolicy: pvcRetention(c),
 		},
 	}
+}
+
+// pvcRetention maps spec.storage.pvcRetention onto the StatefulSet's policy (Retain by default).
+func pvcRetention(c *v1alpha1.AerospikeCluster) *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy {
+	p := &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+		WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+		WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+	}
+	if c.Spec.Storage == nil || c.Spec.Storage.PVCRetention == nil {
+		return p
+	}
+	if c.Spec.Storage.PVCRetention.WhenDeleted == v1alpha1.PVCDelete {
+		p.WhenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	if c.Spec.Storage.PVCRetention.WhenScaled == v1alpha1.PVCDelete {
+		p.WhenScaled = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	return p
 }
 
 // storageVolumes are spec.storage.volumes sorted by name, so that reordering the list changes nothing.

@@ -19,9 +19,9 @@ import (
 //   - every kind: the labels the operator sets;
 //   - ConfigMap: data;
 //   - Service: type, selector, publishNotReadyAddresses and ports (name, port, targetPort, protocol);
-//   - StatefulSet: replicas, update strategy, the Aerospike image and the config and pod spec hash
-//     annotations of the template (the hashes stand for the rest of the template, which the API server
-//     fills with defaults);
+//   - StatefulSet: replicas, update strategy, PVC retention policy, the Aerospike image and the config
+//     and pod spec hash annotations of the template (the hashes stand for the rest of the template,
+//     which the API server fills with defaults);
 //   - PodDisruptionBudget: maxUnavailable and selector.
 //
 // Kinds the builders do not make are never reported.
@@ -74,6 +74,7 @@ func ApplyOwnedFields(existing, desired client.Object) {
 		if e, ok := existing.(*appsv1.StatefulSet); ok {
 			e.Spec.Replicas = d.Spec.Replicas
 			e.Spec.UpdateStrategy = d.Spec.UpdateStrategy
+			e.Spec.PersistentVolumeClaimRetentionPolicy = d.Spec.PersistentVolumeClaimRetentionPolicy.DeepCopy()
 			e.Spec.Template = *d.Spec.Template.DeepCopy()
 		}
 	case *policyv1.PodDisruptionBudget:
@@ -114,9 +115,23 @@ func statefulSetDiffers(e, d *appsv1.StatefulSet) bool {
 	et, dt := e.Spec.Template, d.Spec.Template
 	return replicas(e) != replicas(d) ||
 		orDefault(e.Spec.UpdateStrategy.Type, appsv1.RollingUpdateStatefulSetStrategyType) != d.Spec.UpdateStrategy.Type ||
+		!equality.Semantic.DeepEqual(retention(e), retention(d)) ||
 		aerospikeImage(et.Spec) != aerospikeImage(dt.Spec) ||
 		et.Annotations[v1alpha1.AnnotationConfigHash] != dt.Annotations[v1alpha1.AnnotationConfigHash] ||
 		et.Annotations[v1alpha1.AnnotationPodSpecHash] != dt.Annotations[v1alpha1.AnnotationPodSpecHash]
+}
+
+// retention is the StatefulSet's PVC retention policy with the API's default (Retain, Retain).
+func retention(s *appsv1.StatefulSet) appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy {
+	p := appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+		WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+		WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+	}
+	if r := s.Spec.PersistentVolumeClaimRetentionPolicy; r != nil {
+		p.WhenDeleted = orDefault(r.WhenDeleted, p.WhenDeleted)
+		p.WhenScaled = orDefault(r.WhenScaled, p.WhenScaled)
+	}
+	return p
 }
 
 // replicas is spec.replicas with the API's default of 1.

@@ -90,7 +90,7 @@ func TestNeedsUpdateSeesRealChanges(t *testing.T) {
 		return StatefulSet(c, c.RackPlan()[0], "hash-1")
 	}
 	headless := HeadlessService(c)
-	pdb := PodDisruptionBudget(c)
+	pdb := PodDisruptionBudget(c, 1)
 	for _, tc := range []struct {
 		name              string
 		existing, desired client.Object

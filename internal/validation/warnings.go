@@ -18,21 +18,15 @@ func Warnings(c *ackov1alpha1.AerospikeCluster) []string {
 		config.Warnings(c))
 }
 
-// MaxBatch is the most pods a rolling restart takes down at once: replication-factor − 1 (the smallest
-// over the namespaces), at least 1, so that never two copies of a partition are down.
-func MaxBatch(c *ackov1alpha1.AerospikeCluster) int32 {
-	return int32(max(1, min(config.MinReplicationFactor(c)-1, ackov1alpha1.MaxClusterSize)))
-}
-
 // batchSizeWarnings: a batch above replication-factor − 1 is capped; a batch as large as the cluster
 // would restart every pod at once.
 func batchSizeWarnings(c *ackov1alpha1.AerospikeCluster) []string {
-	batch, size, capped := c.BatchSize(), c.Spec.Size, MaxBatch(c)
+	batch, size, capped := c.BatchSize(), c.Spec.Size, int32(config.MaxDown(c))
 	switch {
 	case batch > capped:
 		return []string{fmt.Sprintf("spec.rollingUpdateBatchSize: %d is more than replication-factor − 1 allows "+
 			"(the smallest replication-factor is %d): batches are capped at %d pod(s), so that never two copies of "+
-			"a partition are down at once", batch, config.MinReplicationFactor(c), capped)}
+			"a partition are down at once", batch, config.ReplicationFactor(c), capped)}
 	case batch > 1 && batch >= size:
 		return []string{fmt.Sprintf("spec.rollingUpdateBatchSize: %d is not smaller than spec.size (%d): "+
 			"a rolling update restarts every pod at once and the cluster is unavailable meanwhile", batch, size)}

@@ -18,7 +18,7 @@ import (
 // stopOrder stops the users of a component before the component: the API server goes after
 // everything that talks to it, etcd last.
 var stopOrder = []string{
-	syncName, prometheusName, managerName, kwokPlainName, kwokName, aerosimName,
+	syncName, prometheusName, HelmManagerName, ManagerName(StandbyManager), managerName, kwokPlainName, kwokName, aerosimName,
 	schedulerName, controllerManagerName, apiServerName, etcdName,
 }
 
@@ -93,7 +93,7 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	if err := c.awaitKwok(ctx, kube); err != nil {
 		return err
 	}
-	if err := c.startManager(ctx); err != nil {
+	if err := c.StartManager(ctx, PrimaryManager); err != nil {
 		return err
 	}
 	return c.startPrometheus(ctx)

@@ -29,3 +29,9 @@ func (o Options) Running() []string {
 	slices.Sort(out)
 	return out
 }
+
+// IsRunning says whether the process the cluster started as name still runs.
+func (o Options) IsRunning(name string) bool {
+	_, ok := o.runningRecords()[name]
+	return ok
+}

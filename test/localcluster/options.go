@@ -21,7 +21,9 @@ const (
 	managerName           = "manager"
 	prometheusName        = "prometheus"
 	syncName              = "sync"
-	adminName             = "admin"
+	// HelmManagerName is the manager the Helm e2e runs with the chart's identity.
+	HelmManagerName = "manager-helm"
+	adminName       = "admin"
 )
 
 // Ports are the loopback ports the cluster's processes listen on.
@@ -58,7 +60,10 @@ type Options struct {
 	DieWithParent bool
 	// RequirePrometheus fails Up without a prometheus binary; otherwise metrics are just not scraped.
 	RequirePrometheus bool
-	Progress          io.Writer
+	// LeaderElection, when set, is the managers' lease duration: they elect a leader, so that a
+	// standby can take over (renewal and retries scale with it). Zero: one manager, no election.
+	LeaderElection time.Duration
+	Progress       io.Writer
 }
 
 // LocalOptions is the preset of `make run-local`: state in .local/, the ports the docs print.
@@ -108,6 +113,10 @@ func E2EOptions() Options {
 	o.DropDelay, o.HangDropDelay, o.CrashLoopBackoff = 500*time.Millisecond, 750*time.Millisecond, time.Second
 	o.ProjectionDelay = 3 * time.Second
 	o.DieWithParent, o.RequirePrometheus = true, true
+	// Short leases, so that the failover specs see a standby take over in seconds.
+	// Not shorter: on a loaded 2-core machine the API server can take seconds to answer a renewal,
+	// and a leader that cannot renew within 3/4 of the lease gives up.
+	o.LeaderElection = 8 * time.Second
 	return o
 }
 
@@ -138,3 +147,6 @@ func (o Options) LogPath(process string) string { return o.path("logs", process+
 
 // InitLogPath is where the stand-in inits and the kill shim log the signals they see.
 func (o Options) InitLogPath() string { return o.LogPath("fakeinit") }
+
+// HelmPath is the helm built by hack/build-assets.sh.
+func (o Options) HelmPath() string { return o.asset("helm") }

@@ -34,8 +34,8 @@ type keyPair struct {
 	ca, leaf               *x509.Certificate
 }
 
-// generate makes a new CA and a serving certificate for host, both valid for validity from now.
-func generate(host string, now time.Time, validity time.Duration) (*keyPair, error) {
+// generate makes a new CA and a serving certificate for hosts, both valid for validity from now.
+func generate(hosts []string, now time.Time, validity time.Duration) (*keyPair, error) {
 	caKey, ca, err := newCA(now, validity)
 	if err != nil {
 		return nil, err
@@ -44,16 +44,18 @@ func generate(host string, now time.Time, validity time.Duration) (*keyPair, err
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := template(host, now, validity)
+	tmpl, err := template(hosts[0], now, validity)
 	if err != nil {
 		return nil, err
 	}
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	if ip := net.ParseIP(host); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	} else {
-		tmpl.DNSNames = []string{host}
+	for _, host := range hosts {
+		if ip := net.ParseIP(host); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, host)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
@@ -109,15 +111,19 @@ func parseKeyPair(caPEM, certPEM, keyPEM []byte) (*keyPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	block, _ := pem.Decode(caPEM)
-	if block == nil {
-		return nil, errors.New("no PEM certificate in the CA file")
-	}
-	ca, err := x509.ParseCertificate(block.Bytes)
+	ca, err := parseCA(caPEM)
 	if err != nil {
 		return nil, err
 	}
 	return &keyPair{caPEM: caPEM, certPEM: certPEM, keyPEM: keyPEM, ca: ca, leaf: pair.Leaf}, nil
+}
+
+func parseCA(caPEM []byte) (*x509.Certificate, error) {
+	block, _ := pem.Decode(caPEM)
+	if block == nil {
+		return nil, errors.New("no PEM certificate in the CA file")
+	}
+	return x509.ParseCertificate(block.Bytes)
 }
 
 // load reads the key pair a previous run wrote into dir.
@@ -132,12 +138,14 @@ func load(dir string) (*keyPair, error) {
 	return parseKeyPair(data[0], data[1], data[2])
 }
 
-// check says why the pair cannot serve host at now for more than a third of validity, or nil.
-func (k *keyPair) check(host string, now time.Time, validity time.Duration) error {
+// check says why the pair cannot serve every host at now for more than a third of validity, or nil.
+func (k *keyPair) check(hosts []string, now time.Time, validity time.Duration) error {
 	roots := x509.NewCertPool()
 	roots.AddCert(k.ca)
-	if _, err := k.leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, CurrentTime: now}); err != nil {
-		return err
+	for _, host := range hosts {
+		if _, err := k.leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, CurrentTime: now}); err != nil {
+			return err
+		}
 	}
 	expiry := k.leaf.NotAfter
 	if k.ca.NotAfter.Before(expiry) {

@@ -1,34 +1,38 @@
 // Package certs lets the manager serve its webhooks without cert-manager. It generates a CA and a
-// serving certificate, writes them where the webhook server reads them, registers a
-// ValidatingWebhookConfiguration that calls the server by URL with that CA, and rotates both before
-// they expire.
+// serving certificate, writes them where the webhook server reads them, puts the CA into the
+// ValidatingWebhookConfiguration's caBundle, and rotates both before they expire.
 //
-// It is meant for one manager running outside the cluster next to the API server (`make run`, the
-// local cluster), where no Service can route to it: the URL is https://<host>:<port><path>, and the
-// certificate carries host as its subject alternative name. In a cluster, cert-manager provides the
-// certificate (config/certmanager) and config/webhook the configuration.
+// Two ways to reach the server:
+//   - in a cluster (the chart's and config/default's self-managed mode), a Service: the certificate
+//     names the Service's DNS names, and the chart or kustomize creates the configuration; the
+//     manager only reads and updates it by name. Replicas share one CA and certificate through one
+//     Secret (created by the first), so every replica serves a certificate the caBundle trusts;
+//   - outside a cluster (`make run`, the local cluster), a URL such as https://127.0.0.1:9443/...:
+//     the manager also writes the URL into its webhooks, and creates the configuration when it is
+//     absent and its credentials allow it (a developer's admin kubeconfig).
 package certs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
-
-// Only self-signed mode needs this; with cert-manager the configuration comes from config/webhook.
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;create;update
 
 // Defaults of Options.
 const (
@@ -38,17 +42,23 @@ const (
 
 // Options of the self-signed mode.
 type Options struct {
-	// Host is the address the API server dials, an IP (127.0.0.1) or a DNS name.
-	Host string
-	// Port is the webhook server's port.
-	Port int
+	// Hosts the certificate is for: IPs (127.0.0.1) or DNS names (the Service's); at least one.
+	Hosts []string
+	// URL, when set, is the base (https://host:port) the configuration calls the server at, outside
+	// a cluster; empty leaves each webhook's clientConfig to whoever created the configuration.
+	URL string
 	// CertDir is the webhook server's certificate directory.
 	CertDir string
-	// ConfigurationName is the ValidatingWebhookConfiguration to create or update.
+	// Secret, when set, holds the CA and the certificate that every replica serves.
+	Secret *types.NamespacedName
+	// ConfigurationName is the ValidatingWebhookConfiguration whose caBundle the manager keeps.
 	ConfigurationName string
-	// Webhooks of the configuration. As with envtest, a clientConfig.service.path becomes the path of
-	// the URL; the rest of each clientConfig is replaced.
+	// Webhooks of the configuration, to create it in URL mode. As with envtest, a
+	// clientConfig.service.path becomes the path of the URL; the rest of each clientConfig is replaced.
 	Webhooks []admissionregistrationv1.ValidatingWebhook
+	// NamespaceSelector, when set, limits every webhook of the configuration to the namespaces the
+	// manager watches.
+	NamespaceSelector *metav1.LabelSelector
 	// Validity of a new certificate (DefaultValidity); it is replaced when less than a third is left.
 	Validity time.Duration
 	// CheckInterval between checks of the certificate and the configuration (DefaultCheckInterval).
@@ -64,13 +74,15 @@ type SelfSigned struct {
 
 	mu                sync.Mutex
 	current, previous *keyPair
+	written           *keyPair       // the pair in CertDir
+	secret            *corev1.Secret // the shared Secret as read last; nil: absent
 }
 
-// New returns a SelfSigned that writes through c, which must not depend on the manager's cache
-// (Ensure runs before the cache starts).
+// New returns a SelfSigned that reads and writes through c, which must not depend on the manager's
+// cache (Ensure runs before the cache starts).
 func New(c client.Client, o Options) (*SelfSigned, error) {
-	if o.Host == "" || o.Port <= 0 || o.CertDir == "" || o.ConfigurationName == "" {
-		return nil, fmt.Errorf("self-signed webhook: host, port, cert dir and configuration name are required")
+	if len(o.Hosts) == 0 || o.CertDir == "" || o.ConfigurationName == "" {
+		return nil, errors.New("self-signed webhook: hosts, cert dir and configuration name are required")
 	}
 	if o.Validity <= 0 {
 		o.Validity = DefaultValidity
@@ -81,41 +93,80 @@ func New(c client.Client, o Options) (*SelfSigned, error) {
 	return &SelfSigned{client: c, opts: o, now: time.Now}, nil
 }
 
-// Ensure makes the certificate usable for another third of its validity, reusing the one in CertDir
-// when it is, and makes the configuration call the server with a CA bundle that trusts it.
+// URLBase is the base URL of a webhook server on host:port.
+func URLBase(host string, port int) string {
+	return "https://" + net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// Ensure makes the certificate usable for another third of its validity, reusing the shared or
+// written one when it is, makes the configuration trust it, and then serves it.
 func (s *SelfSigned) Ensure(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A replica that loses a race to create or rotate the shared pair takes the winner's: one retry.
+	err := s.ensureOnce(ctx)
+	if errors.Is(err, errLostRace) {
+		logf.FromContext(ctx).Info("Another replica stored the webhook certificate first; using it")
+		err = s.ensureOnce(ctx)
+	}
+	return err
+}
+
+func (s *SelfSigned) ensureOnce(ctx context.Context) error {
 	now := s.now()
-	if s.current == nil {
-		s.current, _ = load(s.opts.CertDir) // a missing or broken pair is replaced below
+	if err := s.loadCurrent(ctx); err != nil {
+		return err
 	}
 	if s.current != nil {
-		err := s.current.check(s.opts.Host, now, s.opts.Validity)
+		err := s.current.check(s.opts.Hosts, now, s.opts.Validity)
 		if err == nil {
-			return s.register(ctx, caBundle(now, s.current, s.previous))
+			return s.serve(ctx, now)
 		}
 		logf.FromContext(ctx).Info("Replacing the webhook serving certificate", "reason", err.Error())
 	}
-	return s.rotate(ctx, now)
-}
-
-// rotate trusts a new CA before serving with it: the configuration first trusts both, then the files
-// change, so the API server accepts the server before, while and after its watcher switches.
-func (s *SelfSigned) rotate(ctx context.Context, now time.Time) error {
-	next, err := generate(s.opts.Host, now, s.opts.Validity)
+	next, err := generate(s.opts.Hosts, now, s.opts.Validity)
 	if err != nil {
 		return err
 	}
-	if err := s.register(ctx, caBundle(now, next, s.current)); err != nil {
-		return err
-	}
-	if err := next.write(s.opts.CertDir); err != nil {
+	if err := s.store(ctx, next, s.current); err != nil {
 		return err
 	}
 	s.previous, s.current = s.current, next
-	logf.FromContext(ctx).Info("Issued the webhook serving certificate", "host", s.opts.Host,
+	if err := s.serve(ctx, now); err != nil {
+		return err
+	}
+	logf.FromContext(ctx).Info("Issued the webhook serving certificate", "hosts", s.opts.Hosts,
 		"notAfter", next.leaf.NotAfter, "certDir", s.opts.CertDir, "configuration", s.opts.ConfigurationName)
+	return nil
+}
+
+// loadCurrent reads the shared pair (another replica may have rotated it), or, without a Secret,
+// the pair a previous run wrote; a missing or broken pair leaves current as it was.
+func (s *SelfSigned) loadCurrent(ctx context.Context) error {
+	if s.opts.Secret != nil {
+		return s.loadShared(ctx)
+	}
+	if s.current == nil {
+		s.current, _ = load(s.opts.CertDir) // a missing or broken pair is replaced
+		s.written = s.current
+	}
+	return nil
+}
+
+// serve trusts the current CA (and the previous one while valid) before it serves the pair: the
+// configuration first, then the files, so that the API server accepts the server before, while and
+// after its watcher switches.
+func (s *SelfSigned) serve(ctx context.Context, now time.Time) error {
+	if err := s.register(ctx, caBundle(now, s.current, s.previous)); err != nil {
+		return err
+	}
+	if s.written == s.current {
+		return nil
+	}
+	if err := s.current.write(s.opts.CertDir); err != nil {
+		return err
+	}
+	s.written = s.current
 	return nil
 }
 
@@ -136,43 +187,71 @@ func (s *SelfSigned) Start(ctx context.Context) error {
 	}
 }
 
-// NeedLeaderElection is false: every manager serves its own webhook server.
+// NeedLeaderElection is false: every replica serves its own webhook server.
 func (s *SelfSigned) NeedLeaderElection() bool { return false }
 
-// register creates or updates the configuration so that it calls the server with caBundle.
+// register makes the configuration call the server with caBundle. Outside a cluster it also writes
+// the URL, and creates the configuration when it is absent.
 func (s *SelfSigned) register(ctx context.Context, caBundle []byte) error {
-	desired := s.configuration(caBundle)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		existing := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		err := s.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+		err := s.client.Get(ctx, client.ObjectKey{Name: s.opts.ConfigurationName}, existing)
+		if apierrors.IsNotFound(err) && s.opts.URL != "" {
+			return s.client.Create(ctx, s.configuration(caBundle))
+		}
 		if apierrors.IsNotFound(err) {
-			return s.client.Create(ctx, desired.DeepCopy())
+			return fmt.Errorf("ValidatingWebhookConfiguration %s not found: the chart or config/default installs it",
+				s.opts.ConfigurationName)
 		}
 		if err != nil {
 			return err
 		}
-		if existing.Labels == nil {
-			existing.Labels = map[string]string{}
+		if s.opts.URL != "" {
+			existing.Webhooks = s.pointAtURL(existing.Webhooks)
 		}
-		for k, v := range desired.Labels {
-			existing.Labels[k] = v
-		}
-		existing.Webhooks = desired.Webhooks
+		s.inject(existing.Webhooks, caBundle)
 		return s.client.Update(ctx, existing)
 	})
 }
 
+// inject sets the CA bundle (and the namespace selector) of every webhook, leaving the rest as the
+// installer made it.
+func (s *SelfSigned) inject(hooks []admissionregistrationv1.ValidatingWebhook, caBundle []byte) {
+	for i := range hooks {
+		hooks[i].ClientConfig.CABundle = caBundle
+		if s.opts.NamespaceSelector != nil {
+			hooks[i].NamespaceSelector = s.opts.NamespaceSelector.DeepCopy()
+		}
+	}
+}
+
+// pointAtURL makes each of the manager's webhooks call the server's URL, adding any that is
+// missing; the rest of the configuration (labels, other fields) stays the installer's, so that an
+// installer applying it again finds nothing of its own taken over.
+func (s *SelfSigned) pointAtURL(hooks []admissionregistrationv1.ValidatingWebhook) []admissionregistrationv1.ValidatingWebhook {
+	for _, want := range s.configuration(nil).Webhooks {
+		i := slices.IndexFunc(hooks, func(h admissionregistrationv1.ValidatingWebhook) bool { return h.Name == want.Name })
+		if i < 0 {
+			hooks = append(hooks, want)
+			continue
+		}
+		hooks[i].ClientConfig.URL, hooks[i].ClientConfig.Service = want.ClientConfig.URL, nil
+	}
+	return hooks
+}
+
+// configuration is the whole configuration of URL mode.
 func (s *SelfSigned) configuration(caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
-	base := "https://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
 	hooks := make([]admissionregistrationv1.ValidatingWebhook, len(s.opts.Webhooks))
 	for i, h := range s.opts.Webhooks {
 		h.DeepCopyInto(&hooks[i])
-		url := base
+		url := s.opts.URL
 		if svc := h.ClientConfig.Service; svc != nil && svc.Path != nil {
 			url += *svc.Path
 		}
-		hooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
+		hooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url}
 	}
+	s.inject(hooks, caBundle)
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   s.opts.ConfigurationName,

@@ -12,6 +12,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,7 +46,7 @@ func newFixture(t *testing.T) *fixture {
 // selfSigned is a fresh SelfSigned (as after a manager restart) on the fixture's dir and clock.
 func (f *fixture) selfSigned() *SelfSigned {
 	s, err := New(f.client, Options{
-		Host: testHost, Port: 9443, CertDir: f.dir, ConfigurationName: testName,
+		Hosts: []string{testHost}, URL: URLBase(testHost, 9443), CertDir: f.dir, ConfigurationName: testName,
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name: "v.example.com",
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
@@ -219,7 +220,7 @@ func TestEnsureReplacesAnUnusablePair(t *testing.T) {
 			}
 		},
 		"a key of another pair": func(f *fixture) {
-			other, err := generate(testHost, f.now, DefaultValidity)
+			other, err := generate([]string{testHost}, f.now, DefaultValidity)
 			if err != nil {
 				f.t.Fatal(err)
 			}
@@ -228,7 +229,7 @@ func TestEnsureReplacesAnUnusablePair(t *testing.T) {
 			}
 		},
 		"a certificate for another host": func(f *fixture) {
-			other, err := generate("10.0.0.1", f.now, DefaultValidity)
+			other, err := generate([]string{"10.0.0.1"}, f.now, DefaultValidity)
 			if err != nil {
 				f.t.Fatal(err)
 			}
@@ -280,7 +281,32 @@ func TestStartRecreatesADeletedConfiguration(t *testing.T) {
 }
 
 func TestNewRequiresTheOptions(t *testing.T) {
-	if _, err := New(nil, Options{Host: testHost, Port: 9443, CertDir: "/tmp/x"}); err == nil {
+	if _, err := New(nil, Options{Hosts: []string{testHost}, CertDir: "/tmp/x"}); err == nil {
 		t.Error("no configuration name accepted")
 	}
+}
+
+// Outside a cluster the manager points an installed configuration (the Helm e2e's) at its URL, and
+// leaves the installer's labels as they were.
+func TestEnsureKeepsAnInstalledConfigurationsLabels(t *testing.T) {
+	f := newFixture(t)
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: testName, Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "v.example.com",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/validate")},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	if err := f.client.Create(context.Background(), vwc); err != nil {
+		t.Fatal(err)
+	}
+	f.ensure(f.selfSigned())
+	got := f.configuration()
+	if got.Labels["app.kubernetes.io/managed-by"] != "Helm" || len(got.Webhooks) != 1 ||
+		*got.Webhooks[0].ClientConfig.URL != "https://127.0.0.1:9443/validate" {
+		t.Errorf("labels %v, webhooks %+v", got.Labels, got.Webhooks)
+	}
+	f.expectTrusted(f.file(CertFile))
 }

@@ -1,0 +1,35 @@
+package config
+
+import "github.com/acko-io/acko/api/v1alpha1"
+
+// DefaultReplicationFactor is asd's replication-factor when a namespace sets none.
+const DefaultReplicationFactor = 2
+
+// ReplicationFactor is the smallest replication-factor over every namespace of every rack: the
+// number of copies the least protected partition has.
+func ReplicationFactor(c *v1alpha1.AerospikeCluster) int {
+	smallest := 0
+	for _, rack := range c.RackPlan() {
+		namespaces, _ := mergeRack(c, rack).tree[keyNamespaces].([]any)
+		for _, ns := range namespaces {
+			m, _ := ns.(map[string]any)
+			rf := int64(DefaultReplicationFactor)
+			if v, ok := intValue(m[keyReplicationFactor]); ok {
+				rf = v
+			}
+			if smallest == 0 || int(rf) < smallest {
+				smallest = int(rf)
+			}
+		}
+	}
+	return max(smallest, 1)
+}
+
+// MaxDown is the safety rule of every act that takes Aerospike nodes down (rolling restarts,
+// scale-down, rack removal, operations, the PodDisruptionBudget): at most replication-factor − 1 nodes
+// (the smallest factor, and no more copies than nodes) may be down or leaving at once, whatever the
+// racks, because in Community Edition the copies of a partition can sit on any nodes. With
+// replication-factor 1 (or one node) nothing is safe: one node at a time.
+func MaxDown(c *v1alpha1.AerospikeCluster) int {
+	return max(1, min(ReplicationFactor(c), int(c.Spec.Size))-1)
+}

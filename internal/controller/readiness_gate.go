@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/resources"
+)
+
+// Reasons of the readiness gate beyond aerospike.NodeReady's.
+const (
+	// gateTakenDown: the operator holds the gate False before it takes the node down itself (a restart
+	// in place, leaving the cluster), so that the PodDisruptionBudget counts it and no drain takes another.
+	gateTakenDown = "TakenDown"
+	// gateNotRunning: the pod's Aerospike container does not run.
+	gateNotRunning = "NotRunning"
+)
+
+// syncReadinessGates sets every pod's acko.io/aerospike-ready condition from the prober's latest
+// reading (no network call): True only while its node answers, is a member of the cluster at its full
+// size and has no migrations pending. Services, the PodDisruptionBudget and `kubectl drain` see that
+// through the pod's Ready condition. It writes only when the status or reason changes.
+func (r *AerospikeClusterReconciler) syncReadinessGates(ctx context.Context, st *clusterState) (bool, error) {
+	if !st.healthOK {
+		return false, nil // before the first reading the gates stay as they are (unset: not Ready)
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
+		pod := st.pods[name]
+		if !resources.HasGate(pod) || pod.DeletionTimestamp != nil {
+			continue
+		}
+		ready, reason, message := st.gateFor(name)
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		if cur := resources.GateCondition(pod); cur != nil && cur.Status == status && cur.Reason == reason {
+			continue
+		}
+		if err := r.patchGate(ctx, pod, status, reason, message); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// gateFor decides one pod's readiness gate.
+func (st *clusterState) gateFor(pod string) (bool, string, string) {
+	if why, held := st.held[pod]; held {
+		return false, gateTakenDown, why
+	}
+	if !slices.Contains(st.members, pod) {
+		return false, gateNotRunning, "the Aerospike container does not run"
+	}
+	return st.health.NodeReady(pod, st.members)
+}
+
+// heldPods are the pods whose gate the operator holds False: a restart in place it recorded but has
+// not signalled yet, a pod that leaves the cluster, the current pod of a WarmRestart operation.
+func (st *clusterState) heldPods() map[string]string {
+	held := map[string]string{}
+	for name, p := range st.cluster.Status.Pods {
+		switch u := p.Update; {
+		case u == nil:
+		case u.Method == ackov1alpha1.UpdateInPlace && (!u.Done || !st.restartedSince(name, u.NodeStartedBefore)):
+			// Held until the reading shows asd restarted: a reading from before the signal must not
+			// make the pod Ready while asd is down.
+			held[name] = fmt.Sprintf("restarting in place to load config %s", u.ConfigHash)
+		case u.Method == ackov1alpha1.UpdateRemove:
+			held[name] = "leaving the cluster"
+		}
+	}
+	if op := st.cluster.Status.OperationStatus; op != nil && op.Phase == ackov1alpha1.OperationInProgress &&
+		op.Kind == ackov1alpha1.OperationWarmRestart && op.CurrentPod != "" &&
+		(!op.CurrentPodSignalled || !st.restartedSince(op.CurrentPod, op.CurrentPodNodeStartedBefore)) {
+		held[op.CurrentPod] = fmt.Sprintf("warm restart of operation %s", op.ID)
+	}
+	return held
+}
+
+// patchGate writes the pod's gate condition with a strategic merge patch of its status (the
+// conditions list merges by type), keeping the transition time unless the status changes.
+func (r *AerospikeClusterReconciler) patchGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus,
+	reason, message string) error {
+	since := metav1.NewTime(r.Clock.Now())
+	if cur := resources.GateCondition(pod); cur != nil && cur.Status == status {
+		since = cur.LastTransitionTime
+	}
+	cond := corev1.PodCondition{Type: ackov1alpha1.PodConditionAerospikeReady, Status: status, Reason: reason,
+		Message: message, LastTransitionTime: since}
+	data, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{cond}}})
+	if err != nil {
+		return err
+	}
+	return client.IgnoreNotFound(r.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data)))
+}
+
+// RecordTip turns a heal attempt of the prober into an event on the cluster.
+func RecordTip(recorder events.EventRecorder, t aerospike.Tip) {
+	cluster := &ackov1alpha1.AerospikeCluster{ObjectMeta: metav1.ObjectMeta{Namespace: t.Cluster.Namespace, Name: t.Cluster.Name}}
+	cluster.SetGroupVersionKind(ackov1alpha1.GroupVersion.WithKind("AerospikeCluster"))
+	if t.Err != nil {
+		recorder.Eventf(cluster, nil, corev1.EventTypeWarning, ackov1alpha1.EventNodeTipped, "Heal",
+			"Node of pod %s is outside the cluster; telling it where member %s is failed: %v", t.Pod, t.MemberIP, t.Err)
+		return
+	}
+	recorder.Eventf(cluster, nil, corev1.EventTypeNormal, ackov1alpha1.EventNodeTipped, "Heal",
+		"Node of pod %s is outside the cluster: told it to join member %s (tip)", t.Pod, t.MemberIP)
+}

@@ -1,0 +1,265 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/liveconfig"
+	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/resources"
+	"github.com/acko-io/acko/internal/tasks"
+)
+
+// LiveConfigurer applies a config change to a running node without restarting it (set-config),
+// outside Reconcile (it talks to the node): liveconfig.Applier. A change the server cannot take live
+// wraps liveconfig.liveconfig.ErrNeedsRestart; a node that refused it wraps liveconfig.liveconfig.ErrRefused with the
+// server's answer.
+type LiveConfigurer interface {
+	// Apply makes the pod's node run the ConfigMap's config whose identity is configHash, and keeps
+	// the pod's own copy in step; it says what it applied.
+	Apply(ctx context.Context, pod *corev1.Pod, configHash string) (applied string, err error)
+}
+
+// settleDelay is how long after a restart attempt whose signal may have gone out the operator reads
+// the node's uptime before it tries again: asd is back within a second or two when it restarted.
+const settleDelay = 15 * time.Second
+
+// minUptimeBeforeSignal: asd's uptime is in whole seconds and runs up to a second ahead, so a restart
+// proves itself (a start estimate more than a second later) only when asd had run at least this long.
+const minUptimeBeforeSignal = 3 * time.Second
+
+// removePod evicts the pod instance (the PodDisruptionBudget arbitrates with drains), or deletes it
+// when evict is false (a broken pod, which the budget already counts as down). refused says why an
+// eviction must wait. A pod already gone or replaced counts as removed.
+func (r *AerospikeClusterReconciler) removePod(ctx context.Context, pod *corev1.Pod, evict bool) (refused string, err error) {
+	uid := pod.UID
+	pre := &metav1.Preconditions{UID: &uid}
+	if evict {
+		err = r.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{
+			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}, DeleteOptions: &metav1.DeleteOptions{Preconditions: pre},
+		})
+	} else {
+		err = r.Delete(ctx, pod, &client.DeleteOptions{Preconditions: pre})
+	}
+	switch {
+	case apierrors.IsTooManyRequests(err):
+		return fmt.Sprintf("eviction refused, waiting: %v", err), nil
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return "", nil
+	}
+	return "", err
+}
+
+// restartInPlace takes a recorded restart in place one move further for a batch of pods: it settles
+// an attempt whose outcome is unknown from the nodes' uptimes, takes the result of the background
+// task, and otherwise starts one after the safety checks, once the disruption budget counts the pods.
+func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clusterState, pods []string) (string, error) {
+	name := "in-place/" + strings.Join(pods, ",")
+	for _, p := range pods {
+		if u := st.cluster.Status.Pods[p].Update; st.restartedSince(p, u.NodeStartedBefore) {
+			return "asd restarted", r.markDone(ctx, st, p, u) // the signal went out before the operator stopped
+		}
+	}
+	if res, ok := st.results[name]; ok {
+		return r.inPlaceResult(ctx, st, pods, res)
+	}
+	if key, busy := r.Tasks.Busy(st.key); busy {
+		return "waiting for " + key.Name, nil
+	}
+	if why := st.settling(pods); why != "" {
+		return why, nil
+	}
+	if check, why := st.mayTakeDown(pods); check != "" {
+		return holdReason("restart in place", check, why), nil
+	}
+	if taken, why := st.budgetTaken(pods); !taken {
+		return why, nil
+	}
+	if why, err := r.lookAgain(ctx, st, pods); why != "" || err != nil {
+		return why, err
+	}
+	for _, p := range pods {
+		if up := st.health.Nodes[p].Facts.Uptime; up < minUptimeBeforeSignal {
+			return fmt.Sprintf("Aerospike on %s started %s ago", p, up), nil
+		}
+	}
+	attempt := metav1.NewMicroTime(st.now)
+	if err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, p := range pods {
+			started := metav1.NewMicroTime(st.health.NodeStarted(p))
+			s.Pods[p].Update.NodeStartedBefore, s.Pods[p].Update.Attempted = &started, &attempt
+		}
+	}); err != nil {
+		return "", err
+	}
+	targets := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		targets = append(targets, st.pods[p])
+	}
+	hash := st.cluster.Status.Pods[pods[0]].Update.ConfigHash
+	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: name}, func(ctx context.Context) (string, error) {
+		for _, pod := range targets {
+			if err := r.Executor.Signaller.WarmRestart(ctx, pod, hash); err != nil {
+				return "", fmt.Errorf("%s: %w", pod.Name, err)
+			}
+		}
+		return "", nil
+	})
+	return "restarting in place", nil
+}
+
+// settling: an earlier attempt may have signalled without the operator learning of it; until the
+// nodes have had settleDelay to show a restart, no second signal goes out.
+func (st *clusterState) settling(pods []string) string {
+	for _, p := range pods {
+		if u := st.cluster.Status.Pods[p].Update; u.Attempted != nil && st.now.Sub(u.Attempted.Time) < settleDelay {
+			return "settling whether the last restart attempt went out"
+		}
+	}
+	return ""
+}
+
+func (r *AerospikeClusterReconciler) inPlaceResult(ctx context.Context, st *clusterState, pods []string, res tasks.Result) (string, error) {
+	switch {
+	case res.Err == nil:
+		for _, p := range pods {
+			u := st.cluster.Status.Pods[p].Update
+			if err := r.markDone(ctx, st, p, u); err != nil {
+				return "", err
+			}
+			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodRestartedInPlace, "Restart", st.pods[p],
+				"Restarted asd in pod %s in place to load config %s (%s)", p, u.ConfigHash, u.Reason)
+		}
+		return "restarting in place", nil
+	case errors.Is(res.Err, podexec.ErrNotProjected):
+		return res.Err.Error(), r.clearAttempt(ctx, st, pods)
+	case errors.Is(res.Err, podexec.ErrNotTini):
+		// This pod cannot restart in place: it is evicted and recreated instead, with the same checks.
+		return "falling back to recreating the pod", r.switchMethod(ctx, st, pods, ackov1alpha1.UpdateEvict, res.Err)
+	}
+	return fmt.Sprintf("restart attempt failed, trying again: %v", res.Err), nil
+}
+
+// clearAttempt forgets an attempt that certainly changed nothing, so that the next one need not wait.
+func (r *AerospikeClusterReconciler) clearAttempt(ctx context.Context, st *clusterState, pods []string) error {
+	return r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, p := range pods {
+			if u := s.Pods[p].Update; u != nil {
+				u.Attempted, u.NodeStartedBefore = nil, nil
+			}
+		}
+	})
+}
+
+// switchMethod changes how recorded pods are brought up to date, saying why in an event.
+func (r *AerospikeClusterReconciler) switchMethod(ctx context.Context, st *clusterState, pods []string,
+	method ackov1alpha1.PodUpdateMethod, why error) error {
+	for _, p := range pods {
+		st.addEvent(corev1.EventTypeNormal, eventForFallback(why), "Restart", st.pods[p],
+			"Pod %s: %v; it will %s instead", p, why, methodText[method])
+	}
+	return r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, p := range pods {
+			if u := s.Pods[p].Update; u != nil {
+				u.Method, u.Attempted, u.NodeStartedBefore = method, nil, nil
+			}
+		}
+	})
+}
+
+func eventForFallback(why error) string {
+	if errors.Is(why, liveconfig.ErrRefused) || errors.Is(why, liveconfig.ErrNeedsRestart) {
+		return ackov1alpha1.EventConfigApplyFailed
+	}
+	return ackov1alpha1.EventRollingRestartStarted
+}
+
+// followInPlace follows a signalled restart in place until the node restarted and the pod is Ready
+// again; then the pod records the config it runs.
+func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clusterState, pod *corev1.Pod,
+	u *ackov1alpha1.PodUpdate) (string, error) {
+	switch {
+	case !st.restartedSince(pod.Name, u.NodeStartedBefore):
+		return "waiting for asd to restart", nil
+	case !resources.PodReady(pod):
+		return "waiting for the node to rejoin the cluster", nil
+	}
+	return r.recordConfigThenClear(ctx, st, pod, u.ConfigHash)
+}
+
+// recordConfigThenClear records the config the pod's node runs now in the pod's annotation, and
+// clears the step once the cache shows it: cleared earlier, the pod would look outdated once more.
+func (r *AerospikeClusterReconciler) recordConfigThenClear(ctx context.Context, st *clusterState, pod *corev1.Pod,
+	hash string) (string, error) {
+	if hash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != hash {
+		return "recording the config the pod runs", r.recordConfig(ctx, pod, hash)
+	}
+	return "", r.clearUpdate(ctx, st, pod.Name)
+}
+
+// recordConfig sets the pod's acko.io/config-hash annotation to the config its node runs now.
+func (r *AerospikeClusterReconciler) recordConfig(ctx context.Context, pod *corev1.Pod, hash string) error {
+	if hash == "" || pod.Annotations[ackov1alpha1.AnnotationConfigHash] == hash {
+		return nil
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{ackov1alpha1.AnnotationConfigHash: hash}}})
+	if err != nil {
+		return err
+	}
+	return client.IgnoreNotFound(r.Patch(ctx, pod, client.RawPatch(types.MergePatchType, data)))
+}
+
+// restartedSince: the pod's asd started after the start recorded before the restart was asked for
+// (aerospike.ClusterHealth.RestartedSince).
+func (st *clusterState) restartedSince(pod string, before *metav1.MicroTime) bool {
+	return before != nil && st.healthOK && st.health.RestartedSince(pod, before.Time)
+}
+
+// applyLive applies a config change to one running node in the background, one node at a time and
+// gated on the cluster's stability; a change the node cannot take live falls back to a restart in
+// place, with the reason (the server's answer) in an event.
+func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterState, name string) (string, error) {
+	u, pod := st.cluster.Status.Pods[name].Update, st.pods[name]
+	if r.Live == nil {
+		return "restarting in place", r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace,
+			fmt.Errorf("%w: live changes are off", liveconfig.ErrNeedsRestart))
+	}
+	task := "live/" + name
+	if res, ok := st.results[task]; ok {
+		switch {
+		case res.Err == nil:
+			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventConfigApplied, "Configure", pod,
+				"Applied config %s to pod %s with no restart: %s", u.ConfigHash, name, res.Note)
+			return "recording the config the pod runs", r.recordConfig(ctx, pod, u.ConfigHash)
+		case errors.Is(res.Err, liveconfig.ErrNeedsRestart), errors.Is(res.Err, liveconfig.ErrRefused):
+			return "restarting in place", r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace, res.Err)
+		}
+		return fmt.Sprintf("applying the config live: %v (trying again)", res.Err), nil
+	}
+	if key, busy := r.Tasks.Busy(st.key); busy {
+		return "waiting for " + key.Name, nil
+	}
+	if check, why := st.mayTakeDown(nil); check != "" {
+		return holdReason("live config change", check, why), nil
+	}
+	if st.split {
+		return "the nodes form more than one cluster", nil
+	}
+	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: task}, func(ctx context.Context) (string, error) {
+		return r.Live.Apply(ctx, pod, u.ConfigHash)
+	})
+	return "applying the config live", nil
+}

@@ -1,0 +1,208 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/operations"
+)
+
+var _ = Describe("Always a way forward", func() {
+	var (
+		ns string
+		w  *world
+	)
+
+	BeforeEach(func() {
+		ns, w = newNamespace()
+	})
+
+	It("stops a roll whose pod never comes back (RolloutStuck), and heals when the spec is fixed", func() {
+		startOperator(w, operations.Config{})
+		c := sampleCluster(ns, "stuck", 3)
+		c.Spec.ProgressDeadlineSeconds = ptr.To(int32(10))
+		key := create(c)
+		waitRunning(key)
+		Expect(kstatusOf(fetch(key))).To(Equal(kstatus.CurrentStatus))
+
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.1.1-broken" })
+		Eventually(func() kstatus.Status { return kstatusOf(fetch(key)) }, timeout, poll).Should(Equal(kstatus.InProgressStatus))
+		Eventually(condition(key, ackov1alpha1.ConditionStalled), time.Minute, poll).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ackov1alpha1.ReasonRolloutStuck),
+			HaveField("Message", And(ContainSubstring("pod stuck-2 did not come back within the progress deadline (10s)"),
+				ContainSubstring("ImagePullBackOff")))))
+		stuck := fetch(key)
+		Expect(condOf(stuck, ackov1alpha1.ConditionReconciling).Status).To(Equal(metav1.ConditionFalse),
+			"Stalled and Reconciling are never True together")
+		Expect(stuck.Status.Phase).To(Equal(ackov1alpha1.PhaseError))
+		Expect(kstatusOf(stuck)).To(Equal(kstatus.FailedStatus))
+		Expect(eventMessages(key, ackov1alpha1.EventRolloutStuck)).To(ContainElement(ContainSubstring("stuck-2")))
+		Consistently(w.creations, 2*time.Second, poll).Should(Equal(map[string]int{"stuck-0": 1, "stuck-1": 1, "stuck-2": 2}),
+			"exactly one pod restarted: the roll stops there")
+
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.1.1" })
+		waitRunning(key)
+		Expect(w.creations()).To(Equal(map[string]int{"stuck-0": 1, "stuck-1": 1, "stuck-2": 3}),
+			"the broken pod is replaced at once, the others are left alone")
+		healed := fetch(key)
+		Expect(condOf(healed, ackov1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		Expect(kstatusOf(healed)).To(Equal(kstatus.CurrentStatus))
+		Expect(eventMessages(key, ackov1alpha1.EventPodReplaced)).To(ContainElement(ContainSubstring("stuck-2")))
+	})
+
+	It("reports Ready only once the last pod rolled: kubectl wait returns after the change is in", func() {
+		startOperator(w, operations.Config{})
+		key := create(sampleCluster(ns, "waited", 3))
+		waitRunning(key)
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
+		Eventually(func() bool {
+			c := fetch(key)
+			ready := condOf(c, ackov1alpha1.ConditionReady)
+			if ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == c.Generation {
+				// The first moment Ready is True for the new generation, every pod runs the new image.
+				for name, p := range c.Status.Pods {
+					Expect(p.Image).To(Equal("aerospike:ce-8.1.2.0"), name)
+				}
+				return true
+			}
+			Expect(kstatusOf(c)).NotTo(Equal(kstatus.CurrentStatus), "not Current while pods roll")
+			return false
+		}, time.Minute, 20*time.Millisecond).Should(BeTrue())
+	})
+
+	It("clears a child conflict by itself once the foreign object is gone", func() {
+		startOperator(w, operations.Config{})
+		foreign := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "clash"},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		}
+		Expect(k8s.Create(context.Background(), foreign)).To(Succeed())
+		key := create(sampleCluster(ns, "clash", 1))
+		Eventually(condition(key, ackov1alpha1.ConditionStalled), timeout, poll).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ackov1alpha1.ReasonChildConflict)))
+		Expect(kstatusOf(fetch(key))).To(Equal(kstatus.FailedStatus))
+		Expect(k8s.Delete(context.Background(), foreign)).To(Succeed())
+		deleted := time.Now()
+		waitRunning(key)
+		Expect(time.Since(deleted)).To(BeNumerically("<", 15*time.Second), "looked at again within seconds")
+	})
+
+	It("corrects drift of the headless Service, which has no generation", func() {
+		startOperator(w, operations.Config{})
+		key := create(sampleCluster(ns, "drift", 1))
+		waitRunning(key)
+		svc := &corev1.Service{}
+		Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "drift-headless"}, svc)).To(Succeed())
+		svc.Spec.PublishNotReadyAddresses = false
+		Expect(k8s.Update(context.Background(), svc)).To(Succeed())
+		Eventually(func() bool {
+			Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+			return svc.Spec.PublishNotReadyAddresses
+		}, timeout, poll).Should(BeTrue())
+	})
+
+	It("gives each created object its own Created event", func() {
+		startOperator(w, operations.Config{})
+		key := create(sampleCluster(ns, "fresh", 1))
+		waitRunning(key)
+		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventCreated) }, timeout, poll).Should(
+			ConsistOf("Created Service fresh-headless", "Created Service fresh", "Created ConfigMap fresh-config",
+				"Created PodDisruptionBudget fresh", "Created StatefulSet fresh"))
+	})
+
+	It("ends an operation whose wait for the cluster expires, which frees spec.operations", func() {
+		startOperator(w, operations.Config{ClusterTimeout: 3 * time.Second, PodTimeout: 3 * time.Second})
+		key := create(sampleCluster(ns, "late", 3))
+		waitRunning(key)
+		setOperation(key, ackov1alpha1.OperationPodRestart, "slow", "late-0", "late-1")
+		Eventually(func() []string {
+			if st := operationStatus(key); st != nil {
+				return st.CompletedPods
+			}
+			return nil
+		}, timeout, poll).Should(Equal([]string{"late-0"}))
+		// Another pod goes down: late-1 must wait for the cluster, and that wait has a deadline.
+		w.set(func(w *world) { w.holdReady["late-2"] = true })
+		Expect(k8s.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late-2"}})).To(Succeed())
+		st := waitOperation(key, "slow", ackov1alpha1.OperationError)
+		Expect(st.FailedPods).To(Equal([]string{"late-1"}))
+		// Whether late-1 was begun before late-2 went down or not, the wait ended after 3 s, saying why.
+		Expect(st.Message).To(Or(ContainSubstring("waited 3s: pod late-1 waits until the cluster is Running"),
+			ContainSubstring("could not be restarted within 3s: restart of late-1 held by check PodsReady")))
+		w.set(func(w *world) { delete(w.holdReady, "late-2") })
+		setOperation(key, ackov1alpha1.OperationWarmRestart, "next")
+		waitOperation(key, "next", ackov1alpha1.OperationCompleted)
+	})
+
+	It("reports a split brain, holds the largest group's restarts, and restarts the node outside", func() {
+		startOperator(w, operations.Config{})
+		key := create(sampleCluster(ns, "split", 3))
+		waitRunning(key)
+		w.set(func(w *world) { w.alone["split-2"] = true })
+		Eventually(condition(key, ackov1alpha1.ConditionClusterSplit), timeout, poll).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ackov1alpha1.ReasonSplitBrain),
+			HaveField("Message", And(ContainSubstring("split-0"), ContainSubstring("split-2")))))
+		Expect(condition(key, ackov1alpha1.ConditionReady)()).To(HaveField("Status", metav1.ConditionFalse))
+		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventClusterSplit) }, timeout, poll).ShouldNot(BeEmpty())
+
+		// A config change restarts split-2 (outside the largest group) and holds the others.
+		update(key, func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000)}
+		})
+		Eventually(func() int { return w.warmRestarts("split-2") }, timeout, poll).Should(Equal(1))
+		Consistently(func() int { return w.warmRestarts("split-1") + w.warmRestarts("split-0") }, 2*time.Second, poll).
+			Should(BeZero())
+		w.set(func(w *world) { delete(w.alone, "split-2") })
+		waitRunning(key)
+		Expect(w.warmRestarts("split-0") + w.warmRestarts("split-1") + w.warmRestarts("split-2")).To(Equal(3))
+		Expect(condition(key, ackov1alpha1.ConditionClusterSplit)()).To(HaveField("Status", metav1.ConditionFalse))
+		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventClusterJoined) }, timeout, poll).ShouldNot(BeEmpty())
+	})
+})
+
+// Reconcile never waits on the network: a warm restart whose exec hangs delays nothing but its own
+// cluster's step, and a pause of another cluster is acknowledged at once meanwhile.
+var _ = Describe("A hung exec", func() {
+	It("does not hold up another cluster's pause", func() {
+		ns, w := newNamespace()
+		hung := make(chan struct{})
+		var once sync.Once
+		DeferCleanup(func() { once.Do(func() { close(hung) }) })
+		w.signalErr = func(pod string) error {
+			if pod == "hangs-0" {
+				<-hung // the exec stream that never answers, until the task's deadline
+				return errors.New("exec timed out")
+			}
+			return nil
+		}
+		w.workers = 1 // even with a single reconcile worker
+		op := startOperator(w, operations.Config{})
+		a, b := create(sampleCluster(ns, "hangs", 1)), create(sampleCluster(ns, "other", 1))
+		waitRunning(a)
+		waitRunning(b)
+		setOperation(a, ackov1alpha1.OperationWarmRestart, "stuck-exec")
+		Eventually(func() bool {
+			_, busy := op.reconciler.Tasks.Busy(a)
+			return busy
+		}, timeout, poll).Should(BeTrue(), "the exec runs in the background")
+		start := time.Now()
+		setPausedSpec(b, true)
+		waitPaused(b)
+		Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
+		_, busy := op.reconciler.Tasks.Busy(a)
+		Expect(busy).To(BeTrue(), "the hung exec was still hanging when the other pause was acknowledged")
+		once.Do(func() { close(hung) })
+	})
+})

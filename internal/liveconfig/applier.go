@@ -1,0 +1,133 @@
+// Package liveconfig applies a config change to a running Aerospike node without restarting it:
+// it reads the config the pod's asd loaded and the one the ConfigMap now holds (exec), plans the
+// change against the server's parameter table (config/live), sends set-config and log-set, reads every
+// value back with get-config, and copies the new file into the pod's own copy, so that a later restart
+// of asd loads the same values. It talks to the pod and the node: the reconciler runs it in the
+// background, never inside Reconcile.
+package liveconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/config/live"
+	"github.com/acko-io/acko/internal/config/params"
+	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/resources"
+)
+
+var (
+	// ErrNeedsRestart: the change has a parameter the running server cannot take (static, removed, or
+	// one that must change on every node at once); nothing was sent.
+	ErrNeedsRestart = errors.New("the change needs a restart")
+	// ErrRefused: the node refused a change the tables say it takes live, or did not report it back.
+	ErrRefused = errors.New("the node refused the change")
+)
+
+// Applier applies config changes live.
+type Applier struct {
+	// Pods reads the pod's config files and copies the new one into place (exec).
+	Pods podexec.Signaller
+	// Info talks to the node.
+	Info aerospike.InfoClient
+}
+
+// Apply implements controller.LiveConfigurer: the pod's node runs the ConfigMap's config whose
+// identity is configHash, with no restart. A config the kubelet has not projected yet wraps
+// podexec.ErrNotProjected (nothing was changed).
+func (a *Applier) Apply(ctx context.Context, pod *corev1.Pod, configHash string) (string, error) {
+	own, projected, err := a.Pods.ReadConfigs(ctx, pod)
+	if err != nil {
+		return "", err
+	}
+	if got := config.Hash(projected); got != configHash {
+		return "", fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, got, configHash)
+	}
+	plan, err := live.Compute(own, projected, tableOf(pod))
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNeedsRestart, err)
+	}
+	if !plan.Live() {
+		return "", fmt.Errorf("%w: %s", ErrNeedsRestart, strings.Join(plan.Restart, "; "))
+	}
+	addr := net.JoinHostPort(pod.Status.PodIP, "3000")
+	applied, err := a.send(ctx, addr, plan)
+	if err != nil {
+		return "", err
+	}
+	// Kept in step: a later restart of asd (a crash, a warm restart) loads what was applied.
+	if err := a.Pods.CopyConfig(ctx, pod, configHash); err != nil {
+		return "", fmt.Errorf("applied %s, but keeping the pod's copy of the config in step failed: %w",
+			strings.Join(applied, ", "), err)
+	}
+	if len(applied) == 0 {
+		return "nothing to change on the node (only the seeds differ)", nil
+	}
+	return strings.Join(applied, ", "), nil
+}
+
+// tableOf is the parameter table of the pod's server version (the newest when the tag names none).
+func tableOf(pod *corev1.Pod) *params.Table {
+	if v, ok := params.ImageVersion(resources.AerospikeImage(pod)); ok {
+		if t, _, err := params.Select(v); err == nil {
+			return t
+		}
+	}
+	return params.Newest()
+}
+
+// send applies the plan's steps in order and confirms each by reading it back; log levels go to the
+// sink the "logs" command names.
+func (a *Applier) send(ctx context.Context, addr string, plan live.Plan) ([]string, error) {
+	steps := plan.Steps
+	if len(plan.Logging) > 0 {
+		logs, err := a.one(ctx, addr, "logs")
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range plan.Logging {
+			id, ok := live.SinkID(logs, l.Sink)
+			if !ok {
+				return nil, fmt.Errorf("%w: the node has no log sink %q (logs: %s)", ErrRefused, l.Sink, logs)
+			}
+			steps = append(steps, l.Step(id))
+		}
+	}
+	var applied []string
+	for _, s := range steps {
+		answer, err := a.one(ctx, addr, s.Command)
+		if err != nil {
+			return applied, err
+		}
+		if answer != "ok" {
+			return applied, fmt.Errorf("%w: %s answered %s", ErrRefused, s.Command, answer)
+		}
+		for _, r := range s.Confirm {
+			got, err := a.one(ctx, addr, r.Command)
+			if err != nil {
+				return applied, err
+			}
+			if !r.Confirmed(got) {
+				return applied, fmt.Errorf("%w: after %s, %s does not report %s=%s", ErrRefused, s.Command, r.Command, r.Name, r.Value)
+			}
+		}
+		applied = append(applied, s.Command)
+	}
+	return applied, nil
+}
+
+// one sends one info command and returns its raw answer.
+func (a *Applier) one(ctx context.Context, addr, cmd string) (string, error) {
+	answers, err := a.Info.Info(ctx, addr, cmd)
+	if err != nil {
+		return "", err
+	}
+	return answers[cmd], nil
+}
