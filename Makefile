@@ -9,6 +9,8 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 # Fuzz time per fuzz target in `make fuzz` (CI runs it as is).
 FUZZTIME ?= 10s
+# Version of the kubectl plugin's release archives and krew manifest (`make krew`).
+VERSION ?= v0.1.0
 
 # What `manager --version`, acko_build_info and the image's labels say.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -109,10 +111,16 @@ bench: envtest-assets ## Benchmarks (API calls per reconcile, pause latency, res
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager, the Aerospike simulator and the local cluster's stand-in init into bin/.
+build: ## Build the manager, kubectl-acko (and kubectl_complete-acko), the simulator and the stand-in init into bin/.
 	go build -ldflags "$(LDFLAGS)" -o $(BIN)/manager ./cmd
+	go build -o $(BIN)/kubectl-acko ./cmd/kubectl-acko
+	go build -o $(BIN)/kubectl_complete-acko ./cmd/kubectl_complete-acko
 	go build -o $(BIN)/aerosim ./cmd/aerosim
 	go build -o $(BIN)/fakeinit ./test/fakeinit
+
+.PHONY: krew
+krew: ## Cross-build kubectl acko archives (linux/darwin, amd64/arm64) into dist/ and write dist/acko.yaml for krew.
+	go run ./hack/krew -version $(VERSION) -out $(ROOT)/dist
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.

@@ -28,6 +28,7 @@ import (
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/internal/tasks"
 	"github.com/acko-io/acko/internal/version"
 	ackowebhook "github.com/acko-io/acko/internal/webhook"
@@ -120,6 +121,7 @@ func setupController(mgr ctrl.Manager, o options) error {
 		Live:                    &liveconfig.Applier{Pods: signaller, Info: info},
 		ClusterDomain:           o.clusterDomain,
 		MaxConcurrentReconciles: o.maxConcurrent,
+		PodMonitors:             podMonitorsServed(mgr),
 		Executor: &operations.Executor{
 			Client:    mgr.GetClient(),
 			Signaller: signaller,
@@ -128,6 +130,16 @@ func setupController(mgr ctrl.Manager, o options) error {
 			Config:    operations.Config{PodTimeout: o.operationPodTimeout},
 		},
 	}).SetupWithManager(mgr, probers.Events(), runner.Events())
+}
+
+// podMonitorsServed reports whether the Prometheus Operator's PodMonitor CRD exists as the manager
+// starts: spec.monitoring then adds a PodMonitor per cluster.
+func podMonitorsServed(mgr ctrl.Manager) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(resources.PodMonitorGVK.GroupKind(), resources.PodMonitorGVK.Version)
+	if err != nil {
+		setupLog.Info("no PodMonitor CRD: spec.monitoring adds the exporter and its port, no PodMonitor", "reason", err.Error())
+	}
+	return err == nil
 }
 
 // registerMetrics serves ACKO's metrics; the per-cluster gauges only while this replica leads.

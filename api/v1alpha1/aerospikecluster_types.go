@@ -38,6 +38,12 @@ type AerospikeClusterSpec struct {
 	// +optional
 	PodSpec *PodOverrides `json:"podSpec,omitempty"`
 
+	// Monitoring adds the Aerospike Prometheus exporter to every pod, a metrics port to the headless
+	// Service and, when the Prometheus Operator's CRDs exist, a PodMonitor. Turning it on or off rolls
+	// every pod (PodSpecChanged).
+	// +optional
+	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
+
 	// RollingUpdateBatchSize is how many pods a config, image or pod spec change restarts at once, rack
 	// by rack. It is capped to replication-factor − 1 (the smallest over the namespaces, at least 1), so
 	// that both copies of a partition are never down together. It does not apply to on-demand operations.
@@ -211,6 +217,23 @@ type PodOverrides struct {
 	// ImagePullSecrets of the pods.
 	// +optional
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+}
+
+// MonitoringSpec configures the Aerospike Prometheus exporter sidecar.
+type MonitoringSpec struct {
+	// Enabled adds the exporter.
+	Enabled bool `json:"enabled"`
+	// Image of the exporter (default: the release ACKO's dashboard and alerts are written against).
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Port the exporter serves metrics on (default 9145).
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+	// Resources of the exporter container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // Sidecar is a standard Kubernetes container added to the Aerospike pods. Its schema is left out of the

@@ -208,4 +208,11 @@ const (
 	FinishedOperationHistory = 32
 	// AerospikeContainerName is the name of the Aerospike container in every pod.
 	AerospikeContainerName = "aerospike-server"
+	// ExporterContainerName is the Aerospike Prometheus exporter sidecar (spec.monitoring).
+	ExporterContainerName = "aerospike-exporter"
+	// DefaultExporterImage is the exporter release the dashboard and alert rules are written against
+	// (config/prometheus/exporter-metrics.txt lists its metric names).
+	DefaultExporterImage = "aerospike/aerospike-prometheus-exporter:1.32.0"
+	// DefaultExporterPort is where the exporter serves metrics.
+	DefaultExporterPort = 9145
 )

@@ -200,6 +200,27 @@ func (c *AerospikeCluster) ProgressDeadline() time.Duration {
 	return time.Duration(*c.Spec.ProgressDeadlineSeconds) * time.Second
 }
 
+// MonitoringEnabled reports whether spec.monitoring adds the exporter.
+func (c *AerospikeCluster) MonitoringEnabled() bool {
+	return c.Spec.Monitoring != nil && c.Spec.Monitoring.Enabled
+}
+
+// ExporterImage and ExporterPort are spec.monitoring's with their defaults.
+func (c *AerospikeCluster) ExporterImage() string {
+	if c.Spec.Monitoring == nil || c.Spec.Monitoring.Image == "" {
+		return DefaultExporterImage
+	}
+	return c.Spec.Monitoring.Image
+}
+
+// ExporterPort is spec.monitoring.port with its default.
+func (c *AerospikeCluster) ExporterPort() int32 {
+	if c.Spec.Monitoring == nil || c.Spec.Monitoring.Port == 0 {
+		return DefaultExporterPort
+	}
+	return c.Spec.Monitoring.Port
+}
+
 // BatchSize is spec.rollingUpdateBatchSize with its default of 1.
 func (c *AerospikeCluster) BatchSize() int32 {
 	if c.Spec.RollingUpdateBatchSize == nil || *c.Spec.RollingUpdateBatchSize < 1 {

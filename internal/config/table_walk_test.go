@@ -34,7 +34,7 @@ var ownedRows = map[string]string{
 // where the row has a type, bounds or allowed values, a value breaking each is refused there; an
 // Enterprise-only row is refused whatever its value.
 func TestEveryTableRow(t *testing.T) {
-	rows, skipped := 0, map[string]int{}
+	rows, enterprise, invalid, skipped := 0, 0, 0, map[string]int{}
 	for _, tb := range params.Tables() {
 		for _, p := range tb.Params() {
 			if reason, owned := ownedRows[p.Name()]; owned {
@@ -42,10 +42,16 @@ func TestEveryTableRow(t *testing.T) {
 				continue
 			}
 			rows++
+			if p.EnterpriseOnly {
+				enterprise++
+			} else {
+				invalid += len(invalidTexts(p))
+			}
 			t.Run(tb.Version.String()+"/"+p.Path, func(t *testing.T) { checkRow(t, tb, p) })
 		}
 	}
-	t.Logf("%d rows checked over %d tables; skipped: %v", rows, len(params.Tables()), skipped)
+	t.Logf("%d rows checked over %d tables (%d Enterprise-only refused, %d invalid values refused); skipped: %v",
+		rows, len(params.Tables()), enterprise, invalid, skipped)
 }
 
 func checkRow(t *testing.T, tb *params.Table, p *params.Param) {

@@ -61,6 +61,8 @@ type AerospikeClusterReconciler struct {
 	// MaxConcurrentReconciles is how many clusters are reconciled at once (0: the default); one
 	// cluster is never reconciled by two workers at once.
 	MaxConcurrentReconciles int
+	// PodMonitors: the Prometheus Operator's CRDs exist, so spec.monitoring adds a PodMonitor.
+	PodMonitors bool
 
 	status *statusWriter
 }
@@ -123,6 +125,7 @@ func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterS
 		{"holdViolations", r.holdViolations},
 		{"syncReadinessGates", r.syncReadinessGates},
 		{"applyChildren", r.applyChildren},
+		{"applyPodMonitor", r.applyPodMonitor},
 		{"runOperation", r.runOperation},
 		{"rollingRestart", r.rollingRestart},
 	}

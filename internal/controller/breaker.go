@@ -9,7 +9,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
 
-// Circuit breaker (ADR-0013): after breakerThreshold consecutive failed reconciles it opens and
+// Circuit breaker (ADR-0013, docs/adr/0013-circuit-breaker.md): after breakerThreshold consecutive failed reconciles it opens and
 // reconciles back off 10s·2ⁿ up to 5 minutes; a success closes it. Its state lives in status so
 // that an operator restart does not reset it. Paused reconciles are not counted, and resume resets
 // it (see docs/pause.md).

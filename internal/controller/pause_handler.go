@@ -20,7 +20,7 @@ import (
 // error is returned and applies its own backoff instead.
 const pauseRetryInterval = 10 * time.Second
 
-// handlePause acknowledges spec.paused (ADR-0018, Option A): phase Paused and the Paused
+// handlePause acknowledges spec.paused (ADR-0018, docs/adr/0018-pause-status-consistency.md, Option A): phase Paused and the Paused
 // condition in one status update, retried on conflict on a fresh read. Nothing else is touched:
 // no child, pod, operation step or prober. Once the status says Paused, a paused reconcile reads
 // the cache and returns: no write, no requeue.

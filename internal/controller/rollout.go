@@ -138,38 +138,9 @@ func setUpdate(s *ackov1alpha1.AerospikeClusterStatus, pod string, u *ackov1alph
 // whose pod is back is cleared; one whose pod does not come back within the progress deadline stops
 // the rollout (RolloutStuck).
 func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clusterState) (bool, error) {
-	var waiting []string
-	wait := func(pod, why string) { waiting = append(waiting, pod+": "+why) }
-	pending := map[ackov1alpha1.PodUpdateMethod][]string{}
-	for _, name := range slices.Sorted(maps.Keys(st.cluster.Status.Pods)) {
-		u := st.cluster.Status.Pods[name].Update
-		if u == nil || u.Method == ackov1alpha1.UpdateRemove {
-			continue
-		}
-		pod := st.pods[name]
-		sameInstance := pod != nil && string(pod.UID) == u.UID && pod.DeletionTimestamp == nil
-		switch {
-		case !sameInstance && u.Done && st.replacing(name):
-			// The pod came back broken and the spec changed again: a corrected spec replaces it at once.
-			if err := r.clearUpdate(ctx, st, name); err != nil {
-				return true, err
-			}
-		case sameInstance && st.superseded(name, u):
-			if err := r.clearUpdate(ctx, st, name); err != nil { // reverted, or broke: decided again
-				return true, err
-			}
-		case sameInstance && !u.Done:
-			pending[u.Method] = append(pending[u.Method], name)
-		default:
-			why, err := r.followBack(ctx, st, name, u)
-			if err != nil {
-				return true, err
-			}
-			if why != "" {
-				wait(name, why)
-				st.checkDeadline(name, u, why)
-			}
-		}
+	waiting, pending, err := r.followStarted(ctx, st)
+	if err != nil {
+		return true, err
 	}
 	for _, method := range []ackov1alpha1.PodUpdateMethod{ackov1alpha1.UpdateReplace, ackov1alpha1.UpdateEvict,
 		ackov1alpha1.UpdateInPlace, ackov1alpha1.UpdateLive} {
@@ -182,13 +153,46 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 			return true, err
 		}
 		for _, p := range pods {
-			wait(p, why)
+			waiting = append(waiting, p+": "+why)
 		}
 	}
 	if len(waiting) > 0 {
 		st.setWork(ackov1alpha1.ReasonRollingRestart, "Waiting for %s", strings.Join(waiting, "; "))
 	}
 	return len(waiting) > 0, nil
+}
+
+// followStarted follows the steps that happened (or were decided again) and sorts the ones not taken
+// yet by method; waiting says what the followed ones wait for.
+func (r *AerospikeClusterReconciler) followStarted(ctx context.Context, st *clusterState) (
+	waiting []string, pending map[ackov1alpha1.PodUpdateMethod][]string, err error) {
+	pending = map[ackov1alpha1.PodUpdateMethod][]string{}
+	for _, name := range slices.Sorted(maps.Keys(st.cluster.Status.Pods)) {
+		u := st.cluster.Status.Pods[name].Update
+		if u == nil || u.Method == ackov1alpha1.UpdateRemove {
+			continue
+		}
+		pod := st.pods[name]
+		sameInstance := pod != nil && string(pod.UID) == u.UID && pod.DeletionTimestamp == nil
+		switch {
+		// The pod came back broken and the spec changed again (a corrected spec replaces it at once), or
+		// a step not taken yet no longer fits (reverted, or the pod broke): decided again.
+		case !sameInstance && u.Done && st.replacing(name), sameInstance && st.superseded(name, u):
+			err = r.clearUpdate(ctx, st, name)
+		case sameInstance && !u.Done:
+			pending[u.Method] = append(pending[u.Method], name)
+		default:
+			var why string
+			if why, err = r.followBack(ctx, st, name, u); why != "" {
+				waiting = append(waiting, name+": "+why)
+				st.checkDeadline(name, u, why)
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return waiting, pending, nil
 }
 
 // superseded: the recorded step has not happened and no longer fits the pod: the change was
@@ -268,7 +272,8 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 }
 
 // markDone records that the step happened, with the pod's restart reason and time.
-func (r *AerospikeClusterReconciler) markDone(ctx context.Context, st *clusterState, name string, u *ackov1alpha1.PodUpdate) error {
+func (r *AerospikeClusterReconciler) markDone(ctx context.Context, st *clusterState, name string,
+	u *ackov1alpha1.PodUpdate) error {
 	at := metav1.NewTime(st.now)
 	err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		p := s.Pods[name]

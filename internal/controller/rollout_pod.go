@@ -40,6 +40,9 @@ const settleDelay = 15 * time.Second
 // proves itself (a start estimate more than a second later) only when asd had run at least this long.
 const minUptimeBeforeSignal = 3 * time.Second
 
+// waitingInPlace is what a restart in place says while it runs.
+const waitingInPlace = "restarting in place"
+
 // removePod evicts the pod instance (the PodDisruptionBudget arbitrates with drains), or deletes it
 // when evict is false (a broken pod, which the budget already counts as down). refused says why an
 // eviction must wait. A pod already gone or replaced counts as removed.
@@ -48,7 +51,8 @@ func (r *AerospikeClusterReconciler) removePod(ctx context.Context, pod *corev1.
 	pre := &metav1.Preconditions{UID: &uid}
 	if evict {
 		err = r.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{
-			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}, DeleteOptions: &metav1.DeleteOptions{Preconditions: pre},
+			ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: pre},
 		})
 	} else {
 		err = r.Delete(ctx, pod, &client.DeleteOptions{Preconditions: pre})
@@ -75,25 +79,8 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 	if res, ok := st.results[name]; ok {
 		return r.inPlaceResult(ctx, st, pods, res)
 	}
-	if key, busy := r.Tasks.Busy(st.key); busy {
-		return "waiting for " + key.Name, nil
-	}
-	if why := st.settling(pods); why != "" {
-		return why, nil
-	}
-	if check, why := st.mayTakeDown(pods); check != "" {
-		return holdReason("restart in place", check, why), nil
-	}
-	if taken, why := st.budgetTaken(pods); !taken {
-		return why, nil
-	}
-	if why, err := r.lookAgain(ctx, st, pods); why != "" || err != nil {
+	if why, err := r.mayRestartInPlace(ctx, st, pods); why != "" || err != nil {
 		return why, err
-	}
-	for _, p := range pods {
-		if up := st.health.Nodes[p].Facts.Uptime; up < minUptimeBeforeSignal {
-			return fmt.Sprintf("Aerospike on %s started %s ago", p, up), nil
-		}
 	}
 	attempt := metav1.NewMicroTime(st.now)
 	if err := r.status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
@@ -117,7 +104,35 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 		}
 		return "", nil
 	})
-	return "restarting in place", nil
+	return waitingInPlace, nil
+}
+
+// mayRestartInPlace says what a restart in place still waits for ("" when it may go now): no task of
+// the cluster running, an earlier attempt settled, the safety checks, the disruption budget taken,
+// the pods read again, and asd up long enough for its uptime to prove the restart.
+func (r *AerospikeClusterReconciler) mayRestartInPlace(ctx context.Context, st *clusterState,
+	pods []string) (string, error) {
+	if key, busy := r.Tasks.Busy(st.key); busy {
+		return "waiting for " + key.Name, nil
+	}
+	if why := st.settling(pods); why != "" {
+		return why, nil
+	}
+	if check, why := st.mayTakeDown(pods); check != "" {
+		return holdReason("restart in place", check, why), nil
+	}
+	if taken, why := st.budgetTaken(pods); !taken {
+		return why, nil
+	}
+	if why, err := r.lookAgain(ctx, st, pods); why != "" || err != nil {
+		return why, err
+	}
+	for _, p := range pods {
+		if up := st.health.Nodes[p].Facts.Uptime; up < minUptimeBeforeSignal {
+			return fmt.Sprintf("Aerospike on %s started %s ago", p, up), nil
+		}
+	}
+	return "", nil
 }
 
 // settling: an earlier attempt may have signalled without the operator learning of it; until the
@@ -131,7 +146,8 @@ func (st *clusterState) settling(pods []string) string {
 	return ""
 }
 
-func (r *AerospikeClusterReconciler) inPlaceResult(ctx context.Context, st *clusterState, pods []string, res tasks.Result) (string, error) {
+func (r *AerospikeClusterReconciler) inPlaceResult(ctx context.Context, st *clusterState, pods []string,
+	res tasks.Result) (string, error) {
 	switch {
 	case res.Err == nil:
 		for _, p := range pods {
@@ -142,7 +158,7 @@ func (r *AerospikeClusterReconciler) inPlaceResult(ctx context.Context, st *clus
 			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodRestartedInPlace, "Restart", st.pods[p],
 				"Restarted asd in pod %s in place to load config %s (%s)", p, u.ConfigHash, u.Reason)
 		}
-		return "restarting in place", nil
+		return waitingInPlace, nil
 	case errors.Is(res.Err, podexec.ErrNotProjected):
 		return res.Err.Error(), r.clearAttempt(ctx, st, pods)
 	case errors.Is(res.Err, podexec.ErrNotTini):
@@ -234,7 +250,7 @@ func (st *clusterState) restartedSince(pod string, before *metav1.MicroTime) boo
 func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterState, name string) (string, error) {
 	u, pod := st.cluster.Status.Pods[name].Update, st.pods[name]
 	if r.Live == nil {
-		return "restarting in place", r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace,
+		return waitingInPlace, r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace,
 			fmt.Errorf("%w: live changes are off", liveconfig.ErrNeedsRestart))
 	}
 	task := "live/" + name
@@ -245,7 +261,7 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 				"Applied config %s to pod %s with no restart: %s", u.ConfigHash, name, res.Note)
 			return "recording the config the pod runs", r.recordConfig(ctx, pod, u.ConfigHash)
 		case errors.Is(res.Err, liveconfig.ErrNeedsRestart), errors.Is(res.Err, liveconfig.ErrRefused):
-			return "restarting in place", r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace, res.Err)
+			return waitingInPlace, r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace, res.Err)
 		}
 		return fmt.Sprintf("applying the config live: %v (trying again)", res.Err), nil
 	}

@@ -56,7 +56,6 @@ type clusterState struct {
 	configWarning          string          // rules the applied config breaks since they were added
 	applied                bool            // the children match the spec (observedGeneration)
 	deferred               bool            // a scale down still has steps to go
-	expectedSize           int             // Aerospike nodes the applied StatefulSets ask for
 	operationActive        bool
 	work                   *work // what the operator is still doing; nil when done
 	events                 []pendingEvent
@@ -119,7 +118,8 @@ func (st *clusterState) readiness() (ready bool, reason, message string) {
 			len(names), len(desired), strings.Join(names, ", "))
 	}
 	if leaving := st.leavingNow(); len(leaving) > 0 {
-		return false, ackov1alpha1.ReasonScaling, fmt.Sprintf("%d pods leave the cluster: %s", len(leaving), strings.Join(leaving, ", "))
+		return false, ackov1alpha1.ReasonScaling,
+			fmt.Sprintf("%d pods leave the cluster: %s", len(leaving), strings.Join(leaving, ", "))
 	}
 	if notReady := st.notReadyPods(nil); len(notReady) > 0 {
 		return false, ackov1alpha1.ReasonPodsNotReady,

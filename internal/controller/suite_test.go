@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -55,6 +56,7 @@ var _ = BeforeSuite(func() {
 	scheme = runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(ackov1alpha1.AddToScheme(scheme)).To(Succeed())
+	Expect(apiextensionsv1.AddToScheme(scheme)).To(Succeed())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 })
@@ -216,7 +218,7 @@ func newOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options))
 	}
 	r := &AerospikeClusterReconciler{
 		Client: wrapped, APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: recorder, Probers: probers,
-		PollInterval: 500 * time.Millisecond, Tasks: runner, MaxConcurrentReconciles: w.workers,
+		PollInterval: 500 * time.Millisecond, Tasks: runner, MaxConcurrentReconciles: w.workers, PodMonitors: w.podMonitors,
 		Executor: &operations.Executor{Client: wrapped, Signaller: w, Tasks: runner, Recorder: recorder, Config: opCfg},
 	}
 	if err := r.SetupWithManager(mgr, w.healthEvents(), runner.Events()); err != nil {

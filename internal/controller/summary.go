@@ -125,13 +125,19 @@ func (st *clusterState) announceConditionChanges(before []metav1.Condition) {
 		c.Reason == ackov1alpha1.ReasonRolloutStuck && changed(ackov1alpha1.ConditionStalled) {
 		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventRolloutStuck, "Restart", nil, "%s", c.Message)
 	}
-	if c := meta.FindStatusCondition(after, ackov1alpha1.ConditionClusterSplit); c != nil &&
-		changed(ackov1alpha1.ConditionClusterSplit) {
-		if c.Status == metav1.ConditionTrue {
-			st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventClusterSplit, "Observe", nil, "%s", c.Message)
-		} else if b := meta.FindStatusCondition(before, ackov1alpha1.ConditionClusterSplit); b != nil && b.Status == metav1.ConditionTrue {
-			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventClusterJoined, "Observe", nil, "%s", c.Message)
-		}
+	st.announceSplit(before, after)
+}
+
+// announceSplit: a Warning when the nodes split, and a Normal event when they form one cluster again.
+func (st *clusterState) announceSplit(before, after []metav1.Condition) {
+	c := meta.FindStatusCondition(after, ackov1alpha1.ConditionClusterSplit)
+	if c == nil || !conditionChanged(before, after, ackov1alpha1.ConditionClusterSplit) {
+		return
+	}
+	if c.Status == metav1.ConditionTrue {
+		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventClusterSplit, "Observe", nil, "%s", c.Message)
+	} else if meta.IsStatusConditionTrue(before, ackov1alpha1.ConditionClusterSplit) {
+		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventClusterJoined, "Observe", nil, "%s", c.Message)
 	}
 }
 

@@ -64,6 +64,8 @@ type world struct {
 	podIP func(pod *corev1.Pod, ordinal int) string
 	// workers, when set, is the operator's number of reconcile workers.
 	workers int
+	// podMonitors tells the operator the PodMonitor CRD exists.
+	podMonitors bool
 }
 
 func (w *world) healthEvents() <-chan event.GenericEvent {
@@ -360,21 +362,8 @@ func (w *world) Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, boo
 		return aerospike.ClusterHealth{}, false
 	}
 	now := time.Now()
-	pods := &corev1.PodList{}
-	_ = w.c.List(context.Background(), pods, client.InNamespace(key.Namespace))
-	byName := map[string]*corev1.Pod{}
-	for i := range pods.Items {
-		byName[pods.Items[i].Name] = &pods.Items[i]
-	}
-	var up []string
-	for _, t := range spec.Targets {
-		if p := byName[t.PodName]; p != nil && p.DeletionTimestamp == nil && !w.unreachable && !w.alone[t.PodName] {
-			if _, started := w.started[p.UID]; started {
-				up = append(up, t.PodName)
-			}
-		}
-	}
-	sort.Strings(up)
+	byName := w.podsByName(key.Namespace)
+	up := w.upNodes(spec, byName)
 	health := aerospike.ClusterHealth{ExpectedSize: len(spec.Targets), Nodes: map[string]aerospike.NodeHealth{}, ReadAt: now}
 	for _, t := range spec.Targets {
 		h := aerospike.NodeHealth{Addr: t.Addr, ReadAt: now, Err: aerospike.ErrUnreachable}
@@ -391,6 +380,32 @@ func (w *world) Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, boo
 		health.SplitSince, health.SplitSettled = now.Add(-time.Minute), true
 	}
 	return health, true
+}
+
+func (w *world) podsByName(namespace string) map[string]*corev1.Pod {
+	pods := &corev1.PodList{}
+	_ = w.c.List(context.Background(), pods, client.InNamespace(namespace))
+	byName := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		byName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	return byName
+}
+
+// upNodes are the probed pods whose asd runs in the common cluster. Callers hold w.mu.
+func (w *world) upNodes(spec aerospike.ProbeSpec, byName map[string]*corev1.Pod) []string {
+	var up []string
+	for _, t := range spec.Targets {
+		p := byName[t.PodName]
+		if p == nil || p.DeletionTimestamp != nil || w.unreachable || w.alone[t.PodName] {
+			continue
+		}
+		if _, started := w.started[p.UID]; started {
+			up = append(up, t.PodName)
+		}
+	}
+	sort.Strings(up)
+	return up
 }
 
 // facts are a node's answers: migrations when the world migrates, and cluster-stable's verdict on

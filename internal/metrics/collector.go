@@ -115,7 +115,8 @@ func collectCluster(ch chan<- prometheus.Metric, cl *ackov1alpha1.AerospikeClust
 	gauge(sizeDesc, float64(cl.Spec.Size))
 	gauge(breakerDesc, boolValue(meta.IsStatusConditionTrue(cl.Status.Conditions, ackov1alpha1.ConditionCircuitBreakerOpen)))
 	gauge(splitDesc, boolValue(meta.IsStatusConditionTrue(cl.Status.Conditions, ackov1alpha1.ConditionClusterSplit)))
-	if c := meta.FindStatusCondition(cl.Status.Conditions, ackov1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(cl.Status.Conditions, ackov1alpha1.ConditionStalled); c != nil &&
+		c.Status == metav1.ConditionTrue {
 		gauge(stalledDesc, 1, c.Reason)
 	}
 }

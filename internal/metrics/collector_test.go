@@ -101,9 +101,9 @@ func TestClusterCollectorServesOnlyOnceElected(t *testing.T) {
 		t.Fatalf("a follower exported %d series", n)
 	}
 	close(elected)
-	// the scrape error gauge and 4 phases, ready pods, size and the breaker of one cluster
-	if n := testutil.CollectAndCount(c); n != 8 {
-		t.Fatalf("the leader exported %d series, want 8", n)
+	// the scrape error gauge and 4 phases, ready pods, size, the breaker and the split of one cluster
+	if n := testutil.CollectAndCount(c); n != 9 {
+		t.Fatalf("the leader exported %d series, want 9", n)
 	}
 }
 

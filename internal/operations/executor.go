@@ -62,12 +62,8 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 	st := c.Status.OperationStatus
 	inProgress := st != nil && st.Phase == ackov1alpha1.OperationInProgress
 	if inProgress && st.CurrentPod != "" && !st.CurrentPodSignalled {
-		if res, ok := obs.Results[taskName(st)]; ok {
-			delete(obs.Results, taskName(st))
-			return e.warmRestartResult(ctx, c, obs, res)
-		}
-		if key, busy := e.Tasks.Busy(clusterKey(c)); busy {
-			return Result{Active: true, Waiting: "waiting for " + key.Name}, nil
+		if res, done, err := e.background(ctx, c, obs); done {
+			return res, err
 		}
 	}
 	step := Plan(c, obs, e.Config)
@@ -76,24 +72,50 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 		return Result{}, nil
 	case StepWait:
 		return Result{Active: inProgress, Waiting: step.Reason}, nil
-	case StepWaitSince:
-		return e.progress(ctx, c, e.waitSince(obs))
-	case StepStart:
-		return e.progress(ctx, c, e.start(c, step))
-	case StepReject:
-		return e.progress(ctx, c, e.reject(c, step))
-	case StepBegin:
-		return e.progress(ctx, c, e.begin(obs.Pods[step.Pod], obs))
 	case StepAct:
 		return e.act(ctx, c, obs.Pods[step.Pod], obs)
-	case StepConfirm:
-		return e.progress(ctx, c, e.confirm(c, step.Pod, obs))
 	case StepPodDone:
 		return e.podDone(ctx, c, step.Pod)
-	case StepPodFailed:
-		return e.progress(ctx, c, e.podFailed(c, step.Pod, step.Reason))
 	}
-	return Result{}, fmt.Errorf("unknown operation step %d", step.Kind)
+	t, err := e.transitionFor(c, step, obs)
+	if err != nil {
+		return Result{}, err
+	}
+	return e.progress(ctx, c, t)
+}
+
+// transitionFor is the status change of a step that only records.
+func (e *Executor) transitionFor(c *ackov1alpha1.AerospikeCluster, step Step, obs Observed) (transition, error) {
+	switch step.Kind {
+	case StepWaitSince:
+		return e.waitSince(obs), nil
+	case StepStart:
+		return e.start(c, step), nil
+	case StepReject:
+		return e.reject(c, step), nil
+	case StepBegin:
+		return e.begin(obs.Pods[step.Pod], obs), nil
+	case StepConfirm:
+		return e.confirm(c, step.Pod, obs), nil
+	case StepPodFailed:
+		return e.podFailed(c, step.Pod, step.Reason), nil
+	}
+	return transition{}, fmt.Errorf("unknown operation step %d", step.Kind)
+}
+
+// background follows the current pod's warm restart in the background: its result when it ended
+// (taken once), or a wait while it runs. done is false when there is nothing in the background.
+func (e *Executor) background(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed) (Result, bool, error) {
+	name := taskName(c.Status.OperationStatus)
+	if res, ok := obs.Results[name]; ok {
+		delete(obs.Results, name)
+		r, err := e.warmRestartResult(ctx, c, obs, res)
+		return r, true, err
+	}
+	if key, busy := e.Tasks.Busy(clusterKey(c)); busy {
+		return Result{Active: true, Waiting: "waiting for " + key.Name}, true, nil
+	}
+	return Result{}, false, nil
 }
 
 func clusterKey(c *ackov1alpha1.AerospikeCluster) types.NamespacedName {

@@ -154,12 +154,10 @@ func noAttempt(s *scene) {
 	s.c.Status.OperationStatus.CurrentPodNodeStartedBefore, s.c.Status.OperationStatus.CurrentPodAttempted = nil, nil
 }
 
-// waitingSince records that the operation began waiting for its next pod d after began.
-func waitingSince(d time.Duration) change {
-	return func(s *scene) {
-		t := metav1.NewTime(began.Add(d))
-		s.c.Status.OperationStatus.WaitingSince = &t
-	}
+// waiting records that the operation began waiting for its next pod at began.
+func waiting(s *scene) {
+	t := metav1.NewTime(began)
+	s.c.Status.OperationStatus.WaitingSince = &t
 }
 
 func clusterNotReady(why string) change {
@@ -198,9 +196,8 @@ func notReady(name string) change {
 	return func(s *scene) { s.obs.Pods[name].Status.Conditions[0].Status = corev1.ConditionFalse }
 }
 
-func gone(name string) change {
-	return func(s *scene) { delete(s.obs.Pods, name) }
-}
+// c1Gone: pod c-1 does not exist.
+func c1Gone(s *scene) { delete(s.obs.Pods, "c-1") }
 
 func terminating(name string) change {
 	return func(s *scene) {
@@ -274,23 +271,23 @@ var _ = Describe("Plan", func() {
 		Entry("... and goes on waiting within the deadline",
 			decide(operations.StepWait, "c-1"), "pod c-1 waits until the cluster is Running",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), clusterNotReady("c-2 not Ready"),
-			waitingSince(0), at(2*time.Minute)),
+			waiting, at(2*time.Minute)),
 		Entry("... and ends the operation past it, saying what it waited for",
 			decide(operations.StepPodFailed, "c-1"), "waited 2m0s: pod c-1 waits until the cluster is Running: c-2 not Ready",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), clusterNotReady("c-2 not Ready"),
-			waitingSince(0), at(2*time.Minute+time.Second)),
+			waiting, at(2*time.Minute+time.Second)),
 		Entry("the targets stay frozen: a pod added later is not restarted, the operation finishes",
 			decide(operations.StepPodDone, ""), "",
 			running(warm, []string{"c-0", "c-1"}, []string{"c-0", "c-1"}), withPods("c-0", "c-1", "c-2", "c-3")),
 		Entry("a target that is missing (being recreated) is waited for",
 			decide(operations.StepWaitSince, "c-1"), "pod c-1 does not exist",
-			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), gone("c-1")),
+			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), c1Gone),
 		Entry("... within the pod timeout",
 			decide(operations.StepWait, "c-1"), "pod c-1 does not exist",
-			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), gone("c-1"), waitingSince(0), at(time.Minute)),
+			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), c1Gone, waiting, at(time.Minute)),
 		Entry("... and fails the operation past it",
 			decide(operations.StepPodFailed, "c-1"), "waited 1m0s: pod c-1 does not exist",
-			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), gone("c-1"), waitingSince(0), at(61*time.Second)),
+			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), c1Gone, waiting, at(61*time.Second)),
 
 		// Recorded as begun, not as sent: the operator stopped between the two writes.
 		Entry("PodRestart: the recorded instance still runs, so it was not deleted: delete it",
@@ -298,7 +295,7 @@ var _ = Describe("Plan", func() {
 		Entry("PodRestart: a new instance proves the deletion", decide(operations.StepConfirm, "c-1"), "",
 			current(cold, false), recreated(5*time.Second)),
 		Entry("PodRestart: no pod proves the deletion", decide(operations.StepConfirm, "c-1"), "",
-			current(cold, false), gone("c-1")),
+			current(cold, false), c1Gone),
 		Entry("PodRestart: a terminating instance proves the deletion", decide(operations.StepConfirm, "c-1"), "",
 			current(cold, false), terminating("c-1")),
 		Entry("WarmRestart: asd started after the attempt: the signal went out",
@@ -320,7 +317,7 @@ var _ = Describe("Plan", func() {
 		Entry("PodRestart: the old instance still runs", decide(operations.StepWait, "c-1"), "pod is not recreated yet",
 			current(cold, true)),
 		Entry("PodRestart: no pod yet", decide(operations.StepWait, "c-1"), "pod is not recreated yet",
-			current(cold, true), gone("c-1")),
+			current(cold, true), c1Gone),
 		Entry("PodRestart: the new instance is not Ready", decide(operations.StepWait, "c-1"), "pod is not Ready",
 			current(cold, true), recreated(5*time.Second), notReady("c-1")),
 		Entry("PodRestart: no health reading yet", decide(operations.StepWait, "c-1"), "no Aerospike health reading yet",

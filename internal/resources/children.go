@@ -1,9 +1,13 @@
 package resources
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/acko-io/acko/api/v1alpha1"
@@ -15,6 +19,9 @@ type namedPort struct {
 	name string
 	port int32
 }
+
+// MetricsPortName is the exporter's port, on its container and on the headless Service.
+const MetricsPortName = "metrics"
 
 // aerospikePorts are the ports of every node: clients (service), replication (fabric), the mesh
 // heartbeat and the admin port that replaced the info stanza in 8.1.
@@ -37,7 +44,11 @@ func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, conf s
 // HeadlessService gives every pod a stable DNS name, which the mesh seeds use. It publishes pods
 // before they are Ready: a starting node must find its peers to become Ready at all.
 func HeadlessService(c *v1alpha1.AerospikeCluster) *corev1.Service {
-	svc := service(c, c.HeadlessServiceName(), aerospikePorts)
+	ports := aerospikePorts
+	if c.MonitoringEnabled() {
+		ports = append(slices.Clone(ports), namedPort{MetricsPortName, c.ExporterPort()})
+	}
+	svc := service(c, c.HeadlessServiceName(), ports)
 	svc.Spec.ClusterIP = corev1.ClusterIPNone
 	svc.Spec.PublishNotReadyAddresses = true
 	return svc
@@ -79,4 +90,32 @@ func PodDisruptionBudget(c *v1alpha1.AerospikeCluster, maxUnavailable int) *poli
 			Selector:       &metav1.LabelSelector{MatchLabels: c.SelectorLabels()},
 		},
 	}
+}
+
+// PodMonitorGVK is the Prometheus Operator's PodMonitor, created when its CRDs exist.
+var PodMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}
+
+// PodMonitor asks a Prometheus Operator to scrape every pod's exporter (spec.monitoring).
+func PodMonitor(c *v1alpha1.AerospikeCluster) *unstructured.Unstructured {
+	meta := objectMeta(c, c.Name, c.SelectorLabels())
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{
+			"selector":            map[string]any{"matchLabels": stringMap(c.SelectorLabels())},
+			"podMetricsEndpoints": []any{map[string]any{"port": MetricsPortName, "path": "/metrics"}},
+		},
+	}}
+	u.SetGroupVersionKind(PodMonitorGVK)
+	u.SetNamespace(meta.Namespace)
+	u.SetName(meta.Name)
+	u.SetLabels(meta.Labels)
+	u.SetOwnerReferences(meta.OwnerReferences)
+	return u
+}
+
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package resources
 import (
 	"maps"
 	"path"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +37,9 @@ func podTemplate(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) core
 	annotations[defaultContainerAnnotation] = v1alpha1.AerospikeContainerName
 	containers := make([]corev1.Container, 0, 1+len(o.Sidecars))
 	containers = append(containers, aerospikeContainer(c, rack, o))
+	if c.MonitoringEnabled() {
+		containers = append(containers, exporterContainer(c))
+	}
 	for _, s := range o.Sidecars {
 		containers = append(containers, s.Container)
 	}
@@ -94,6 +98,26 @@ func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacemen
 		} else {
 			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.Path})
 		}
+	}
+	return ctr
+}
+
+// exporterContainer is the Aerospike Prometheus exporter, reading the node of its own pod over
+// loopback (its image's template takes AS_HOST, AS_PORT and AGENT_BIND_PORT).
+func exporterContainer(c *v1alpha1.AerospikeCluster) corev1.Container {
+	port := c.ExporterPort()
+	ctr := corev1.Container{
+		Name:  v1alpha1.ExporterContainerName,
+		Image: c.ExporterImage(),
+		Env: []corev1.EnvVar{
+			{Name: "AS_HOST", Value: "127.0.0.1"},
+			{Name: "AS_PORT", Value: strconv.Itoa(int(config.ServicePort))},
+			{Name: "AGENT_BIND_PORT", Value: strconv.Itoa(int(port))},
+		},
+		Ports: []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+	}
+	if r := c.Spec.Monitoring.Resources; r != nil {
+		ctr.Resources = *r
 	}
 	return ctr
 }

@@ -82,7 +82,7 @@ func brokenState(s *corev1.ContainerStatus, init bool) string {
 			why += fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, firstNonEmpty(t.Message, t.Reason))
 		}
 		return why
-	case s.State.Terminated != nil && !(init && s.State.Terminated.ExitCode == 0):
+	case s.State.Terminated != nil && (!init || s.State.Terminated.ExitCode != 0):
 		t := s.State.Terminated
 		return fmt.Sprintf("terminated with exit %d: %s", t.ExitCode, firstNonEmpty(t.Message, t.Reason))
 	}

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/acko-io/acko/api/v1alpha1"
@@ -22,7 +24,8 @@ import (
 //   - StatefulSet: replicas, update strategy, PVC retention policy, the Aerospike image and the config
 //     and pod spec hash annotations of the template (the hashes stand for the rest of the template,
 //     which the API server fills with defaults);
-//   - PodDisruptionBudget: maxUnavailable and selector.
+//   - PodDisruptionBudget: maxUnavailable and selector;
+//   - an unstructured child (the PodMonitor): its spec.
 //
 // Kinds the builders do not make are never reported.
 func NeedsUpdate(existing, desired client.Object) bool {
@@ -43,6 +46,9 @@ func NeedsUpdate(existing, desired client.Object) bool {
 		e, ok := existing.(*policyv1.PodDisruptionBudget)
 		return !ok || !equality.Semantic.DeepEqual(e.Spec.MaxUnavailable, d.Spec.MaxUnavailable) ||
 			!equality.Semantic.DeepEqual(e.Spec.Selector, d.Spec.Selector)
+	case *unstructured.Unstructured:
+		e, ok := existing.(*unstructured.Unstructured)
+		return !ok || !equality.Semantic.DeepEqual(e.Object["spec"], d.Object["spec"])
 	}
 	return false
 }
@@ -81,6 +87,10 @@ func ApplyOwnedFields(existing, desired client.Object) {
 		if e, ok := existing.(*policyv1.PodDisruptionBudget); ok {
 			e.Spec.MaxUnavailable = d.Spec.MaxUnavailable
 			e.Spec.Selector = d.Spec.Selector.DeepCopy()
+		}
+	case *unstructured.Unstructured:
+		if e, ok := existing.(*unstructured.Unstructured); ok {
+			e.Object["spec"] = runtime.DeepCopyJSONValue(d.Object["spec"])
 		}
 	}
 }

@@ -119,7 +119,7 @@ func validateSidecars(c *v1alpha1.AerospikeCluster) field.ErrorList {
 		return nil
 	}
 	var errs field.ErrorList
-	names := map[string]bool{v1alpha1.AerospikeContainerName: true}
+	names := map[string]bool{v1alpha1.AerospikeContainerName: true, v1alpha1.ExporterContainerName: c.MonitoringEnabled()}
 	for i, s := range c.Spec.PodSpec.Sidecars {
 		p := field.NewPath("spec", "podSpec", "sidecars").Index(i)
 		switch {

@@ -1,4 +1,5 @@
-// Package tasks runs the reconciler's network work outside Reconcile: exec into a pod (a warm
+// Package tasks runs the reconciler's network work outside Reconcile (ADR-0023,
+// docs/adr/0023-background-work.md): exec into a pod (a warm
 // restart, copying a config into place) and Aerospike info calls (set-config). Reconcile starts a
 // task and returns; the task runs in the background with a deadline, and its end wakes the cluster's
 // reconcile, which takes the result. So no reconcile waits on the network, and one hung exec stream

@@ -42,14 +42,15 @@ func validateOperation(c *ackov1alpha1.AerospikeCluster, op *ackov1alpha1.Operat
 	}
 	// An operation that already ran never runs again: its pods need not exist any more (the cluster may
 	// have shrunk since), and a stale list must not block later changes.
-	if operationFinished(c, op.ID) {
+	if OperationFinished(c, op.ID) {
 		return errs
 	}
 	return append(errs, validatePodList(c, op.PodList, path.Child("podList"))...)
 }
 
-// operationFinished reports whether the status records id as ended (Completed or Error).
-func operationFinished(c *ackov1alpha1.AerospikeCluster, id string) bool {
+// OperationFinished reports whether the status records id as ended (Completed or Error): such an id
+// never runs again.
+func OperationFinished(c *ackov1alpha1.AerospikeCluster, id string) bool {
 	st := c.Status.OperationStatus
 	if st != nil && st.ID == id && st.Phase != ackov1alpha1.OperationInProgress {
 		return true

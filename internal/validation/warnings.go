@@ -18,20 +18,16 @@ func Warnings(c *ackov1alpha1.AerospikeCluster) []string {
 		config.Warnings(c))
 }
 
-// batchSizeWarnings: a batch above replication-factor − 1 is capped; a batch as large as the cluster
-// would restart every pod at once.
+// batchSizeWarnings: a batch above replication-factor − 1 is capped (config.MaxDown, the rule every
+// take-down follows), so a batch never takes the whole cluster down either.
 func batchSizeWarnings(c *ackov1alpha1.AerospikeCluster) []string {
-	batch, size, capped := c.BatchSize(), c.Spec.Size, int32(config.MaxDown(c))
-	switch {
-	case batch > capped:
-		return []string{fmt.Sprintf("spec.rollingUpdateBatchSize: %d is more than replication-factor − 1 allows "+
-			"(the smallest replication-factor is %d): batches are capped at %d pod(s), so that never two copies of "+
-			"a partition are down at once", batch, config.ReplicationFactor(c), capped)}
-	case batch > 1 && batch >= size:
-		return []string{fmt.Sprintf("spec.rollingUpdateBatchSize: %d is not smaller than spec.size (%d): "+
-			"a rolling update restarts every pod at once and the cluster is unavailable meanwhile", batch, size)}
+	batch, capped := c.BatchSize(), int32(config.MaxDown(c))
+	if batch <= capped {
+		return nil
 	}
-	return nil
+	return []string{fmt.Sprintf("spec.rollingUpdateBatchSize: %d is more than replication-factor − 1 allows: "+
+		"batches are capped at %d pod(s) (the smallest replication-factor is %d, counting no more copies than "+
+		"nodes), so that never two copies of a partition are down at once", batch, capped, config.ReplicationFactor(c))}
 }
 
 // rackWarnings: racks beyond spec.size get no pods (the lowest rack ids take the pods).
@@ -55,7 +51,7 @@ func rackWarnings(c *ackov1alpha1.AerospikeCluster) []string {
 // pausedOperationWarnings: nothing advances while paused, operations included.
 func pausedOperationWarnings(c *ackov1alpha1.AerospikeCluster) []string {
 	pending := slices.ContainsFunc(c.Spec.Operations, func(op ackov1alpha1.OperationSpec) bool {
-		return !operationFinished(c, op.ID)
+		return !OperationFinished(c, op.ID)
 	})
 	if !c.Spec.Paused || !pending {
 		return nil
@@ -69,7 +65,7 @@ func pausedOperationWarnings(c *ackov1alpha1.AerospikeCluster) []string {
 func updateWarnings(old, c *ackov1alpha1.AerospikeCluster) []string {
 	var w []string
 	for i, op := range c.Spec.Operations {
-		if operationFinished(old, op.ID) && !hasOperation(old.Spec.Operations, op) {
+		if OperationFinished(old, op.ID) && !hasOperation(old.Spec.Operations, op) {
 			w = append(w, fmt.Sprintf("spec.operations[%d].id: operation %q already ran and will not run again: "+
 				"use a new id", i, op.ID))
 		}

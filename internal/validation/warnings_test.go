@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -16,6 +17,13 @@ func expectWarnings(t *testing.T, got []string, want ...string) {
 	}
 }
 
+// capped is the warning of a batch larger than replication-factor − 1 allows.
+func capped(batch, limit, rf int) string {
+	return fmt.Sprintf("spec.rollingUpdateBatchSize: %d is more than replication-factor − 1 allows: batches are "+
+		"capped at %d pod(s) (the smallest replication-factor is %d, counting no more copies than nodes), so that "+
+		"never two copies of a partition are down at once", batch, limit, rf)
+}
+
 func setRF(c *ackov1alpha1.AerospikeCluster, rf int64) {
 	c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)["replication-factor"] = rf
 }
@@ -29,14 +37,11 @@ func TestWarnings(t *testing.T) {
 		{"none for the guide's example", func(*ackov1alpha1.AerospikeCluster) {}, nil},
 		{"a batch above replication-factor − 1 is capped", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.RollingUpdateBatchSize = ptr.To[int32](5)
-		}, []string{"spec.rollingUpdateBatchSize: 5 is more than replication-factor − 1 allows (the smallest " +
-			"replication-factor is 2): batches are capped at 1 pod(s), so that never two copies of a partition are " +
-			"down at once"}},
-		{"a batch as large as the cluster (replication-factor 4 allows 3)", func(c *ackov1alpha1.AerospikeCluster) {
+		}, []string{capped(5, 1, 2)}},
+		{"a batch as large as the cluster is capped too (replication-factor 4 on 3 nodes allows 2)", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.RollingUpdateBatchSize = ptr.To[int32](3)
 			setRF(c, 4)
-		}, []string{"spec.rollingUpdateBatchSize: 3 is not smaller than spec.size (3): " +
-			"a rolling update restarts every pod at once and the cluster is unavailable meanwhile",
+		}, []string{capped(3, 2, 4),
 			`namespace "test": replication-factor 4 is greater than the cluster size 3: ` +
 				"Aerospike keeps only 3 copies until the cluster grows"}},
 		{"none for a batch within replication-factor − 1", func(c *ackov1alpha1.AerospikeCluster) {
@@ -50,15 +55,11 @@ func TestWarnings(t *testing.T) {
 			setRF(c, 4)
 			c.Spec.AerospikeConfig.Value["namespaces"] = append(c.Spec.AerospikeConfig.Value["namespaces"].([]any),
 				map[string]any{"name": "other", "storage-engine": map[string]any{"type": "memory"}})
-		}, []string{"spec.rollingUpdateBatchSize: 3 is more than replication-factor − 1 allows (the smallest " +
-			"replication-factor is 2): batches are capped at 1 pod(s), so that never two copies of a partition are " +
-			"down at once"}},
+		}, []string{capped(3, 1, 2)}},
 		{"replication-factor 1: one pod at a time, and what a restart costs", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.RollingUpdateBatchSize = ptr.To[int32](2)
 			setRF(c, 1)
-		}, []string{"spec.rollingUpdateBatchSize: 2 is more than replication-factor − 1 allows (the smallest " +
-			"replication-factor is 1): batches are capped at 1 pod(s), so that never two copies of a partition are " +
-			"down at once",
+		}, []string{capped(2, 1, 1),
 			`namespace "test": replication-factor 1 keeps a single copy of each record: each restart loses that ` +
 				`node's in-memory data (storage-engine memory) and takes its records offline until the node is back; ` +
 				`a rolling restart, a scale-down or a PodRestart costs that much for every pod, one pod at a time`}},

@@ -118,8 +118,9 @@ var _ = Describe("AerospikeCluster webhook", func() {
 		c.Spec.RollingUpdateBatchSize = ptr.To[int32](2)
 		Expect(k8s.Create(ctx, c)).To(Succeed())
 		Expect(warnings.take()).To(Equal([]string{
-			"spec.rollingUpdateBatchSize: 2 is more than replication-factor − 1 allows (the smallest replication-factor " +
-				"is 2): batches are capped at 1 pod(s), so that never two copies of a partition are down at once",
+			"spec.rollingUpdateBatchSize: 2 is more than replication-factor − 1 allows: batches are capped at 1 pod(s) " +
+				"(the smallest replication-factor is 2, counting no more copies than nodes), so that never two copies of a " +
+				"partition are down at once",
 			`namespace "test": replication-factor 2 is greater than the cluster size 1: Aerospike keeps only 1 copies ` +
 				"until the cluster grows",
 		}))
