@@ -70,6 +70,7 @@ func renderPodReady(t *testing.T, pod *corev1.Pod) corev1.PodStatus {
 func TestPodReadyStage(t *testing.T) {
 	pod, _ := acko(t)
 	pod.Spec.NodeName = "kwok-zone-a-1"
+	pod.Spec.ReadinessGates = nil
 	st := renderPodReady(t, pod)
 	if st.Phase != corev1.PodRunning || !podReadyIn(st) || st.PodIP != "127.21.0.9" || !st.ContainerStatuses[0].Ready ||
 		st.InitContainerStatuses[0].State.Terminated == nil {

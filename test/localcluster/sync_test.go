@@ -179,9 +179,10 @@ func TestDNSRecords(t *testing.T) {
 	}
 }
 
-// started is a pod as kwok's pod-ready stage leaves it.
+// started is a pod with exactly these readiness gates as kwok's pod-ready stage leaves it.
 func started(pod *corev1.Pod, gates ...corev1.PodConditionType) *corev1.Pod {
 	pod = pod.DeepCopy()
+	pod.Spec.ReadinessGates = nil
 	for _, g := range gates {
 		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: g})
 	}
