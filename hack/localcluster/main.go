@@ -106,7 +106,7 @@ func syncLoop(opts localcluster.Options) error {
 	if err != nil {
 		return err
 	}
-	s, err := localcluster.NewSyncer(cfg, opts.AerosimURL(), os.Stdout)
+	s, err := localcluster.NewSyncer(cfg, opts, os.Stdout)
 	if err != nil {
 		return err
 	}

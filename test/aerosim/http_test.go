@@ -70,6 +70,59 @@ func TestHTTPAPI(t *testing.T) {
 	call(t, "GET", u+"/nodes/a", "", http.StatusNotFound, nil)
 }
 
+func TestHTTPMeshAPI(t *testing.T) {
+	s := newSim(t, Options{})
+	srv := httptest.NewServer(NewHandler(s))
+	defer srv.Close()
+	u := srv.URL
+
+	call(t, "PUT", u+"/dns", `{"db-headless.ns.svc.cluster.local":["127.77.0.10"]}`, http.StatusNoContent, nil)
+	call(t, "PUT", u+"/dns", `{"x":["::1"]}`, http.StatusBadRequest, nil)
+	var dns map[string][]string
+	call(t, "GET", u+"/dns", "", http.StatusOK, &dns)
+	if len(dns) != 1 || dns["db-headless.ns.svc.cluster.local"][0] != "127.77.0.10" {
+		t.Errorf("dns: %v", dns)
+	}
+	body, _ := json.Marshal(NodeSpec{Name: "a", IP: "127.77.0.10", Config: conf("db", "db-headless.ns.svc.cluster.local")})
+	call(t, "POST", u+"/nodes", string(body), http.StatusCreated, nil)
+	body, _ = json.Marshal(NodeSpec{Name: "b", IP: "127.77.0.11", Config: conf("db", "127.77.0.10")})
+	call(t, "POST", u+"/nodes", string(body), http.StatusCreated, nil)
+	var log struct{ Lines []string }
+	call(t, "GET", u+"/nodes/a/log", "", http.StatusOK, &log)
+	if len(log.Lines) == 0 || !strings.Contains(strings.Join(log.Lines, "\n"), "removing self seed entry") {
+		t.Errorf("log: %v", log.Lines)
+	}
+	call(t, "GET", u+"/nodes/nope/log", "", http.StatusNotFound, nil)
+
+	call(t, "PUT", u+"/partitions", `{"groups":[["a"],["b"]]}`, http.StatusNoContent, nil)
+	call(t, "PUT", u+"/partitions", `{"groups":[["a"],["nope"]]}`, http.StatusNotFound, nil)
+	var p partitions
+	call(t, "GET", u+"/partitions", "", http.StatusOK, &p)
+	if len(p.Groups) != 2 {
+		t.Errorf("partitions: %+v", p)
+	}
+	var st NodeState
+	call(t, "GET", u+"/nodes/a", "", http.StatusOK, &st)
+	if st.ClusterSize != 1 {
+		t.Errorf("cut: %+v", st)
+	}
+	call(t, "DELETE", u+"/partitions", "", http.StatusNoContent, nil)
+	call(t, "GET", u+"/nodes/a", "", http.StatusOK, &st)
+	if st.ClusterSize != 2 {
+		t.Errorf("healed: %+v", st)
+	}
+	var h History
+	call(t, "GET", u+"/history", "", http.StatusOK, &h)
+	if len(h.Transitions) == 0 || len(h.Clusters) == 0 {
+		t.Errorf("history: %+v", h)
+	}
+	call(t, "GET", u+"/history?since=2999-01-01T00:00:00Z", "", http.StatusOK, &h)
+	if len(h.Transitions) != 0 {
+		t.Errorf("history since 2999: %+v", h)
+	}
+	call(t, "GET", u+"/history?since=yesterday", "", http.StatusBadRequest, nil)
+}
+
 // The real client's own parser must read the simulator like a server.
 func TestV7ClientReadsSimulator(t *testing.T) {
 	s := newSim(t, Options{})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Answers asd 8.1 gives that the fixtures show.
@@ -12,6 +13,8 @@ const (
 	errEnterpriseOnly = "ERROR:25:enterprise only"
 	errUnstable       = "ERROR:7:unstable cluster"
 	errSizeMismatch   = "ERROR:7:cluster not specified size"
+	// asd's answer to a tip without a host or a port (info_command_tip).
+	errTip = "error"
 	// Not in the fixtures: a malformed cluster-stable parameter (code 4 is asd's parameter error).
 	errBadParameter = "ERROR:4:bad parameter"
 )
@@ -19,11 +22,73 @@ const (
 // nodeFacts are the only values the simulator changes in the templates.
 type nodeFacts struct {
 	nodeID      string
+	clusterName string // from the node's config; empty for a simple node
 	clusterSize int
 	clusterKey  string
 	integrity   bool
+	member      bool
 	uptime      int64 // seconds
 	migrations  int64
+}
+
+// answer returns what node n answers to cmd at now. Callers hold s.mu.
+func (s *Sim) answer(n *node, now time.Time, cmd string) string {
+	name, params, _ := strings.Cut(cmd, ":")
+	if name == "tip" {
+		return s.tip(n, params, now)
+	}
+	if live := n.asd.live; live != nil {
+		if answer, ok := s.liveAnswer(n, live, now, name, params); ok {
+			return answer
+		}
+	}
+	return s.tmpl.answer(n.spec.Profile, s.facts(n, now), cmd)
+}
+
+// liveAnswer answers the commands of a node's running config; ok is false for other commands.
+func (s *Sim) liveAnswer(n *node, live *liveConfig, now time.Time, name, params string) (string, bool) {
+	server, _ := loadServer() // loaded when asd read its config
+	switch {
+	case name == "get-config":
+		return live.getConfig(params), true
+	case name == "set-config":
+		answer, renamed := live.setConfig(params)
+		if renamed {
+			n.logf(now, "INFO (info): cluster-name changed to %s", n.clusterName())
+			s.settle(now)
+		}
+		return answer, true
+	case name == "log-set":
+		return live.logSet(server.logContexts, params), true
+	case name == "logs":
+		return live.logs(), true
+	case strings.HasPrefix(name, "log/"):
+		return live.logLevels(server.logContexts, strings.TrimPrefix(name, "log/")), true
+	}
+	return "", false
+}
+
+// tip is asd's "tip:host=<host>;port=<port>": a new mesh seed, tried at once.
+func (s *Sim) tip(n *node, params string, now time.Time) string {
+	var addr seedAddr
+	var err error
+	for item := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(item, "=")
+		switch k {
+		case "host":
+			addr.host = v
+		case "port":
+			if addr.port, err = strconv.Atoi(v); err != nil {
+				return errTip
+			}
+		}
+	}
+	if addr.host == "" || addr.port == 0 {
+		return errTip
+	}
+	n.asd.addSeed(addr)
+	s.settle(now)
+	return "ok"
 }
 
 // answer returns the value a node with facts f and template profile answers to cmd.
@@ -32,6 +97,8 @@ func (t templates) answer(profile string, f nodeFacts, cmd string) string {
 	switch {
 	case cmd == "node":
 		return f.nodeID
+	case cmd == "cluster-name" && f.clusterName != "":
+		return f.clusterName
 	case name == "cluster-stable":
 		return clusterStable(f, params)
 	case name == "quiesce" || name == "racks":
@@ -46,6 +113,7 @@ func (t templates) answer(profile string, f nodeFacts, cmd string) string {
 			"cluster_size":                 strconv.Itoa(f.clusterSize),
 			"cluster_key":                  f.clusterKey,
 			"cluster_integrity":            strconv.FormatBool(f.integrity),
+			"cluster_is_member":            strconv.FormatBool(f.member),
 			"uptime":                       strconv.FormatInt(f.uptime, 10),
 			"migrate_partitions_remaining": strconv.FormatInt(f.migrations, 10),
 		})
@@ -110,13 +178,14 @@ func substitute(list string, values map[string]string) string {
 	return strings.Join(items, ";")
 }
 
-// render builds the answer body: "cmd\tvalue\n" for each command, in request order.
-func (t templates) render(profile string, f nodeFacts, cmds []string) []byte {
+// render builds the answer body: "cmd\tvalue\n" for each command, in request order. Callers
+// hold s.mu.
+func (s *Sim) render(n *node, now time.Time, cmds []string) []byte {
 	var b bytes.Buffer
 	for _, cmd := range cmds {
 		b.WriteString(cmd)
 		b.WriteByte('\t')
-		b.WriteString(t.answer(profile, f, cmd))
+		b.WriteString(s.answer(n, now, cmd))
 		b.WriteByte('\n')
 	}
 	return b.Bytes()

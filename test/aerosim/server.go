@@ -84,7 +84,7 @@ func (s *Sim) acceptLoop(n *node) {
 			continue
 		}
 		if !s.track(n, conn) {
-			resetConn(conn) // restarting: asd is not listening
+			resetConn(conn) // asd is not running: nothing listens
 			continue
 		}
 		s.wg.Go(func() { s.serve(n, conn) })
@@ -111,7 +111,7 @@ func (s *Sim) untrack(n *node, conn net.Conn) {
 
 // serving reports whether n is still in the simulator and up. Callers hold s.mu.
 func (s *Sim) serving(n *node) bool {
-	return !s.closed && s.nodes[n.spec.Name] == n && n.member()
+	return !s.closed && s.nodes[n.spec.Name] == n && n.listening()
 }
 
 func (s *Sim) serve(n *node, conn net.Conn) {
@@ -143,7 +143,7 @@ func (s *Sim) reply(n *node, cmds []string) (reply, bool) {
 	if !s.serving(n) {
 		return reply{}, false
 	}
-	body := s.tmpl.render(n.spec.Profile, s.facts(n, now), cmds)
+	body := s.render(n, now, cmds)
 	return reply{body: body, fault: n.fault, latency: n.latency}, true
 }
 

@@ -1,14 +1,18 @@
 // Package aerosim simulates Aerospike CE 8.1 nodes for tests: each node speaks the info protocol
 // over real TCP on its own loopback IP, answering with the bytes a real asd 8.1.2.0 sent (the
-// embedded fixtures) with only node, cluster_size, cluster_key, cluster_integrity, uptime and
-// migrate_partitions_remaining (and the namespace's ns_cluster_size) filled in from the simulated
-// cluster state.
+// embedded fixtures) with only node, cluster_size, cluster_key, cluster_integrity,
+// cluster_is_member, uptime and migrate_partitions_remaining (and the namespace's ns_cluster_size)
+// filled in from the simulated cluster state.
 //
-// Cluster state moves like a real cluster: a node joining or leaving gives every member a new
-// cluster_key and cluster_size and starts migrations that count down to 0 over
-// Options.MigrationDuration; a warm restart takes the node away for Options.RestartDowntime, then
-// it comes back with uptime 0. State is computed from Options.Clock when observed, so a fake
-// clock drives it deterministically. Sim is the Go API; NewHandler exposes it over HTTP.
+// Clusters form the way asd forms them (mesh.go): a node given a config reads its cluster-name and
+// its mesh seeds, resolves the seeds' host names once through the simulator's DNS table (SetDNS),
+// drops for good a seed that leads to itself, and joins the cluster of any live node it reaches;
+// membership spreads through the mesh. A node given only a cluster name (simple mode) reaches every
+// other simple node of that name. Timing follows the real server (Options): a started node reports
+// cluster_size 0 for JoinDelay, the others drop a node that stopped after DropDelay (HangDropDelay
+// for a hung one), and every membership change of a cluster of two nodes or more starts migrations
+// that count down over MigrationDuration. State is computed from Options.Clock when observed, so a
+// fake clock drives it deterministically. Sim is the Go API; NewHandler exposes it over HTTP.
 package aerosim
 
 import (
@@ -16,10 +20,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
-	"math"
 	"net"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -34,26 +36,46 @@ var (
 	ErrClosed   = errors.New("simulator closed")
 )
 
-// Options configures a Sim. Durations are used as given: zero means instant.
+// Options configures a Sim. Durations are used as given: zero means instant. The comments give
+// what a real CE 8.1.2.0 server showed (fixtures README, "How the same server behaves over time").
 type Options struct {
 	Port int // every node's info port; default 3000
 	// MigrationDuration is how long migrate_partitions_remaining takes to reach 0 after a
-	// membership change of a cluster of two nodes or more.
+	// membership change of a cluster of two nodes or more (real: 20–50 s with 30,000 records).
 	MigrationDuration time.Duration
 	// MigratePartitions is migrate_partitions_remaining right after a change; default 4096.
 	MigratePartitions int64
-	// RestartDowntime is how long a warm-restarted node is unreachable and out of its cluster.
+	// RestartDowntime is how long a warm-restarted asd does not listen (real: 0.2–0.3 s).
 	RestartDowntime time.Duration
-	Clock           clock.PassiveClock // default clock.RealClock{}
+	// JoinDelay is how long a started asd answers cluster_size 0 / cluster_key 0 before it joins
+	// the nodes it reaches (real: about 2 s).
+	JoinDelay time.Duration
+	// DropDelay is how long the others keep counting a node that stopped (removed, or restarting
+	// for longer than that) or that a mesh cut hides, before they drop it (real: 2 s).
+	DropDelay time.Duration
+	// HangDropDelay is the same for a hung node, which still accepts connections (real: about 3 s).
+	HangDropDelay time.Duration
+	// CrashLoopBackoff is how long a node whose config asd refused waits before it starts again,
+	// reading its config file anew (a kubelet's crash-loop back-off; real: 10 s, doubling).
+	CrashLoopBackoff time.Duration
+	Clock            clock.PassiveClock // default clock.RealClock{}
 }
 
-// NodeSpec describes a node to add.
+// NodeSpec describes a node to add. A node is given either a cluster name (simple mode: it joins
+// every other simple node of that name) or a config: Config, or ConfigFile, the path of the file
+// in Files that asd reads at every start (a pod's own copy of aerospike.conf).
 type NodeSpec struct {
-	Cluster string `json:"cluster"`
+	Cluster string `json:"cluster,omitempty"`
 	Name    string `json:"name"`
 	IP      string `json:"ip,omitempty"`      // in 127.0.0.0/8; empty picks a free one
 	NodeID  string `json:"nodeId,omitempty"`  // default derived from Name
 	Profile string `json:"profile,omitempty"` // fixture directory used as templates; default "single"
+	Config  string `json:"config,omitempty"`
+	// Image is the container's image: its tag's server version picks the parameter table the
+	// config is held to (the newest when it names none).
+	Image      string            `json:"image,omitempty"`
+	ConfigFile string            `json:"configFile,omitempty"`
+	Files      map[string]string `json:"files,omitempty"` // path → content: the pod's files as asd sees them
 }
 
 // Fault makes a node misbehave on every request until cleared with FaultNone.
@@ -66,7 +88,9 @@ const (
 	FaultBogusLength Fault = "bogus-length" // a valid header declaring 2^48-1 bytes, then junk
 	FaultOversized   Fault = "oversized"    // a valid header and a 2 MiB body
 	FaultClose       Fault = "close"        // closes the connection without answering
-	FaultHang        Fault = "hang"         // reads the request and never answers
+	// FaultHang is a stopped asd (SIGSTOP): it accepts connections, reads requests and never
+	// answers, and sends no heartbeats, so the others drop it after HangDropDelay.
+	FaultHang Fault = "hang"
 )
 
 // Pin overrides simulated values (nil fields are simulated), e.g. to reproduce a fixture exactly
@@ -79,25 +103,42 @@ type Pin struct {
 	MigratePartitionsRemaining *int64  `json:"migratePartitionsRemaining,omitempty"`
 }
 
+// Phases of a node's asd.
+const (
+	PhaseRestarting = "restarting" // not listening (a warm restart's first moments)
+	PhaseJoining    = "joining"    // answers, cluster_size 0: not a member yet
+	PhaseMember     = "member"     // a member of a cluster (maybe alone)
+	PhaseFailed     = "failed"     // asd refused its config and exited; it tries again after CrashLoopBackoff
+)
+
 // NodeState is a node as seen now. The cluster fields are what the node answers (zero while it
 // is not a member).
 type NodeState struct {
 	NodeSpec
-	Addr string `json:"addr"`
-	// Member is false while the node is restarting; it is then unreachable as well.
-	Member                     bool     `json:"member"`
-	UptimeSeconds              int64    `json:"uptimeSeconds"`
-	Restarts                   int      `json:"restarts"`
-	ClusterSize                int      `json:"clusterSize"`
-	ClusterKey                 string   `json:"clusterKey"`
-	ClusterIntegrity           bool     `json:"clusterIntegrity"`
-	MigratePartitionsRemaining int64    `json:"migratePartitionsRemaining"`
-	Latency                    Duration `json:"latency"`
-	Fault                      Fault    `json:"fault,omitempty"`
-	Pin                        Pin      `json:"pin"`
+	Addr        string `json:"addr"`
+	ClusterName string `json:"clusterName"`
+	Phase       string `json:"phase"`
+	// Member is true while the node is a member of a cluster; it answers (unless hung) from
+	// PhaseJoining on.
+	Member                     bool   `json:"member"`
+	Error                      string `json:"error,omitempty"` // why asd refused to start (PhaseFailed)
+	UptimeSeconds              int64  `json:"uptimeSeconds"`
+	Restarts                   int    `json:"restarts"` // warm restarts
+	Crashes                    int    `json:"crashes"`  // starts asd refused
+	ClusterSize                int    `json:"clusterSize"`
+	ClusterKey                 string `json:"clusterKey"`
+	ClusterIntegrity           bool   `json:"clusterIntegrity"`
+	MigratePartitionsRemaining int64  `json:"migratePartitionsRemaining"`
+	ConfigHash                 string `json:"configHash,omitempty"` // config.Hash of the file asd loaded
+	// ConfigDiffers: set-config or log-set changed running values since asd loaded its file.
+	ConfigDiffers bool        `json:"configDiffers,omitempty"`
+	Seeds         []SeedState `json:"seeds,omitempty"`
+	Latency       Duration    `json:"latency"`
+	Fault         Fault       `json:"fault,omitempty"`
+	Pin           Pin         `json:"pin"`
 }
 
-// Sim is a set of simulated nodes grouped in clusters by name. It is safe for concurrent use.
+// Sim is a set of simulated nodes and the mesh between them. It is safe for concurrent use.
 type Sim struct {
 	opts Options
 	tmpl templates
@@ -105,31 +146,40 @@ type Sim struct {
 
 	mu       sync.Mutex
 	closed   bool
-	nodes    map[string]*node
-	clusters map[string]*cluster
+	nextID   uint64
+	nodes    map[string]*node // by name
+	ghosts   map[uint64]*node // removed nodes the others still count (until DropDelay)
+	links    map[linkKey]*link
+	clusters map[string]*cluster // by membership identity
+	gen      uint64              // cluster generations, for fresh keys
+	settled  time.Time           // the simulation is computed up to here
+	dns      resolver
+	groups   map[string]int // mesh cut: node name → group
+	history  history
 }
 
 type node struct {
-	spec      NodeSpec
-	addr      string
-	ln        net.Listener
-	conns     map[net.Conn]struct{}
-	gone      chan struct{} // closed on removal: ends latency waits and hangs
-	startedAt time.Time
-	downUntil time.Time // zero unless restarting
+	id      uint64 // unique per AddNode: a node re-added under a name is another node
+	spec    NodeSpec
+	addr    string
+	ln      net.Listener
+	conns   map[net.Conn]struct{}
+	gone    chan struct{} // closed on removal: ends latency waits and hangs
+	files   map[string]string
+	removed bool
+
+	asd       asd
+	inc       int // incarnation: +1 at every start of asd
 	restarts  int
+	crashes   int
+	memberInc int  // the incarnation the mesh counts as a member
+	counted   bool // the others still count memberInc (it may be restarting)
+	cluster   *cluster
 	latency   time.Duration
 	fault     Fault
 	pin       Pin
-}
-
-type cluster struct {
-	name      string
-	members   map[string]bool
-	gen       uint64
-	key       string
-	changedAt time.Time
-	migrating bool
+	log       []string
+	status    status // last recorded in the history
 }
 
 // New returns an empty simulator.
@@ -147,10 +197,12 @@ func New(opts Options) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sim{opts: opts, tmpl: tmpl, nodes: map[string]*node{}, clusters: map[string]*cluster{}}, nil
+	return &Sim{opts: opts, tmpl: tmpl, nodes: map[string]*node{}, ghosts: map[uint64]*node{},
+		links: map[linkKey]*link{}, clusters: map[string]*cluster{}, dns: newResolver(),
+		settled: opts.Clock.Now()}, nil
 }
 
-// AddNode starts a node listening on spec.IP and joins it to spec.Cluster.
+// AddNode starts a node listening on spec.IP; its asd starts at once.
 func (s *Sim) AddNode(spec NodeSpec) (NodeState, error) {
 	if err := s.fillSpec(&spec); err != nil {
 		return NodeState{}, err
@@ -168,15 +220,21 @@ func (s *Sim) AddNode(spec NodeSpec) (NodeState, error) {
 		return NodeState{}, err
 	}
 	now := s.advance()
-	n := &node{spec: spec, addr: ln.Addr().String(), ln: ln, conns: map[net.Conn]struct{}{},
-		gone: make(chan struct{}), startedAt: now}
+	s.nextID++
+	n := &node{id: s.nextID, spec: spec, addr: ln.Addr().String(), ln: ln, conns: map[net.Conn]struct{}{},
+		gone: make(chan struct{}), files: maps.Clone(spec.Files), memberInc: -1}
+	if n.files == nil {
+		n.files = map[string]string{}
+	}
+	n.spec.Files = nil
+	n.asd = asd{phase: phaseDown, downUntil: now}
 	s.nodes[spec.Name] = n
-	s.join(n, now)
+	s.settle(now)
 	s.wg.Go(func() { s.acceptLoop(n) })
 	return s.state(n, now), nil
 }
 
-// RemoveNode stops a node for good; its cluster sees it leave.
+// RemoveNode stops a node for good (its pod is gone); the others drop it after DropDelay.
 func (s *Sim) RemoveNode(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -184,25 +242,33 @@ func (s *Sim) RemoveNode(name string) error {
 	if err != nil {
 		return err
 	}
-	if n.member() {
-		s.leave(n, now)
-	}
+	n.removed = true
+	n.cluster = nil
 	delete(s.nodes, name)
+	s.history.node(now, n, statusOf(n))
+	if n.counted {
+		s.ghosts[n.id] = n
+	} else {
+		s.unlink(n)
+	}
 	n.shutdown()
+	s.settle(now)
 	return nil
 }
 
-// WarmRestart takes the node out of its cluster for RestartDowntime (connections are reset),
-// then it rejoins with uptime 0: what SIGUSR1 to the image's tini does to asd.
+// WarmRestart is what SIGUSR1 to the image's tini does to asd: it stops (connections are reset),
+// and starts again after RestartDowntime with uptime 0, reading its config anew.
 func (s *Sim) WarmRestart(name string) (NodeState, error) {
 	return s.update(name, func(n *node, now time.Time) error {
-		if !n.member() {
+		switch n.asd.phase {
+		case phaseDown:
 			return fmt.Errorf("%w: node %q is already restarting", ErrConflict, name)
+		case phaseFailed:
+			return fmt.Errorf("%w: node %q has no running asd: %s", ErrConflict, name, n.asd.err)
 		}
-		s.leave(n, now)
-		n.downUntil = now.Add(s.opts.RestartDowntime)
 		n.restarts++
-		n.closeConns()
+		n.stop(now.Add(s.opts.RestartDowntime))
+		n.logf(now, "INFO (as): SIGUSR1 to tini: restarting asd")
 		return nil
 	})
 }
@@ -247,6 +313,17 @@ func (s *Sim) Nodes() []NodeState {
 	return out
 }
 
+// Log returns what the node's asd logged that the simulator models (oldest first).
+func (s *Sim) Log(name string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, _, err := s.find(name)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(n.log), nil
+}
+
 // Close stops every node and waits for all connections to end.
 func (s *Sim) Close() error {
 	s.mu.Lock()
@@ -260,7 +337,8 @@ func (s *Sim) Close() error {
 	return nil
 }
 
-// update runs fn on the named node under the lock and returns its resulting state.
+// update runs fn on the named node under the lock, lets the simulation follow, and returns the
+// node's resulting state.
 func (s *Sim) update(name string, fn func(n *node, now time.Time) error) (NodeState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,6 +349,7 @@ func (s *Sim) update(name string, fn func(n *node, now time.Time) error) (NodeSt
 	if err := fn(n, now); err != nil {
 		return NodeState{}, err
 	}
+	s.settle(now)
 	return s.state(n, now), nil
 }
 
@@ -288,8 +367,11 @@ func (s *Sim) find(name string) (*node, time.Time, error) {
 }
 
 func (s *Sim) fillSpec(spec *NodeSpec) error {
-	if spec.Cluster == "" || spec.Name == "" {
-		return fmt.Errorf("%w: cluster and name are required", ErrInvalid)
+	if spec.Name == "" {
+		return fmt.Errorf("%w: name is required", ErrInvalid)
+	}
+	if spec.Cluster == "" && spec.Config == "" && spec.ConfigFile == "" {
+		return fmt.Errorf("%w: a cluster name, a config or a config file is required", ErrInvalid)
 	}
 	if spec.Profile == "" {
 		spec.Profile = DefaultProfile
@@ -303,81 +385,64 @@ func (s *Sim) fillSpec(spec *NodeSpec) error {
 	return nil
 }
 
-// advance applies what happened since the last observation: restarted nodes whose downtime is
-// over rejoin, in the order they came back. Callers hold s.mu.
-func (s *Sim) advance() time.Time {
-	now := s.opts.Clock.Now()
-	var back []*node
-	for _, n := range s.nodes {
-		if !n.member() && !n.downUntil.After(now) {
-			back = append(back, n)
-		}
+// state is the node as the control API shows it. Callers hold s.mu.
+func (s *Sim) state(n *node, now time.Time) NodeState {
+	f := s.facts(n, now)
+	return NodeState{
+		NodeSpec: n.spec, Addr: n.addr, ClusterName: n.clusterName(), Phase: n.asd.phaseName(),
+		Member: n.cluster != nil, Error: n.asd.err, UptimeSeconds: f.uptime, Restarts: n.restarts,
+		Crashes: n.crashes, ClusterSize: f.clusterSize, ClusterKey: f.clusterKey, ClusterIntegrity: f.integrity,
+		MigratePartitionsRemaining: f.migrations, ConfigHash: n.asd.configHash, Seeds: n.asd.seedStates(),
+		ConfigDiffers: n.asd.live != nil && !n.asd.live.equal(n.asd.loaded),
+		Latency:       Duration{n.latency}, Fault: n.fault, Pin: n.pin,
 	}
-	slices.SortFunc(back, func(a, b *node) int { return a.downUntil.Compare(b.downUntil) })
-	for _, n := range back {
-		n.startedAt, n.downUntil = n.downUntil, time.Time{}
-		s.join(n, n.startedAt)
-	}
-	return now
-}
-
-func (s *Sim) join(n *node, at time.Time) {
-	c, ok := s.clusters[n.spec.Cluster]
-	if !ok {
-		c = &cluster{name: n.spec.Cluster, members: map[string]bool{}}
-		s.clusters[c.name] = c
-	}
-	c.members[n.spec.Name] = true
-	c.changed(at)
-}
-
-func (s *Sim) leave(n *node, at time.Time) {
-	c := s.clusters[n.spec.Cluster]
-	delete(c.members, n.spec.Name)
-	c.changed(at)
-}
-
-// changed starts a new cluster generation: new key, and migrations when there is someone to
-// migrate to.
-func (c *cluster) changed(at time.Time) {
-	c.gen++
-	c.key = hexID(c.name + "/" + strconv.FormatUint(c.gen, 10))
-	c.changedAt = at
-	c.migrating = len(c.members) >= 2
-}
-
-// migrationsLeft counts down linearly from total to 0 over d.
-func (c *cluster) migrationsLeft(now time.Time, d time.Duration, total int64) int64 {
-	left := c.changedAt.Add(d).Sub(now)
-	if !c.migrating || left <= 0 {
-		return 0
-	}
-	return int64(math.Ceil(float64(total) * float64(left) / float64(d)))
 }
 
 // facts are the node's answers at now. Callers hold s.mu.
 func (s *Sim) facts(n *node, now time.Time) nodeFacts {
-	f := nodeFacts{nodeID: n.spec.NodeID, integrity: true}
-	if n.member() {
-		c := s.clusters[n.spec.Cluster]
+	f := nodeFacts{nodeID: n.spec.NodeID, clusterKey: "0"}
+	if !n.asd.simple {
+		f.clusterName = n.clusterName()
+	}
+	if n.asd.answering() {
+		f.uptime = int64(now.Sub(n.asd.startedAt) / time.Second)
+	}
+	if c := n.cluster; c != nil {
+		f.member, f.integrity = true, true
 		f.clusterSize = len(c.members)
 		f.clusterKey = c.key
-		f.uptime = int64(now.Sub(n.startedAt) / time.Second)
 		f.migrations = c.migrationsLeft(now, s.opts.MigrationDuration, s.opts.MigratePartitions)
 	}
 	return n.pin.apply(f)
 }
 
-func (s *Sim) state(n *node, now time.Time) NodeState {
-	f := s.facts(n, now)
-	return NodeState{
-		NodeSpec: n.spec, Addr: n.addr, Member: n.member(), UptimeSeconds: f.uptime, Restarts: n.restarts,
-		ClusterSize: f.clusterSize, ClusterKey: f.clusterKey, ClusterIntegrity: f.integrity,
-		MigratePartitionsRemaining: f.migrations, Latency: Duration{n.latency}, Fault: n.fault, Pin: n.pin,
-	}
+// stop ends the running asd; it starts again at start.
+func (n *node) stop(start time.Time) {
+	n.asd = asd{phase: phaseDown, downUntil: start}
+	n.cluster = nil
+	n.closeConns()
 }
 
-func (n *node) member() bool { return n.downUntil.IsZero() }
+// clusterName is the cluster-name asd runs with (set-config can change it).
+func (n *node) clusterName() string {
+	if n.asd.live != nil {
+		return n.asd.live.contexts[ctxService].vals["cluster-name"]
+	}
+	if n.asd.simple || n.asd.conf.clusterName == "" {
+		return n.spec.Cluster
+	}
+	return n.asd.conf.clusterName
+}
+
+// logf appends a line in asd's log format.
+func (n *node) logf(at time.Time, format string, args ...any) {
+	const keep = 500
+	line := at.UTC().Format("Jan 02 2006 15:04:05 GMT: ") + fmt.Sprintf(format, args...)
+	n.log = append(n.log, line)
+	if len(n.log) > keep {
+		n.log = slices.Delete(n.log, 0, len(n.log)-keep)
+	}
+}
 
 // shutdown closes the listener and every connection. Callers hold s.mu.
 func (n *node) shutdown() {

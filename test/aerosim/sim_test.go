@@ -61,10 +61,17 @@ func exchange(addr string, cmds ...string) ([]byte, error) {
 
 // The shared fixtures are the source of truth; the embedded copies must not drift from them.
 func TestEmbeddedFixturesMatchShared(t *testing.T) {
-	// shared/ sits beside the repository (the project's layout, and CI's).
-	shared := "../../../shared/fixtures/aerospike-ce-8.1.2.0"
-	if _, err := os.Stat(shared); err != nil {
-		t.Skip("shared fixtures not available:", err)
+	// shared/ sits beside the repository (the project's layout, and CI's), or beside the folder of
+	// worktrees.
+	var shared string
+	for _, dir := range []string{"../../../shared", "../../../../shared"} {
+		if _, err := os.Stat(dir); err == nil {
+			shared = path.Join(dir, "fixtures/aerospike-ce-8.1.2.0")
+			break
+		}
+	}
+	if shared == "" {
+		t.Skip("shared fixtures not available")
 	}
 	err := fs.WalkDir(Fixtures(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

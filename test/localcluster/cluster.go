@@ -164,6 +164,10 @@ func (o Options) aerosimSpec() procSpec {
 		"--control=" + o.addr(o.Ports.Aerosim),
 		"--migration-duration=" + o.MigrationDuration.String(),
 		"--restart-downtime=" + o.RestartDowntime.String(),
+		"--join-delay=" + o.JoinDelay.String(),
+		"--drop-delay=" + o.DropDelay.String(),
+		"--hang-drop-delay=" + o.HangDropDelay.String(),
+		"--crash-loop-backoff=" + o.CrashLoopBackoff.String(),
 	}}
 }
 
@@ -192,7 +196,7 @@ func (c *Cluster) StartSync(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := NewSyncer(cfg, c.opts.AerosimURL(), out)
+	s, err := NewSyncer(cfg, c.opts, out)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"text/template"
 	"time"
@@ -52,24 +53,21 @@ type kwokInstance struct {
 	cidr    string
 	port    int
 	stages  []string
-	shim    bool // put the kill shim first in PATH
+	shims   []string // fakeinit shims first in the PATH of exec'd commands
 }
 
 func (o Options) kwokInstances() []kwokInstance {
 	return []kwokInstance{
-		{name: kwokName, mode: "tini", cmdline: TiniCmdline, cidr: o.PodCIDR, port: o.Ports.Kwok, shim: true,
-			stages: []string{"node-stages.yaml", "pod-stages.yaml", "volume-stages.yaml"}},
+		{name: kwokName, mode: "tini", cmdline: TiniCmdline, cidr: o.PodCIDR, port: o.Ports.Kwok,
+			shims: []string{"kill", "cat", "cp"}, stages: []string{"node-stages.yaml", "pod-stages.yaml", "volume-stages.yaml"}},
 		// No kill shim here: a SIGUSR1 to a plain PID 1 must not look like a warm restart.
 		{name: kwokPlainName, mode: TestInitPlain, cmdline: PlainCmdline, cidr: o.PlainPodCIDR, port: o.Ports.KwokPlain,
-			stages: []string{"node-stages.yaml", "pod-stages.yaml"}},
+			shims: []string{"cat", "cp"}, stages: []string{"node-stages.yaml", "pod-stages.yaml"}},
 	}
 }
 
-// writeKwokFiles puts the embedded files under kwok/ and links the kill shim.
+// writeKwokFiles puts the embedded files under kwok/ and links each instance's shims.
 func (o Options) writeKwokFiles() error {
-	if err := os.MkdirAll(o.path(kwokName, "shim"), 0o755); err != nil {
-		return err
-	}
 	entries, err := kwokFiles.ReadDir(kwokName)
 	if err != nil {
 		return err
@@ -83,9 +81,31 @@ func (o Options) writeKwokFiles() error {
 			return err
 		}
 	}
-	shim := o.path(kwokName, "shim", "kill")
-	_ = os.Remove(shim)
-	return os.Symlink(o.bin("fakeinit"), shim)
+	for _, k := range o.kwokInstances() {
+		if err := o.linkShims(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shimDir holds the instance's shims: links to bin/fakeinit named as the command they stand for.
+func (o Options) shimDir(k kwokInstance) string { return o.path(kwokName, "shim", k.mode) }
+
+func (o Options) linkShims(k kwokInstance) error {
+	dir := o.shimDir(k)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range k.shims {
+		if err := os.Symlink(o.bin("fakeinit"), filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // kwokSpec runs kwok as the child of the stand-in init (bin/fakeinit), PID 1 of a new PID
@@ -98,10 +118,8 @@ func (o Options) kwokSpec(k kwokInstance) procSpec {
 		fakeinit.EnvCmdline + "=" + string(cmdline),
 		fakeinit.EnvLog + "=" + o.InitLogPath(),
 		fakeinit.EnvSimURL + "=" + o.AerosimURL(),
-	}
-	if k.shim {
-		// kwok resolves an exec'd command in its own PATH, so `kill` finds the shim first.
-		env = append(env, "PATH="+o.path(kwokName, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
+		// kwok resolves an exec'd command in its own PATH, so the shims come first.
+		"PATH=" + o.shimDir(k) + string(os.PathListSeparator) + os.Getenv("PATH"),
 	}
 	return procSpec{name: k.name, path: "unshare", args: args, env: env, dir: o.path(kwokName)}
 }
@@ -159,18 +177,18 @@ func (c *Cluster) startKwok() error {
 	return nil
 }
 
-var nodesTemplate = template.Must(template.New("nodes").Parse(`{{range .Zones}}---
+var nodesTemplate = template.Must(template.New("nodes").Parse(`{{range .}}---
 apiVersion: v1
 kind: Node
 metadata:
-  name: kwok-{{.}}
+  name: {{.Name}}
   labels:
-    kubernetes.io/hostname: kwok-{{.}}
+    kubernetes.io/hostname: {{.Name}}
     kubernetes.io/os: linux
     kubernetes.io/arch: amd64
     type: kwok
     ` + LabelKwok + `: tini
-    ` + LabelZone + `: {{.}}
+    ` + LabelZone + `: {{.Zone}}
   annotations:
     kwok.x-k8s.io/node: fake
 {{end}}---
@@ -194,10 +212,24 @@ spec:
     effect: NoSchedule
 `))
 
-// nodesManifest is one node per zone (managed by the tini kwok) and the plain-init node.
+// zoneNode is a kwok node of a zone.
+type zoneNode struct{ Name, Zone string }
+
+// zoneNodes are NodesPerZone nodes in every zone, kwok-<zone>-1, -2, ...
+func (o Options) zoneNodes() []zoneNode {
+	out := make([]zoneNode, 0, len(o.Zones)*o.NodesPerZone)
+	for _, z := range o.Zones {
+		for i := range o.NodesPerZone {
+			out = append(out, zoneNode{Name: fmt.Sprintf("kwok-%s-%d", z, i+1), Zone: z})
+		}
+	}
+	return out
+}
+
+// nodesManifest is the zone nodes (managed by the tini kwok) and the plain-init node.
 func (o Options) nodesManifest() ([]byte, error) {
 	var b bytes.Buffer
-	err := nodesTemplate.Execute(&b, o)
+	err := nodesTemplate.Execute(&b, o.zoneNodes())
 	return b.Bytes(), err
 }
 
@@ -219,7 +251,7 @@ func (c *Cluster) awaitKwok(ctx context.Context, kube kubernetes.Interface) erro
 
 // awaitNodes waits until every kwok node is Ready.
 func (c *Cluster) awaitNodes(ctx context.Context, kube kubernetes.Interface) error {
-	want := len(c.opts.Zones) + 1
+	want := len(c.opts.zoneNodes()) + 1
 	return c.await(ctx, fmt.Sprintf("%d kwok nodes", want), func(ctx context.Context) error {
 		for _, k := range c.opts.kwokInstances() {
 			if c.procs[k.name].exited() {

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -19,7 +17,7 @@ func TestNodesManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	zones := map[string]string{}
+	zones := map[string][]string{}
 	var plain *corev1.Node
 	for {
 		var n corev1.Node
@@ -32,10 +30,16 @@ func TestNodesManifest(t *testing.T) {
 			plain = &n
 			continue
 		}
-		zones[n.Labels[LabelZone]] = n.Name
+		zones[n.Labels[LabelZone]] = append(zones[n.Labels[LabelZone]], n.Name)
 	}
 	if len(zones) != len(o.Zones) {
 		t.Fatalf("zones %v", zones)
+	}
+	for z, nodes := range zones {
+		// A drain of one node needs another in the zone for the pods pinned there.
+		if len(nodes) < 2 || nodes[0] == nodes[1] {
+			t.Errorf("zone %s has nodes %v, want at least 2", z, nodes)
+		}
 	}
 	if plain == nil || plain.Labels[LabelTestInit] != TestInitPlain || len(plain.Spec.Taints) != 1 ||
 		plain.Spec.Taints[0].Effect != corev1.TaintEffectNoSchedule {
@@ -50,18 +54,5 @@ func TestKwokFilesAreEmbedded(t *testing.T) {
 				t.Error(err)
 			}
 		}
-	}
-}
-
-func TestExecFor(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a-0", Namespace: "ns"}}
-	e := execFor(pod)
-	if e.GetName() != "a-0" || e.GetNamespace() != "ns" || e.GetKind() != "Exec" {
-		t.Fatalf("%v", e)
-	}
-	local := e.Object["spec"].(map[string]any)["execs"].([]any)[0].(map[string]any)["local"].(map[string]any)
-	want := []any{map[string]any{"name": "POD_NAME", "value": "a-0"}, map[string]any{"name": "POD_NAMESPACE", "value": "ns"}}
-	if !reflect.DeepEqual(local["envs"], want) {
-		t.Fatalf("envs %v, want %v", local["envs"], want)
 	}
 }

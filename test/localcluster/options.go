@@ -48,9 +48,13 @@ type Options struct {
 	// PodCIDR is the pod range of the zone nodes, PlainPodCIDR of the plain-init node. Both are in
 	// 127.0.0.0/8 so that every pod IP is a loopback address the simulator can serve on.
 	PodCIDR, PlainPodCIDR string
-	Zones                 []string // one kwok node per zone
-	// MigrationDuration and RestartDowntime tune the simulator (its flags of the same names).
-	MigrationDuration, RestartDowntime time.Duration
+	Zones                 []string
+	NodesPerZone          int // kwok nodes in each zone: a drain needs a second one for the pods pinned there
+	// The simulator's timings (its flags of the same names; aerosim.Options says what each is).
+	MigrationDuration, RestartDowntime, JoinDelay, DropDelay, HangDropDelay, CrashLoopBackoff time.Duration
+	// ProjectionDelay is how long after a ConfigMap changes the kubelet (here the sync loop) updates
+	// the file in the pods that mount it (a real kubelet: up to about a minute).
+	ProjectionDelay time.Duration
 	// DieWithParent makes every process get SIGKILL when the process that started it dies, so a
 	// crashed test binary leaves nothing behind. `up --detach` needs it off.
 	DieWithParent bool
@@ -73,11 +77,18 @@ func LocalOptions() Options {
 			Kwok: 12250, KwokPlain: 12251, Aerosim: 3099, Metrics: 8443, Health: 8081, Webhook: 9443,
 			Prometheus: 9090,
 		},
-		PodCIDR:           "127.1.0.0/16",
-		PlainPodCIDR:      "127.2.0.0/16",
-		Zones:             []string{"zone-a", "zone-b", "zone-c"},
+		PodCIDR:      "127.1.0.0/16",
+		PlainPodCIDR: "127.2.0.0/16",
+		Zones:        []string{"zone-a", "zone-b", "zone-c"},
+		NodesPerZone: 2,
+		// The real server's timings, but migrations and the kubelet's projection faster.
 		MigrationDuration: 10 * time.Second,
-		RestartDowntime:   3 * time.Second,
+		RestartDowntime:   200 * time.Millisecond,
+		JoinDelay:         2 * time.Second,
+		DropDelay:         2 * time.Second,
+		HangDropDelay:     3 * time.Second,
+		CrashLoopBackoff:  10 * time.Second,
+		ProjectionDelay:   10 * time.Second,
 		Progress:          os.Stdout,
 	}
 }
@@ -96,8 +107,11 @@ func E2EOptions() Options {
 		*port += 20000
 	}
 	o.PodCIDR, o.PlainPodCIDR = "127.21.0.0/16", "127.22.0.0/16"
-	// Shorter than real life so that rolling restarts and operations keep the suite fast.
-	o.MigrationDuration, o.RestartDowntime = 2*time.Second, time.Second
+	// Shorter than real life so that rolling restarts and operations keep the suite fast; the
+	// order of the delays is the real server's.
+	o.MigrationDuration, o.RestartDowntime, o.JoinDelay = 2*time.Second, 100*time.Millisecond, 500*time.Millisecond
+	o.DropDelay, o.HangDropDelay, o.CrashLoopBackoff = 500*time.Millisecond, 750*time.Millisecond, time.Second
+	o.ProjectionDelay = 3 * time.Second
 	o.DieWithParent, o.RequirePrometheus = true, true
 	// Short leases, so that the failover specs see a standby take over in seconds.
 	// Not shorter: on a loaded 2-core machine the API server can take seconds to answer a renewal,

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"path"
+	"reflect"
 	"strings"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -24,6 +28,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/test/aerosim"
+	"github.com/acko-io/acko/test/localcluster/fakeinit"
 	"github.com/acko-io/acko/test/localcluster/simclient"
 )
 
@@ -33,24 +38,57 @@ const LabelSimulate = "localcluster.acko.io/simulate"
 
 var execGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "execs"}
 
-// Syncer keeps the simulated world in step with the pods of ACKO (and of the self-test): each
-// such pod gets a kwok Exec that tells its exec'd commands who they run for, and, while it runs,
-// a simulated Aerospike node at its IP. A pod recreated under the same name (new UID) is a node
-// that restarted: the old node goes, a new one starts with uptime 0.
+// Keys of the work queue besides pods (namespace/name): the cluster DNS, and the poll of the
+// simulator's nodes.
+const (
+	dnsKey  = "dns"
+	pollKey = "poll"
+)
+
+// nodePollInterval is how often the sync loop reads the simulator's nodes, to show a crash-looping asd
+// in its pod's status.
+const nodePollInterval = 500 * time.Millisecond
+
+// Syncer keeps the simulated world in step with the pods of ACKO (and of the self-test), doing
+// what a kubelet and the cluster DNS would:
+//   - each such pod gets a kwok Exec that tells its exec'd commands who they run for and which of
+//     their paths are the pod's volumes (the shims serve those from the simulator);
+//   - while it runs, a simulated Aerospike node at its IP, given the pod's files (podfiles.go); a
+//     ConfigMap change reaches a running pod's files after ProjectionDelay;
+//   - the simulator's DNS table follows the pods and the headless Services;
+//   - the Aerospike container crash-loops while the simulator's asd refuses its config, and a pod
+//     is Ready only when its containers are and its readiness gates are True.
+//
+// A pod recreated under the same name (new UID) is a node that restarted: the old node goes, a new
+// one starts with uptime 0.
 type Syncer struct {
-	kube  kubernetes.Interface
-	dyn   dynamic.Interface
-	sim   *simclient.Client
-	out   io.Writer
-	pods  corelisters.PodLister
-	queue workqueue.TypedRateLimitingInterface[string]
+	kube       kubernetes.Interface
+	dyn        dynamic.Interface
+	sim        *simclient.Client
+	out        io.Writer
+	projection time.Duration
+	pods       corelisters.PodLister
+	services   corelisters.ServiceLister
+	configMaps corelisters.ConfigMapLister
+	queue      workqueue.TypedRateLimitingInterface[string]
 	// Touched by the single worker only.
-	nodes map[string]types.UID // simulator node → UID of the pod it stands for
-	execs map[string]bool      // pods (namespace/name) whose Exec exists
+	nodes     map[string]types.UID // simulator node → UID of the pod it stands for
+	execs     map[string]types.UID // pods (namespace/name) whose Exec exists, for that UID
+	volumes   map[string]*projections
+	states    map[string]aerosim.NodeState // simulator node → its state at the last poll
+	dnsPushed map[string][]string
 }
 
-// NewSyncer returns a Syncer for the cluster at cfg and the simulator at simURL, logging to out.
-func NewSyncer(cfg *rest.Config, simURL string, out io.Writer) (*Syncer, error) {
+// projections are what was projected into a pod's ConfigMap volumes (volume → digest), and since
+// when a newer content waits for its turn.
+type projections struct {
+	uid     types.UID
+	digests map[string]string
+	pending map[string]time.Time
+}
+
+// NewSyncer returns a Syncer for the cluster at cfg and the simulator of opts, logging to out.
+func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -59,32 +97,45 @@ func NewSyncer(cfg *rest.Config, simURL string, out io.Writer) (*Syncer, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(simURL), out: out,
+	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out,
+		projection: opts.ProjectionDelay,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
-		nodes: map[string]types.UID{}, execs: map[string]bool{}}, nil
+		nodes: map[string]types.UID{}, execs: map[string]types.UID{}, volumes: map[string]*projections{},
+		states: map[string]aerosim.NodeState{}}, nil
 }
 
 // Run syncs until ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactory(s.kube, 0)
-	informer := factory.Core().V1().Pods()
-	s.pods = informer.Lister()
-	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    s.enqueue,
-		UpdateFunc: func(_, obj any) { s.enqueue(obj) },
-		DeleteFunc: s.enqueue,
-	}); err != nil {
-		return err
+	pods, services, configMaps := factory.Core().V1().Pods(), factory.Core().V1().Services(),
+		factory.Core().V1().ConfigMaps()
+	s.pods, s.services, s.configMaps = pods.Lister(), services.Lister(), configMaps.Lister()
+	handlers := map[cache.SharedIndexInformer]func(any){
+		pods.Informer():       s.enqueuePod,
+		services.Informer():   func(any) { s.queue.Add(dnsKey) },
+		configMaps.Informer(): s.enqueueConfigMapUsers,
+	}
+	for informer, enqueue := range handlers {
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueue,
+			UpdateFunc: func(_, obj any) { enqueue(obj) },
+			DeleteFunc: enqueue,
+		}); err != nil {
+			return err
+		}
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced) {
-		return ctx.Err()
+	for informer := range handlers {
+		if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+			return ctx.Err()
+		}
 	}
 	if err := s.enqueueSimulated(ctx); err != nil {
 		return err
 	}
+	s.queue.Add(pollKey)
 	go func() {
 		<-ctx.Done()
 		s.queue.ShutDown()
@@ -109,15 +160,39 @@ func (s *Syncer) enqueueSimulated(ctx context.Context) error {
 	return nil
 }
 
-func (s *Syncer) enqueue(obj any) {
+// unwrap is the object of an informer event, including a deletion the informer missed.
+func unwrap(obj any) any {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
+		return d.Obj
 	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || !simulated(pod) {
+	return obj
+}
+
+func (s *Syncer) enqueuePod(obj any) {
+	pod, ok := unwrap(obj).(*corev1.Pod)
+	if !ok {
 		return
 	}
-	s.queue.Add(pod.Namespace + "/" + pod.Name)
+	s.queue.Add(dnsKey)
+	if simulated(pod) || len(pod.Spec.ReadinessGates) > 0 {
+		s.queue.Add(pod.Namespace + "/" + pod.Name)
+	}
+}
+
+// enqueueConfigMapUsers queues the simulated pods that mount the ConfigMap.
+func (s *Syncer) enqueueConfigMapUsers(obj any) {
+	cm, ok := unwrap(obj).(*corev1.ConfigMap)
+	if !ok {
+		return
+	}
+	pods, _ := s.pods.Pods(cm.Namespace).List(labels.Everything())
+	for _, pod := range pods {
+		for _, v := range pod.Spec.Volumes {
+			if v.ConfigMap != nil && v.ConfigMap.Name == cm.Name && simulated(pod) {
+				s.queue.Add(pod.Namespace + "/" + pod.Name)
+			}
+		}
+	}
 }
 
 // simulated reports whether the pod belongs in the simulated world.
@@ -131,7 +206,17 @@ func (s *Syncer) next(ctx context.Context) bool {
 		return false
 	}
 	defer s.queue.Done(key)
-	if err := s.sync(ctx, key); err != nil {
+	var err error
+	switch key {
+	case dnsKey:
+		err = s.syncDNS(ctx)
+	case pollKey:
+		err = s.poll(ctx)
+		s.queue.AddAfter(pollKey, nodePollInterval)
+	default:
+		err = s.sync(ctx, key)
+	}
+	if err != nil {
 		if ctx.Err() == nil {
 			s.logf("%s: %v (retrying)", key, err)
 		}
@@ -147,18 +232,32 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 	node := simclient.NodeName(namespace, name)
 	pod, err := s.pods.Pods(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
+		delete(s.volumes, key)
 		return errors.Join(s.removeNode(ctx, node), s.deleteExec(ctx, namespace, name))
 	}
 	if err != nil {
 		return err
 	}
+	if simulated(pod) {
+		if err := s.syncSimulated(ctx, key, pod); err != nil {
+			return err
+		}
+	}
+	return s.syncStatus(ctx, pod)
+}
+
+func (s *Syncer) syncSimulated(ctx context.Context, key string, pod *corev1.Pod) error {
 	if err := s.ensureExec(ctx, pod); err != nil {
 		return err
 	}
 	if !running(pod) {
-		return s.removeNode(ctx, node)
+		delete(s.volumes, key)
+		return s.removeNode(ctx, simclient.NodeName(pod.Namespace, pod.Name))
 	}
-	return s.ensureNode(ctx, pod)
+	if err := s.ensureNode(ctx, key, pod); err != nil {
+		return err
+	}
+	return s.project(ctx, key, pod)
 }
 
 // running: the pod is up with an IP and not shutting down (asd stops at deletion, not after it).
@@ -166,8 +265,9 @@ func running(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && pod.Status.PodIP != ""
 }
 
-// ensureNode makes the simulator run a node for exactly this pod (UID) at its IP.
-func (s *Syncer) ensureNode(ctx context.Context, pod *corev1.Pod) error {
+// ensureNode makes the simulator run a node for exactly this pod (UID) at its IP, with the pod's
+// files as its containers find them at start.
+func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) error {
 	name := simclient.NodeName(pod.Namespace, pod.Name)
 	known, tracked := s.nodes[name]
 	if known == pod.UID {
@@ -186,12 +286,138 @@ func (s *Syncer) ensureNode(ctx context.Context, pod *corev1.Pod) error {
 	case !errors.Is(err, aerosim.ErrNotFound):
 		return err
 	}
-	cluster := simclient.ClusterName(pod.Namespace, pod.Labels[ackov1alpha1.LabelInstance])
-	if _, err := s.sim.AddNode(ctx, aerosim.NodeSpec{Cluster: cluster, Name: name, IP: pod.Status.PodIP}); err != nil {
+	vols, digests, err := startFiles(pod, s.configMaps)
+	if err != nil {
+		return err
+	}
+	spec := nodeSpec(pod, vols)
+	st, err = s.sim.AddNode(ctx, spec)
+	if err != nil {
 		return err
 	}
 	s.nodes[name] = pod.UID
-	s.logf("+ node %s at %s:3000 (cluster %s)", name, pod.Status.PodIP, cluster)
+	s.states[name] = st
+	s.volumes[key] = &projections{uid: pod.UID, digests: digests, pending: map[string]time.Time{}}
+	s.logf("+ node %s at %s:3000 (%s, asd %s)", name, pod.Status.PodIP, nodeKind(spec), st.Phase)
+	return nil
+}
+
+func nodeKind(spec aerosim.NodeSpec) string {
+	if spec.ConfigFile != "" {
+		return "config " + spec.ConfigFile
+	}
+	return "cluster " + spec.Cluster
+}
+
+// project brings the ConfigMap volumes of a running pod up to date, ProjectionDelay after the
+// ConfigMap changed, as the kubelet does (a subPath mount is never updated).
+func (s *Syncer) project(ctx context.Context, key string, pod *corev1.Pod) error {
+	p := s.volumes[key]
+	c := aerospikeContainer(pod)
+	if p == nil || p.uid != pod.UID || c == nil {
+		return nil
+	}
+	now := time.Now()
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap == nil {
+			continue
+		}
+		files, err := projectedFiles(pod.Namespace, v.ConfigMap, s.configMaps)
+		if err != nil || digest(files) == p.digests[v.Name] {
+			delete(p.pending, v.Name)
+			continue
+		}
+		since, ok := p.pending[v.Name]
+		if !ok {
+			since, p.pending[v.Name] = now, now
+		}
+		if wait := since.Add(s.projection).Sub(now); wait > 0 {
+			s.queue.AddAfter(key, wait)
+			continue
+		}
+		if err := s.setVolume(ctx, pod, c, v.Name, files); err != nil {
+			return err
+		}
+		p.digests[v.Name] = digest(files)
+		delete(p.pending, v.Name)
+		s.logf("~ %s: ConfigMap %s projected into volume %s", key, v.ConfigMap.Name, v.Name)
+	}
+	return nil
+}
+
+// setVolume replaces the files of a volume at each of the container's mounts of it.
+func (s *Syncer) setVolume(ctx context.Context, pod *corev1.Pod, c *corev1.Container, volume string,
+	files map[string]string) error {
+	for _, m := range c.VolumeMounts {
+		if m.Name != volume || m.SubPath != "" {
+			continue
+		}
+		flat := maps.Clone(files)
+		maps.DeleteFunc(flat, func(name, _ string) bool { return strings.Contains(name, "/") })
+		if err := s.sim.SetDir(ctx, simclient.NodeName(pod.Namespace, pod.Name), path.Clean(m.MountPath), flat); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncStatus writes the pod's status as a kubelet would (readiness.go).
+func (s *Syncer) syncStatus(ctx context.Context, pod *corev1.Pod) error {
+	var node *aerosim.NodeState
+	if st, ok := s.states[simclient.NodeName(pod.Namespace, pod.Name)]; ok && s.nodes[st.Name] == pod.UID {
+		node = &st
+	}
+	status, changed := desiredStatus(pod, node, time.Now())
+	if !changed {
+		return nil
+	}
+	updated := pod.DeepCopy()
+	updated.Status = *status
+	_, err := s.kube.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// poll reads the simulator's nodes and queues the pods whose node changed in a way their status
+// shows (asd refusing its config, or running again).
+func (s *Syncer) poll(ctx context.Context) error {
+	nodes, err := s.sim.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		seen[n.Name] = true
+		old, ok := s.states[n.Name]
+		s.states[n.Name] = n
+		if !ok || old.Phase != n.Phase || old.Crashes != n.Crashes || old.Error != n.Error {
+			s.queue.Add(n.Name)
+		}
+	}
+	maps.DeleteFunc(s.states, func(name string, _ aerosim.NodeState) bool { return !seen[name] })
+	return nil
+}
+
+// syncDNS pushes the cluster DNS to the simulator when it changed.
+func (s *Syncer) syncDNS(ctx context.Context) error {
+	services, err := s.services.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	pods, err := s.pods.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	records := dnsRecords(services, pods, ackov1alpha1.DefaultClusterDomain)
+	if s.dnsPushed != nil && reflect.DeepEqual(records, s.dnsPushed) {
+		return nil
+	}
+	if err := s.sim.SetDNS(ctx, records); err != nil {
+		return err
+	}
+	s.dnsPushed = records
 	return nil
 }
 
@@ -205,22 +431,25 @@ func (s *Syncer) removeNode(ctx context.Context, name string) error {
 		return err
 	}
 	delete(s.nodes, name)
+	delete(s.states, name)
 	s.logf("- node %s", name)
 	return nil
 }
 
-// ensureExec creates the pod's kwok Exec: kwok passes an exec'd command only the Exec's static
-// env, so this is how the kill shim learns which pod (and node) a `kill -USR1 1` is for.
+// ensureExec applies the pod's kwok Exec: kwok passes an exec'd command only the Exec's static
+// env, so this is how the shims learn which pod (and node) a command is for, and where its
+// volumes are.
 func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 	key := pod.Namespace + "/" + pod.Name
-	if s.execs[key] {
+	if s.execs[key] == pod.UID {
 		return nil
 	}
-	_, err := s.dyn.Resource(execGVR).Namespace(pod.Namespace).Create(ctx, execFor(pod), metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Exec: %w", err)
+	_, err := s.dyn.Resource(execGVR).Namespace(pod.Namespace).Apply(ctx, pod.Name, execFor(pod),
+		metav1.ApplyOptions{FieldManager: "acko-localcluster", Force: true})
+	if err != nil {
+		return fmt.Errorf("apply Exec: %w", err)
 	}
-	s.execs[key] = true
+	s.execs[key] = pod.UID
 	return nil
 }
 
@@ -233,10 +462,24 @@ func (s *Syncer) deleteExec(ctx context.Context, namespace, name string) error {
 	return nil
 }
 
-// execFor is the kwok Exec of a pod: every container runs commands locally (in kwok's PID
-// namespace) with POD_NAME and POD_NAMESPACE set.
+// execFor is the kwok Exec of a pod: each container runs commands locally (in kwok's PID
+// namespace) with POD_NAME, POD_NAMESPACE and its volume mounts set; the Aerospike container's
+// files are the simulator's.
 func execFor(pod *corev1.Pod) *unstructured.Unstructured {
 	env := func(name, value string) any { return map[string]any{"name": name, "value": value} }
+	aerospike := aerospikeContainer(pod)
+	execs := make([]any, 0, len(pod.Spec.Containers))
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		sim := "false"
+		if c == aerospike {
+			sim = "true"
+		}
+		execs = append(execs, map[string]any{"containers": []any{c.Name}, "local": map[string]any{
+			"envs": []any{env("POD_NAME", pod.Name), env("POD_NAMESPACE", pod.Namespace),
+				env(fakeinit.EnvMounts, mountPaths(c)), env(fakeinit.EnvSimFiles, sim)},
+		}})
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kwok.x-k8s.io/v1alpha1",
 		"kind":       "Exec",
@@ -245,9 +488,7 @@ func execFor(pod *corev1.Pod) *unstructured.Unstructured {
 			"namespace": pod.Namespace,
 			"labels":    map[string]any{ackov1alpha1.LabelManagedBy: "acko-localcluster"},
 		},
-		"spec": map[string]any{"execs": []any{map[string]any{"local": map[string]any{
-			"envs": []any{env("POD_NAME", pod.Name), env("POD_NAMESPACE", pod.Namespace)},
-		}}}},
+		"spec": map[string]any{"execs": execs},
 	}}
 }
 

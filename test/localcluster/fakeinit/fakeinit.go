@@ -12,6 +12,10 @@
 // the node of POD_NAMESPACE/POD_NAME (set by the pod's kwok Exec) when its arguments send SIGUSR1
 // to PID 1, then execs the real kill with the same arguments, so the stand-in init gets the
 // signal as tini would.
+//
+// As `cat` and `cp`, it reads and writes the pod's files in the simulator when an argument is
+// under one of the container's volume mounts (EnvMounts), so that an exec'd `cp` into
+// /etc/aerospike never touches this machine's /etc; any other use runs the real command.
 package fakeinit
 
 import (
@@ -31,10 +35,13 @@ const (
 	EnvSimURL = "AEROSIM_URL"
 )
 
-// Main runs the shim when invoked as kill, else the init; it returns the exit code.
+// Shims are the commands bin/fakeinit stands in for when invoked under their name.
+var Shims = map[string]func(args []string) int{"kill": Kill, "cat": Cat, "cp": Cp}
+
+// Main runs the shim it is invoked as, else the init; it returns the exit code.
 func Main() int {
-	if filepath.Base(os.Args[0]) == "kill" {
-		return Kill(os.Args[1:])
+	if shim, ok := Shims[filepath.Base(os.Args[0])]; ok {
+		return shim(os.Args[1:])
 	}
 	return Init(os.Args[1:])
 }

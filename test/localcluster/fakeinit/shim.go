@@ -24,13 +24,19 @@ func Kill(args []string) int {
 			logf("kill shim: %v", err)
 		}
 	}
-	real, err := realKill()
+	return execReal("kill", args)
+}
+
+// execReal replaces this process with the real command of that name (the first in PATH that is
+// not this shim), with the same arguments; it returns only on failure.
+func execReal(name string, args []string) int {
+	real, err := realCommand(name)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "kill (local cluster shim): %v\n", err)
+		fmt.Fprintf(os.Stderr, "%s (local cluster shim): %v\n", name, err)
 		return 127
 	}
-	err = syscall.Exec(real, append([]string{"kill"}, args...), os.Environ())
-	fmt.Fprintf(os.Stderr, "kill (local cluster shim): exec %s: %v\n", real, err)
+	err = syscall.Exec(real, append([]string{name}, args...), os.Environ())
+	fmt.Fprintf(os.Stderr, "%s (local cluster shim): exec %s: %v\n", name, real, err)
 	return 126
 }
 
@@ -77,8 +83,8 @@ func warmRestart() error {
 	return nil
 }
 
-// realKill is the first kill in PATH that is not this shim.
-func realKill() (string, error) {
+// realCommand is the first command of that name in PATH that is not this shim.
+func realCommand(name string) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
@@ -88,11 +94,11 @@ func realKill() (string, error) {
 		return "", err
 	}
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		candidate := filepath.Join(dir, "kill")
+		candidate := filepath.Join(dir, name)
 		info, err := os.Stat(candidate)
 		if err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 && !os.SameFile(info, selfInfo) {
 			return candidate, nil
 		}
 	}
-	return "", errors.New("no kill in PATH besides this shim")
+	return "", fmt.Errorf("no %s in PATH besides this shim", name)
 }

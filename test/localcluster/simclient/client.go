@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/acko-io/acko/test/aerosim"
@@ -74,10 +75,70 @@ func (c *Client) SetFault(ctx context.Context, name string, f aerosim.Fault) (ae
 	return out, c.do(ctx, http.MethodPut, nodePath(name, "/fault"), map[string]aerosim.Fault{"fault": f}, &out)
 }
 
+// Log returns what the node's asd logged.
+func (c *Client) Log(ctx context.Context, name string) ([]string, error) {
+	var out struct {
+		Lines []string `json:"lines"`
+	}
+	return out.Lines, c.do(ctx, http.MethodGet, nodePath(name, "/log"), nil, &out)
+}
+
+// SetDNS replaces the simulator's DNS table (name → addresses).
+func (c *Client) SetDNS(ctx context.Context, records map[string][]string) error {
+	return c.do(ctx, http.MethodPut, "/dns", records, nil)
+}
+
+// DNS returns the simulator's DNS table.
+func (c *Client) DNS(ctx context.Context) (map[string][]string, error) {
+	var out map[string][]string
+	return out, c.do(ctx, http.MethodGet, "/dns", nil, &out)
+}
+
+// CutMesh cuts the mesh between groups of nodes: each group then hears only itself.
+func (c *Client) CutMesh(ctx context.Context, groups ...[]string) error {
+	return c.do(ctx, http.MethodPut, "/partitions", map[string][][]string{"groups": groups}, nil)
+}
+
+// HealMesh removes every mesh cut.
+func (c *Client) HealMesh(ctx context.Context) error {
+	return c.do(ctx, http.MethodDelete, "/partitions", nil, nil)
+}
+
+// History returns the nodes' transitions and the clusters formed since the given time (zero: all).
+func (c *Client) History(ctx context.Context, since time.Time) (aerosim.History, error) {
+	path := "/history"
+	if !since.IsZero() {
+		path += "?since=" + url.QueryEscape(since.Format(time.RFC3339Nano))
+	}
+	var out aerosim.History
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
+// ReadFile returns a file of the node; errors wrap aerosim.ErrNotFound when it (or the node) is
+// missing.
+func (c *Client) ReadFile(ctx context.Context, name, path string) (string, error) {
+	var out bytes.Buffer
+	err := c.send(ctx, http.MethodGet, filePath(name, "/files", path), nil, &out)
+	return out.String(), err
+}
+
+// WriteFile creates or replaces a file of the node.
+func (c *Client) WriteFile(ctx context.Context, name, path, content string) error {
+	return c.send(ctx, http.MethodPut, filePath(name, "/files", path), strings.NewReader(content), nil)
+}
+
+// SetDir replaces the files directly in a directory of the node (name → content).
+func (c *Client) SetDir(ctx context.Context, name, dir string, files map[string]string) error {
+	return c.do(ctx, http.MethodPut, filePath(name, "/dirs", dir), files, nil)
+}
+
+func filePath(name, route, path string) string {
+	return nodePath(name, route) + "?path=" + url.QueryEscape(path)
+}
+
 func nodePath(name, suffix string) string { return "/nodes/" + url.PathEscape(name) + suffix }
 
-// do sends in as JSON (when not nil) and decodes the answer into out (when not nil). Error
-// answers become errors wrapping the matching aerosim error.
+// do sends in as JSON (when not nil) and decodes the answer into out (when not nil).
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -87,6 +148,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		}
 		body = bytes.NewReader(b)
 	}
+	if out == nil {
+		return c.send(ctx, method, path, body, nil)
+	}
+	var answer bytes.Buffer
+	if err := c.send(ctx, method, path, body, &answer); err != nil {
+		return err
+	}
+	return json.Unmarshal(answer.Bytes(), out)
+}
+
+// send sends body (when not nil) and copies the answer to out (when not nil). Error answers become
+// errors wrapping the matching aerosim error.
+func (c *Client) send(ctx context.Context, method, path string, body io.Reader, out io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return err
@@ -101,12 +175,16 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			Error string `json:"error"`
 		}
 		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&e)
+		if strings.HasPrefix(e.Error, aerosim.ErrNoFile.Error()) {
+			return fmt.Errorf("aerosim %s %s: %w", method, path, aerosim.ErrNoFile)
+		}
 		return fmt.Errorf("aerosim %s %s: %w: %s", method, path, statusError(resp.StatusCode), e.Error)
 	}
 	if out == nil {
 		return nil
 	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	_, err = io.Copy(out, resp.Body)
+	return err
 }
 
 func statusError(code int) error {

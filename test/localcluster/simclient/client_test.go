@@ -10,7 +10,9 @@ import (
 	"github.com/acko-io/acko/test/aerosim"
 )
 
-func TestClientAgainstTheSimulator(t *testing.T) {
+// newClient serves a fresh simulator's control API and returns a client of it.
+func newClient(t *testing.T) (*Client, context.Context) {
+	t.Helper()
 	sim, err := aerosim.New(aerosim.Options{Port: 13000, RestartDowntime: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -18,7 +20,11 @@ func TestClientAgainstTheSimulator(t *testing.T) {
 	t.Cleanup(func() { _ = sim.Close() })
 	srv := httptest.NewServer(aerosim.NewHandler(sim))
 	t.Cleanup(srv.Close)
-	c, ctx := New(srv.URL), context.Background()
+	return New(srv.URL), context.Background()
+}
+
+func TestClientAgainstTheSimulator(t *testing.T) {
+	c, ctx := newClient(t)
 
 	name := NodeName("ns", "pod-0") // a slash in the name: escaped in the path
 	added, err := c.AddNode(ctx, aerosim.NodeSpec{Cluster: ClusterName("ns", "c"), Name: name})
@@ -40,5 +46,78 @@ func TestClientAgainstTheSimulator(t *testing.T) {
 	}
 	if _, err := c.Node(ctx, name); !errors.Is(err, aerosim.ErrNotFound) {
 		t.Fatalf("removed node: %v", err)
+	}
+}
+
+func TestMeshCalls(t *testing.T) {
+	c, ctx := newClient(t)
+	name := NodeName("ns", "pod-0")
+	added, err := c.AddNode(ctx, aerosim.NodeSpec{Cluster: ClusterName("ns", "c"), Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log, err := c.Log(ctx, name); err != nil || len(log) == 0 {
+		t.Fatalf("log: %v, %v", log, err)
+	}
+	records := map[string][]string{"pod-0.c-headless.ns.svc.cluster.local": {added.IP}}
+	if err := c.SetDNS(ctx, records); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.DNS(ctx); err != nil || len(got) != 1 {
+		t.Fatalf("dns: %v, %v", got, err)
+	}
+	if err := c.CutMesh(ctx, []string{name}, []string{"nope"}); !errors.Is(err, aerosim.ErrNotFound) {
+		t.Fatalf("cut with an unknown node: %v", err)
+	}
+	if err := c.CutMesh(ctx, []string{name}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HealMesh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveNode(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	assertHistoryEndsRemoved(ctx, t, c)
+}
+
+func assertHistoryEndsRemoved(ctx context.Context, t *testing.T, c *Client) {
+	t.Helper()
+	h, err := c.History(ctx, time.Time{})
+	if err != nil || len(h.Transitions) == 0 || h.Transitions[len(h.Transitions)-1].Reason != aerosim.ReasonRemoved {
+		t.Fatalf("history: %+v, %v", h, err)
+	}
+	if h, err := c.History(ctx, time.Now().Add(time.Hour)); err != nil || len(h.Transitions) != 0 {
+		t.Fatalf("history from the future: %+v, %v", h, err)
+	}
+}
+
+func TestFileCalls(t *testing.T) {
+	c, ctx := newClient(t)
+	name := NodeName("ns", "pod-0")
+	if _, err := c.AddNode(ctx, aerosim.NodeSpec{Cluster: "c", Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	const file = "/etc/aerospike/aerospike.conf"
+	if _, err := c.ReadFile(ctx, name, file); !errors.Is(err, aerosim.ErrNoFile) {
+		t.Fatalf("no file yet: %v", err)
+	}
+	if _, err := c.ReadFile(ctx, "nope", file); !errors.Is(err, aerosim.ErrNotFound) {
+		t.Fatalf("no node: %v", err)
+	}
+	if err := c.WriteFile(ctx, name, file, "a\tb\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.ReadFile(ctx, name, file); err != nil || got != "a\tb\n" {
+		t.Fatalf("read back: %q, %v", got, err)
+	}
+	if err := c.SetDir(ctx, name, "/etc/aerospike", map[string]string{"other": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadFile(ctx, name, file); !errors.Is(err, aerosim.ErrNoFile) {
+		t.Fatalf("replaced by SetDir: %v", err)
+	}
+	if err := c.WriteFile(ctx, name, "relative", ""); !errors.Is(err, aerosim.ErrInvalid) {
+		t.Fatalf("relative path: %v", err)
 	}
 }

@@ -1,0 +1,67 @@
+package aerosim
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"strings"
+	"time"
+)
+
+// ErrNoFile is a file the node does not have (HTTP 404, like ErrNotFound).
+var ErrNoFile = errors.New("no such file")
+
+// A node's files are its pod's files as asd's container sees them (its config among them): the
+// local cluster puts a pod's volumes there, and its exec shims read and change them, so that
+// nothing on this machine is touched. asd reads NodeSpec.ConfigFile from them at every start.
+
+// ReadFile returns a file of the node.
+func (s *Sim) ReadFile(name, file string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, _, err := s.find(name)
+	if err != nil {
+		return "", err
+	}
+	content, ok := n.files[path.Clean(file)]
+	if !ok {
+		return "", fmt.Errorf("%w: %s", ErrNoFile, file)
+	}
+	return content, nil
+}
+
+// WriteFile creates or replaces a file of the node. A running asd does not notice; it reads its
+// config file when it starts.
+func (s *Sim) WriteFile(name, file, content string) error {
+	if !path.IsAbs(file) {
+		return fmt.Errorf("%w: %q is not an absolute path", ErrInvalid, file)
+	}
+	_, err := s.update(name, func(n *node, _ time.Time) error {
+		n.files[path.Clean(file)] = content
+		return nil
+	})
+	return err
+}
+
+// SetDir replaces every file directly in dir with files (name → content), as the kubelet does when
+// it projects a ConfigMap into a volume.
+func (s *Sim) SetDir(name, dir string, files map[string]string) error {
+	if !path.IsAbs(dir) {
+		return fmt.Errorf("%w: %q is not an absolute path", ErrInvalid, dir)
+	}
+	for f := range files {
+		if f == "" || strings.Contains(f, "/") {
+			return fmt.Errorf("%w: %q is not a file name", ErrInvalid, f)
+		}
+	}
+	dir = path.Clean(dir)
+	_, err := s.update(name, func(n *node, _ time.Time) error {
+		maps.DeleteFunc(n.files, func(p, _ string) bool { return path.Dir(p) == dir })
+		for f, content := range files {
+			n.files[path.Join(dir, f)] = content
+		}
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,160 @@
+package aerosim
+
+import (
+	"bytes"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmeOrder is the order dynamic/README.md lists the requests in: the server's state carries over
+// from one to the next.
+func readmeOrder(t *testing.T) []string {
+	t.Helper()
+	readme, err := fs.ReadFile(Fixtures(), "dynamic/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for line := range strings.Lines(string(readme)) {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| file") {
+			continue
+		}
+		for name := range strings.SplitSeq(strings.TrimSpace(cells[1]), ", ") {
+			out = append(out, name+".txt")
+		}
+	}
+	return out
+}
+
+// A node started on the real server's file, asked what the real server was asked in the same order,
+// answers every file byte for byte.
+func TestReplayDynamicFixtures(t *testing.T) {
+	order := readmeOrder(t)
+	all, _ := fs.Glob(Fixtures(), "dynamic/*.txt")
+	if len(order) != len(all) {
+		t.Fatalf("README lists %d requests, %d files exist", len(order), len(all))
+	}
+	conf, _ := fs.ReadFile(Fixtures(), "dynamic/aerospike.conf")
+	s := newSim(t, Options{})
+	st := addNode(t, s, NodeSpec{Name: "fixture", Config: string(conf), Image: "aerospike:ce-8.1.2.0"})
+	for _, name := range order {
+		want, err := fs.ReadFile(Fixtures(), path.Join("dynamic", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd, _, _ := strings.Cut(string(want), "\t")
+		got, err := exchange(st.Addr, cmd)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+		}
+	}
+	if st := mustNode(t, s, "fixture"); !st.ConfigDiffers || st.ClusterName != "fixtures2" {
+		t.Errorf("after the sets: %+v", st)
+	}
+}
+
+// set-config changes the running values only: a restart reloads the file.
+func TestRestartReloadsTheFile(t *testing.T) {
+	s, clk := newFakeSim(t, realTimings)
+	st := addNode(t, s, NodeSpec{Name: "a", Config: conf("db")})
+	cmd := "set-config:context=service;proto-fd-max=20000"
+	if body, err := exchange(st.Addr, cmd); err != nil || string(body) != cmd+"\tok\n" {
+		t.Fatalf("%q, %v", body, err)
+	}
+	if !mustNode(t, s, "a").ConfigDiffers {
+		t.Fatal("running values differ from the file")
+	}
+	if _, err := s.WarmRestart("a"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(time.Second)
+	body, err := exchange(st.Addr, "get-config:context=service")
+	if err != nil || !strings.Contains(string(body), ";proto-fd-max=15000;") {
+		t.Fatalf("after a restart: %q, %v", body, err)
+	}
+	if mustNode(t, s, "a").ConfigDiffers {
+		t.Error("a restart loads the file: nothing differs")
+	}
+}
+
+// get-config of another node's file: its own values in the server's units, its namespaces, the
+// defaults where the real server's file set something it does not.
+func TestGetConfigFollowsTheFile(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	text := strings.Replace(conf("db"), "\treplication-factor 2\n", "\treplication-factor 1\n\tdefault-ttl 0\n", 1) +
+		"namespace cache {\n\tstorage-engine memory {\n\t\tdata-size 2G\n\t}\n}\n"
+	st := addNode(t, s, NodeSpec{Name: "a", Config: text})
+	for cmd, want := range map[string][]string{
+		"get-config:context=service": {"cluster-name=db", "node-id=" + st.NodeID, "proto-fd-max=15000"},
+		"get-config:context=network": {"heartbeat.port=3002", "service.port=3000"},
+		"get-config:context=namespace;id=test": {"replication-factor=1", "storage-engine=memory",
+			"storage-engine.data-size=1073741824"},
+		"get-config:context=namespace;id=cache": {"replication-factor=2", "storage-engine.data-size=2147483648"},
+	} {
+		body, err := exchange(st.Addr, cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := strings.Split(strings.TrimSuffix(strings.SplitN(string(body), "\t", 2)[1], "\n"), ";")
+		for _, w := range want {
+			if !slices.Contains(items, w) {
+				t.Errorf("%s lacks %s: %s", cmd, w, body)
+			}
+		}
+	}
+	for cmd, want := range map[string]string{
+		"get-config:context=namespace":         errMissingID,
+		"get-config:context=namespace;id=nope": errNoNamespace,
+		"get-config:context=logging":           errInvalidContext,
+		"log/1":                                errBadSinkID,
+		"log-set:id=0;nope=info":               errInvalidLogSet,
+		"log-set:id=0;misc=loud":               errInvalidLogSet,
+		"log-set:id=3;misc=info":               errInvalidLogSet,
+		"set-config:context=namespace;id=test": errInvalidSetConfig,
+	} {
+		if body, err := exchange(st.Addr, cmd); err != nil || string(body) != cmd+"\t"+want+"\n" {
+			t.Errorf("%s: %q, %v", cmd, body, err)
+		}
+	}
+}
+
+// A new cluster-name set live takes the node out of its cluster, as on a real server.
+func TestClusterNameSetLive(t *testing.T) {
+	s, clk := newFakeSim(t, realTimings)
+	threeNodes(t, s, clk)
+	st := mustNode(t, s, "db-0")
+	cmd := "set-config:context=service;cluster-name=other"
+	if body, err := exchange(st.Addr, cmd); err != nil || string(body) != cmd+"\tok\n" {
+		t.Fatalf("%q, %v", body, err)
+	}
+	clk.Step(2 * time.Second)
+	if got := clusterOf(t, s, "db-0", "db-1"); !strings.HasPrefix(got[0], "1/") || !strings.HasPrefix(got[1], "2/") {
+		t.Fatalf("after a live rename: %v", got)
+	}
+}
+
+// asd refuses at start what the real server refuses, with its message and line.
+func TestServerRefusesAtStart(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	rackID := strings.Replace(conf("db"), "\treplication-factor 2\n", "\treplication-factor 2\n\track-id 1\n", 1)
+	line := strconv.Itoa(1 + strings.Count(rackID[:strings.Index(rackID, "rack-id")], "\n"))
+	for i, tc := range []struct{ text, want string }{
+		{rackID, "CRITICAL (config): line " + line + " :: 'rack-id' is enterprise-only"},
+		{strings.Replace(conf("db"), "cluster-name db", "cluster-name db\n\tproto-fd-max lots", 1), "CRITICAL (config): line 3 :: "},
+		{"service {\n\tcluster-name db\n", "CRITICAL (config): line 1 :: "},
+	} {
+		st := addNode(t, s, NodeSpec{Name: strconv.Itoa(i), Config: tc.text})
+		if st.Phase != PhaseFailed || !strings.HasPrefix(st.Error, tc.want) {
+			t.Errorf("%q: %+v", tc.want, st.Error)
+		}
+	}
+}

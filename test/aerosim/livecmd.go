@@ -1,0 +1,208 @@
+package aerosim
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/acko-io/acko/internal/config/params"
+)
+
+// pair is one name=value of an info command's parameters.
+type pair struct{ name, value string }
+
+func parsePairs(text string) []pair {
+	var out []pair
+	if text == "" {
+		return out
+	}
+	for item := range strings.SplitSeq(text, ";") {
+		k, v, _ := strings.Cut(item, "=")
+		out = append(out, pair{k, v})
+	}
+	return out
+}
+
+// take removes the pair of that name and returns its value.
+func take(pairs *[]pair, name string) (string, bool) {
+	for i, p := range *pairs {
+		if p.name == name {
+			*pairs = append((*pairs)[:i:i], (*pairs)[i+1:]...)
+			return p.value, true
+		}
+	}
+	return "", false
+}
+
+// getConfig answers get-config[:context=<context>[;id=<namespace>]]; without a context, the service
+// and network lists.
+func (c *liveConfig) getConfig(text string) string {
+	pairs := parsePairs(text)
+	context, ok := take(&pairs, "context")
+	if !ok {
+		return c.contexts[ctxService].String() + ";" + c.contexts[ctxNetwork].String()
+	}
+	list, errAnswer := c.context(context, &pairs)
+	if errAnswer != "" {
+		return errAnswer
+	}
+	return list.String()
+}
+
+// context finds the list a request's context (and namespace id) names, or asd's refusal.
+func (c *liveConfig) context(context string, pairs *[]pair) (*kvList, string) {
+	switch context {
+	case ctxService, ctxNetwork:
+		return c.contexts[context], ""
+	case ctxNamespace:
+		id, ok := take(pairs, "id")
+		if !ok {
+			return nil, errMissingID
+		}
+		list, ok := c.contexts[namespaceKey(id)]
+		if !ok {
+			return nil, errNoNamespace
+		}
+		return list, ""
+	}
+	return nil, errInvalidContext
+}
+
+// liveOnServer are parameters the tables call static that a real 8.1.2.0 server nevertheless changed
+// through set-config (dynamic/set-namespace-test-replication-factor-3.txt).
+var liveOnServer = map[string]bool{"namespaces.[].replication-factor": true}
+
+// change is a validated set-config parameter: the name get-config shows it under, and its value in
+// the server's units.
+type change struct{ name, value string }
+
+// setConfig answers set-config:context=<context>[;id=<namespace>];<name>=<value>[;...]: every
+// parameter must exist in the table, be dynamic and take the value (in a namespace, storage-engine
+// parameters without their prefix), or none is applied and the answer is asd's one generic error.
+// changedName reports a new cluster-name.
+func (c *liveConfig) setConfig(text string) (answer string, changedName bool) {
+	pairs := parsePairs(text)
+	context, ok := take(&pairs, "context")
+	if !ok {
+		return errMissingContext, false
+	}
+	list, errAnswer := c.context(context, &pairs)
+	if errAnswer != "" {
+		return errAnswer, false
+	}
+	if len(pairs) == 0 {
+		return errInvalidSetConfig, false
+	}
+	namespace := ""
+	if context == ctxNamespace {
+		namespace = c.namespaceOf(list)
+	}
+	changes := make([]change, 0, len(pairs))
+	for _, p := range pairs {
+		ch, ok := c.validate(context, namespace, p)
+		if !ok {
+			return errInvalidSetConfig, false
+		}
+		changes = append(changes, ch)
+	}
+	if !ttlAllowed(list, changes) {
+		return errInvalidSetConfig, false
+	}
+	for _, ch := range changes {
+		changedName = changedName || (context == ctxService && ch.name == "cluster-name" && list.vals[ch.name] != ch.value)
+		list.set(ch.name, ch.value)
+	}
+	return answerOK, changedName
+}
+
+func (c *liveConfig) namespaceOf(list *kvList) string {
+	for _, ns := range c.namespaces {
+		if c.contexts[namespaceKey(ns)] == list {
+			return ns
+		}
+	}
+	return ""
+}
+
+// validate resolves a set-config parameter to the table and checks its value.
+func (c *liveConfig) validate(context, namespace string, p pair) (change, bool) {
+	path, name := context+"."+p.name, p.name
+	if context == ctxNamespace {
+		path = "namespaces.[]." + p.name
+	}
+	param, ok := c.table.Lookup(path)
+	if !ok && context == ctxNamespace && !strings.Contains(p.name, ".") {
+		path = "namespaces.[].storage-engine(type=" + c.engines[namespace] + ")." + p.name
+		param, ok = c.table.Lookup(path)
+		name = "storage-engine." + p.name
+	}
+	live := ok && (param.Dynamic || liveOnServer[param.Path])
+	if !live || param.EnterpriseOnly || param.Type == params.StringList {
+		return change{}, false
+	}
+	value, err := param.ServerValue(p.value)
+	if err != nil {
+		return change{}, false
+	}
+	return change{name: name, value: value}, true
+}
+
+// ttlAllowed is asd's rule that a namespace's default-ttl needs nsup-period > 0 (unless
+// allow-ttl-without-nsup), against the values the request leaves.
+func ttlAllowed(list *kvList, changes []change) bool {
+	after := func(name string) string {
+		v := list.vals[name]
+		for _, ch := range changes {
+			if ch.name == name {
+				v = ch.value
+			}
+		}
+		return v
+	}
+	for _, ch := range changes {
+		if ch.name == "default-ttl" && ch.value != "0" && after("nsup-period") == "0" &&
+			after("allow-ttl-without-nsup") != "true" {
+			return false
+		}
+	}
+	return true
+}
+
+// logs answers "logs": the sinks by id.
+func (c *liveConfig) logs() string {
+	items := make([]string, len(c.sinks))
+	for i, s := range c.sinks {
+		items[i] = strconv.Itoa(i) + ":" + s.name
+	}
+	return strings.Join(items, ";")
+}
+
+// logLevels answers "log/<id>": every context's level in that sink.
+func (c *liveConfig) logLevels(contexts []string, id string) string {
+	i, err := strconv.Atoi(id)
+	if err != nil || i < 0 || i >= len(c.sinks) {
+		return errBadSinkID
+	}
+	items := make([]string, len(contexts))
+	for k, ctx := range contexts {
+		items[k] = ctx + ":" + c.sinks[i].levels[k]
+	}
+	return strings.Join(items, ";")
+}
+
+// logSet answers log-set:id=<sink>;<context>=<level>[;...], all or nothing.
+func (c *liveConfig) logSet(contexts []string, text string) string {
+	pairs := parsePairs(text)
+	id, ok := take(&pairs, "id")
+	i, err := strconv.Atoi(id)
+	if !ok || err != nil || i < 0 || i >= len(c.sinks) || len(pairs) == 0 {
+		return errInvalidLogSet
+	}
+	levels := append([]string(nil), c.sinks[i].levels...)
+	for _, p := range pairs {
+		if !setLevel(contexts, levels, p.name, p.value) {
+			return errInvalidLogSet
+		}
+	}
+	c.sinks[i].levels = levels
+	return answerOK
+}

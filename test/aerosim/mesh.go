@@ -1,0 +1,503 @@
+package aerosim
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acko-io/acko/internal/config"
+)
+
+// How the mesh is simulated. Every change (a node added, removed, restarted, hung; a DNS update; a
+// mesh cut; a tip) and every deadline (a restart's downtime ending, a node joining, a drop delay
+// running out) settles the simulation at that time, in time order:
+//
+//  1. asd processes move on: a restarting node starts (reading its config) and a joining node
+//     becomes a member;
+//  2. every heartbeating node tries the seeds it has not connected yet, as asd's mesh tender does:
+//     a seed's host name is resolved once (retried while it does not resolve), and the first of its
+//     addresses where a node listens is the one it connects to; if that node is itself, the seed
+//     is removed for good; simple nodes reach every other simple node of their cluster name;
+//  3. nodes learn of each other through the mesh: everyone in a connected group of nodes that hear
+//     each other (both heartbeating, same cluster-name, no mesh cut) knows everyone else;
+//  4. a pair that stops hearing each other stays adjacent for DropDelay (HangDropDelay when one
+//     side hung), as heartbeats time out;
+//  5. clusters are the connected groups of adjacent nodes with a live member among them (a group of
+//     only nodes that stopped or hung is forgotten); a group whose membership (node and
+//     incarnation) is new gets a new cluster key and starts migrations.
+
+type asdPhase int
+
+const (
+	phaseDown    asdPhase = iota // not listening; starts at downUntil
+	phaseJoining                 // listening, heartbeating, cluster_size 0 until joinAt
+	phaseActive                  // a member
+	phaseFailed                  // refused its config; starts again at retryAt
+)
+
+// asd is one run of a node's asd process, from start to stop.
+type asd struct {
+	phase      asdPhase
+	downUntil  time.Time
+	joinAt     time.Time
+	retryAt    time.Time
+	startedAt  time.Time
+	simple     bool
+	conf       nodeConfig
+	live       *liveConfig // running values (nil for a simple node)
+	loaded     *liveConfig // as the file gave them
+	configHash string
+	err        string
+	seeds      []*seed
+}
+
+type seed struct {
+	seedAddr
+	addrs   []string // resolved once, as asd does
+	removed bool     // led to the node itself
+	peer    *node    // connected
+}
+
+// SeedState is a mesh seed as a node holds it.
+type SeedState struct {
+	Host  string   `json:"host"`
+	Port  int      `json:"port"`
+	Addrs []string `json:"addrs,omitempty"`
+	// State is "unresolved", "connecting" (resolved, no node reached yet), "connected" or
+	// "removed" (it led to the node itself).
+	State string `json:"state"`
+}
+
+func (a *asd) answering() bool { return a.phase == phaseJoining || a.phase == phaseActive }
+
+func (a *asd) phaseName() string {
+	return [...]string{PhaseRestarting, PhaseJoining, PhaseMember, PhaseFailed}[a.phase]
+}
+
+// deadline is when the process moves on by itself (zero: never).
+func (a *asd) deadline() time.Time {
+	switch a.phase {
+	case phaseDown:
+		return a.downUntil
+	case phaseJoining:
+		return a.joinAt
+	case phaseFailed:
+		return a.retryAt
+	}
+	return time.Time{}
+}
+
+func (a *asd) seedStates() []SeedState {
+	out := make([]SeedState, 0, len(a.seeds))
+	for _, sd := range a.seeds {
+		st := SeedState{Host: sd.host, Port: sd.port, Addrs: sd.addrs, State: "connecting"}
+		switch {
+		case sd.removed:
+			st.State = "removed"
+		case sd.addrs == nil:
+			st.State = "unresolved"
+		case sd.peer != nil:
+			st.State = "connected"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// addSeed adds a seed unless the node holds one with that host and port (asd keys seeds so).
+func (a *asd) addSeed(addr seedAddr) {
+	for _, sd := range a.seeds {
+		if sd.seedAddr == addr {
+			return
+		}
+	}
+	a.seeds = append(a.seeds, &seed{seedAddr: addr})
+}
+
+// listening: connections to the node's ports succeed (a hung asd still accepts them).
+func (n *node) listening() bool { return !n.removed && n.asd.answering() }
+
+// heartbeating: the node sends heartbeats, so the others hear it.
+func (n *node) heartbeating() bool { return n.listening() && n.fault != FaultHang }
+
+// linkKey identifies a pair of nodes, lower id first.
+type linkKey struct{ lo, hi uint64 }
+
+// link is what two nodes know of each other: once connected, they keep each other's address, and
+// hear each other while both heartbeat.
+type link struct {
+	a, b    *node
+	hearing bool
+	since   time.Time     // when they stopped hearing each other
+	delay   time.Duration // how long they still count each other after since
+}
+
+func keyOf(a, b *node) linkKey {
+	if a.id > b.id {
+		a, b = b, a
+	}
+	return linkKey{a.id, b.id}
+}
+
+// adjacent: each still counts the other at t.
+func (l *link) adjacent(t time.Time) bool { return l.hearing || t.Before(l.since.Add(l.delay)) }
+
+// cluster is a group of nodes that agree on a key.
+type cluster struct {
+	members   []*node
+	key       string
+	changedAt time.Time
+	migrating bool
+}
+
+// migrationsLeft counts down linearly from total to 0 over d.
+func (c *cluster) migrationsLeft(now time.Time, d time.Duration, total int64) int64 {
+	left := c.changedAt.Add(d).Sub(now)
+	if !c.migrating || left <= 0 {
+		return 0
+	}
+	return int64(math.Ceil(float64(total) * float64(left) / float64(d)))
+}
+
+// advance settles the simulation at every deadline up to now, in order, and returns now. Callers
+// hold s.mu.
+func (s *Sim) advance() time.Time {
+	now := s.opts.Clock.Now()
+	for {
+		next, ok := s.nextDeadline(now)
+		if !ok {
+			return now
+		}
+		s.settle(next)
+	}
+}
+
+// nextDeadline is the earliest deadline after the last settle and not after now.
+func (s *Sim) nextDeadline(now time.Time) (time.Time, bool) {
+	var next time.Time
+	found := false
+	consider := func(d time.Time) {
+		if d.After(s.settled) && !d.After(now) && (!found || d.Before(next)) {
+			next, found = d, true
+		}
+	}
+	for _, n := range s.nodes {
+		consider(n.asd.deadline())
+	}
+	for _, l := range s.links {
+		if !l.hearing {
+			consider(l.since.Add(l.delay))
+		}
+	}
+	return next, found
+}
+
+// settle brings the mesh and the clusters to their state at t (see the top of this file).
+// Callers hold s.mu.
+func (s *Sim) settle(t time.Time) {
+	if t.Before(s.settled) {
+		t = s.settled
+	}
+	s.settled = t
+	nodes := s.sortedNodes()
+	for _, n := range nodes {
+		s.step(n, t)
+	}
+	for _, n := range nodes {
+		if n.heartbeating() {
+			s.trySeeds(n, t)
+		}
+	}
+	s.linkSimple(nodes)
+	s.discover(nodes)
+	s.updateHearing(t)
+	s.form(t)
+	s.record(t, nodes)
+}
+
+func (s *Sim) sortedNodes() []*node {
+	out := make([]*node, 0, len(s.nodes))
+	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
+		out = append(out, s.nodes[name])
+	}
+	return out
+}
+
+// step moves the node's asd on to where its deadlines put it at t.
+func (s *Sim) step(n *node, t time.Time) {
+	a := &n.asd
+	switch {
+	case a.phase == phaseDown && !a.downUntil.After(t):
+		s.start(n, a.downUntil)
+	case a.phase == phaseFailed && !a.retryAt.After(t):
+		s.start(n, a.retryAt)
+	}
+	joined := a.phase == phaseJoining && !a.joinAt.After(t)
+	// A member the others forgot (it hung) is counted again once it heartbeats.
+	back := a.phase == phaseActive && !n.counted && n.heartbeating()
+	if joined || back {
+		a.phase = phaseActive
+		n.memberInc, n.counted = n.inc, true
+	}
+}
+
+// start runs asd on the node's config: it refuses a config it cannot read, and otherwise listens
+// and heartbeats at once, joining after JoinDelay.
+func (s *Sim) start(n *node, at time.Time) {
+	n.inc++
+	text, simple, err := n.configText()
+	conf := nodeConfig{hbPort: heartbeatPort}
+	var live *liveConfig
+	if err == nil && !simple {
+		conf, live, err = loadConfig(text, n.spec.Image, n.spec.NodeID)
+	}
+	if err != nil {
+		n.crashes++
+		msg := "CRITICAL (config): " + err.Error()
+		n.asd = asd{phase: phaseFailed, retryAt: at.Add(s.opts.CrashLoopBackoff), err: msg}
+		n.logf(at, "%s", msg)
+		return
+	}
+	a := asd{phase: phaseJoining, startedAt: at, joinAt: at.Add(s.opts.JoinDelay), simple: simple, conf: conf,
+		live: live}
+	if !simple {
+		a.configHash, a.loaded = config.Hash(text), live.clone()
+	}
+	for _, sd := range conf.seeds {
+		a.addSeed(sd)
+	}
+	n.asd = a
+	n.logf(at, "INFO (as): service ready: soon there will be cake!")
+}
+
+// configText is the config asd reads at start; simple is true for a node without one.
+func (n *node) configText() (text string, simple bool, err error) {
+	switch {
+	case n.spec.ConfigFile != "":
+		text, ok := n.files[n.spec.ConfigFile]
+		if !ok {
+			return "", false, fmt.Errorf("couldn't open configuration file %s: No such file or directory",
+				n.spec.ConfigFile)
+		}
+		return text, false, nil
+	case n.spec.Config != "":
+		return n.spec.Config, false, nil
+	}
+	return "", true, nil
+}
+
+// trySeeds connects the seeds of n that lead nowhere yet.
+func (s *Sim) trySeeds(n *node, t time.Time) {
+	for _, sd := range n.asd.seeds {
+		if sd.removed || (sd.peer != nil && !sd.peer.removed) {
+			continue
+		}
+		sd.peer = nil
+		if sd.addrs == nil {
+			sd.addrs = s.dns.lookup(sd.host)
+		}
+		target := s.firstListening(sd.addrs, sd.port)
+		switch {
+		case target == nil:
+		case target == n:
+			sd.removed = true
+			n.logf(t, "INFO (hb): removing self seed entry host:%s port:%d", sd.host, sd.port)
+			n.logf(t, "INFO (hb): removed mesh seed host:%s port %d", sd.host, sd.port)
+		case target.heartbeating():
+			sd.peer = target
+			s.link(n, target)
+		}
+	}
+}
+
+// firstListening is the node a connection to the first reachable of addrs reaches.
+func (s *Sim) firstListening(addrs []string, port int) *node {
+	for _, addr := range addrs {
+		for _, n := range s.nodes {
+			if n.spec.IP == addr && n.listening() && n.asd.conf.hbPort == port {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Sim) link(a, b *node) {
+	if a == b {
+		return
+	}
+	k := keyOf(a, b)
+	if _, ok := s.links[k]; !ok {
+		s.links[k] = &link{a: a, b: b}
+	}
+}
+
+func (s *Sim) unlink(n *node) {
+	for k, l := range s.links {
+		if l.a == n || l.b == n {
+			delete(s.links, k)
+		}
+	}
+}
+
+// linkSimple connects the simple nodes of each cluster name with each other.
+func (s *Sim) linkSimple(nodes []*node) {
+	for i, a := range nodes {
+		for _, b := range nodes[i+1:] {
+			if a.asd.simple && b.asd.simple && a.heartbeating() && b.heartbeating() && a.spec.Cluster == b.spec.Cluster {
+				s.link(a, b)
+			}
+		}
+	}
+}
+
+// hears: a and b exchange heartbeats now.
+func (s *Sim) hears(a, b *node) bool {
+	return a.heartbeating() && b.heartbeating() && a.clusterName() == b.clusterName() && !s.cut(a, b)
+}
+
+// discover lets everyone in a group of nodes that hear each other know everyone else, as asd's
+// heartbeats publish each node's adjacency.
+func (s *Sim) discover(nodes []*node) {
+	u := newUnion()
+	for _, l := range s.links {
+		if s.hears(l.a, l.b) {
+			u.join(l.a, l.b)
+		}
+	}
+	for _, group := range u.groups(nodes) {
+		for i, a := range group {
+			for _, b := range group[i+1:] {
+				s.link(a, b)
+			}
+		}
+	}
+}
+
+func (s *Sim) updateHearing(t time.Time) {
+	for _, l := range s.links {
+		h := s.hears(l.a, l.b)
+		switch {
+		case l.hearing && !h:
+			l.hearing, l.since, l.delay = false, t, s.opts.DropDelay
+			if l.a.fault == FaultHang || l.b.fault == FaultHang {
+				l.delay = s.opts.HangDropDelay
+			}
+		case !l.hearing && h:
+			l.hearing = true
+		}
+	}
+}
+
+// form groups the counted nodes (members, and nodes the others still count) by adjacency into
+// clusters.
+func (s *Sim) form(t time.Time) {
+	var verts []*node
+	for _, n := range s.nodes {
+		n.cluster = nil
+		if n.counted {
+			verts = append(verts, n)
+		}
+	}
+	verts = append(verts, slices.Collect(maps.Values(s.ghosts))...)
+	slices.SortFunc(verts, func(a, b *node) int { return cmp.Compare(a.id, b.id) })
+	u := newUnion()
+	for _, l := range s.links {
+		if l.a.counted && l.b.counted && l.adjacent(t) {
+			u.join(l.a, l.b)
+		}
+	}
+	clusters := map[string]*cluster{}
+	for _, group := range u.groups(verts) {
+		if !slices.ContainsFunc(group, func(n *node) bool { return n.heartbeating() && n.asd.phase == phaseActive }) {
+			s.forget(group)
+			continue
+		}
+		id := identity(group)
+		c, ok := s.clusters[id]
+		if !ok {
+			c = s.newCluster(group, t)
+		}
+		clusters[id] = c
+		for _, n := range group {
+			if !n.removed && n.asd.phase == phaseActive {
+				n.cluster = c
+			}
+		}
+	}
+	s.clusters = clusters
+}
+
+// forget: nobody counts these nodes any more.
+func (s *Sim) forget(group []*node) {
+	for _, n := range group {
+		n.counted = false
+		if n.removed {
+			delete(s.ghosts, n.id)
+			s.unlink(n)
+		}
+	}
+}
+
+func (s *Sim) newCluster(members []*node, t time.Time) *cluster {
+	s.gen++
+	c := &cluster{members: members, key: hexID("cluster/" + strconv.FormatUint(s.gen, 10)), changedAt: t,
+		migrating: len(members) >= 2}
+	s.history.cluster(t, c)
+	return c
+}
+
+// identity names a membership: each node with the incarnation that is counted.
+func identity(group []*node) string {
+	parts := make([]string, len(group))
+	for i, n := range group {
+		parts[i] = strconv.FormatUint(n.id, 10) + ":" + strconv.Itoa(n.memberInc)
+	}
+	return strings.Join(parts, ",")
+}
+
+// union is a disjoint-set of nodes.
+type union map[*node]*node
+
+func newUnion() union { return union{} }
+
+func (u union) find(n *node) *node {
+	for {
+		p, ok := u[n]
+		if !ok {
+			return n
+		}
+		if gp, ok := u[p]; ok {
+			u[n] = gp // halve the path
+		}
+		n = p
+	}
+}
+
+func (u union) join(a, b *node) {
+	if ra, rb := u.find(a), u.find(b); ra != rb {
+		u[ra] = rb
+	}
+}
+
+// groups partitions nodes (in their order) by set.
+func (u union) groups(nodes []*node) [][]*node {
+	index := map[*node]int{}
+	var out [][]*node
+	for _, n := range nodes {
+		root := u.find(n)
+		i, ok := index[root]
+		if !ok {
+			i = len(out)
+			index[root] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], n)
+	}
+	return out
+}

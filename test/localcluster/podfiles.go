@@ -1,0 +1,201 @@
+package localcluster
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/aerosim"
+	"github.com/acko-io/acko/test/localcluster/simclient"
+)
+
+// asdConfigFile is the file the Aerospike image's entrypoint starts asd with.
+const asdConfigFile = "/etc/aerospike/aerospike.conf"
+
+// How a pod's files are simulated. kwok mounts nothing: the sync loop works out the files the
+// Aerospike container would see, the way a kubelet fills the pod's volumes: a ConfigMap volume
+// holds the ConfigMap's keys (projected again, after a delay, when the ConfigMap changes), an
+// emptyDir starts empty, and an init container whose command is `cp SOURCE DEST` copies a file
+// between volumes before the containers start. The simulator holds those files for the pod's node
+// (asd reads its config from them at every start) and the exec shims read and change them.
+
+// volumeFiles are the files of each volume of a pod (volume name → path in the volume → content).
+type volumeFiles map[string]map[string]string
+
+// aerospikeContainer is the container whose asd the simulator runs: the one ACKO names, else the
+// first.
+func aerospikeContainer(pod *corev1.Pod) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == ackov1alpha1.AerospikeContainerName {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil
+	}
+	return &pod.Spec.Containers[0]
+}
+
+// configMapFiles is what the kubelet projects of a ConfigMap into a volume: every key, or the
+// volume's items (key → path).
+func configMapFiles(src *corev1.ConfigMapVolumeSource, cm *corev1.ConfigMap) map[string]string {
+	files := map[string]string{}
+	if len(src.Items) == 0 {
+		maps.Copy(files, cm.Data)
+		return files
+	}
+	for _, item := range src.Items {
+		if v, ok := cm.Data[item.Key]; ok {
+			files[item.Path] = v
+		}
+	}
+	return files
+}
+
+// startFiles are the pod's volumes as its containers find them when they start: ConfigMaps
+// projected as they are now, then the init containers' copies. It also returns what was projected
+// of each ConfigMap volume (its digest).
+func startFiles(pod *corev1.Pod, configMaps corelisters.ConfigMapLister) (volumeFiles, map[string]string, error) {
+	vols := volumeFiles{}
+	projected := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		vols[v.Name] = map[string]string{}
+		if v.ConfigMap == nil {
+			continue
+		}
+		files, err := projectedFiles(pod.Namespace, v.ConfigMap, configMaps)
+		if err != nil {
+			return nil, nil, err
+		}
+		vols[v.Name], projected[v.Name] = files, digest(files)
+	}
+	for i := range pod.Spec.InitContainers {
+		runInit(&pod.Spec.InitContainers[i], vols)
+	}
+	return vols, projected, nil
+}
+
+// projectedFiles are a ConfigMap volume's files now (none for a missing optional ConfigMap).
+func projectedFiles(namespace string, src *corev1.ConfigMapVolumeSource,
+	configMaps corelisters.ConfigMapLister) (map[string]string, error) {
+	cm, err := configMaps.ConfigMaps(namespace).Get(src.Name)
+	if err != nil {
+		if src.Optional != nil && *src.Optional {
+			return map[string]string{}, nil
+		}
+		return nil, fmt.Errorf("ConfigMap %s of a volume: %w", src.Name, err)
+	}
+	return configMapFiles(src, cm), nil
+}
+
+// runInit applies an init container's `cp SOURCE DEST` to the volumes; other commands change no
+// file the simulator knows of.
+func runInit(c *corev1.Container, vols volumeFiles) {
+	argv := append(slices.Clone(c.Command), c.Args...)
+	if len(argv) != 3 || argv[0] != "cp" {
+		return
+	}
+	srcVol, srcPath, ok := volumeOf(c.VolumeMounts, argv[1])
+	if !ok {
+		return
+	}
+	content, ok := vols[srcVol][srcPath]
+	dstVol, dstPath, dstOK := volumeOf(c.VolumeMounts, argv[2])
+	if !ok || !dstOK {
+		return
+	}
+	if dstPath == "" || isMountPoint(c.VolumeMounts, argv[2]) {
+		dstPath = path.Join(dstPath, path.Base(srcPath))
+	}
+	if vols[dstVol] == nil {
+		vols[dstVol] = map[string]string{}
+	}
+	vols[dstVol][dstPath] = content
+}
+
+// volumeOf maps a path in a container to a volume and the path inside it.
+func volumeOf(mounts []corev1.VolumeMount, p string) (volume, rel string, ok bool) {
+	p = path.Clean(p)
+	best := -1
+	for i, m := range mounts {
+		mp := path.Clean(m.MountPath)
+		if (p == mp || strings.HasPrefix(p, mp+"/")) && (best < 0 || len(mp) > len(path.Clean(mounts[best].MountPath))) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", "", false
+	}
+	m := mounts[best]
+	rel = strings.TrimPrefix(strings.TrimPrefix(p, path.Clean(m.MountPath)), "/")
+	return m.Name, path.Join(m.SubPath, rel), true
+}
+
+func isMountPoint(mounts []corev1.VolumeMount, p string) bool {
+	return slices.ContainsFunc(mounts, func(m corev1.VolumeMount) bool { return path.Clean(m.MountPath) == path.Clean(p) })
+}
+
+// containerFiles are the files as the container sees them (absolute path → content).
+func containerFiles(c *corev1.Container, vols volumeFiles) map[string]string {
+	files := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		for rel, content := range vols[m.Name] {
+			switch {
+			case m.SubPath == "":
+				files[path.Join(m.MountPath, rel)] = content
+			case rel == m.SubPath:
+				files[path.Clean(m.MountPath)] = content
+			case strings.HasPrefix(rel, m.SubPath+"/"):
+				files[path.Join(m.MountPath, strings.TrimPrefix(rel, m.SubPath+"/"))] = content
+			}
+		}
+	}
+	return files
+}
+
+// mountsCover reports whether a mount of the container holds file.
+func mountsCover(c *corev1.Container, file string) bool {
+	_, _, ok := volumeOf(c.VolumeMounts, file)
+	return ok
+}
+
+// nodeSpec is the simulated node of a running pod: asd reads its config from the pod's own files
+// when a volume is mounted where it reads it (ACKO's pods), else the pod is a simple node of the
+// cluster its instance label names.
+func nodeSpec(pod *corev1.Pod, vols volumeFiles) aerosim.NodeSpec {
+	spec := aerosim.NodeSpec{Name: simclient.NodeName(pod.Namespace, pod.Name), IP: pod.Status.PodIP}
+	c := aerospikeContainer(pod)
+	if c != nil && mountsCover(c, asdConfigFile) {
+		spec.ConfigFile, spec.Files, spec.Image = asdConfigFile, containerFiles(c, vols), c.Image
+		return spec
+	}
+	spec.Cluster = simclient.ClusterName(pod.Namespace, pod.Labels[ackov1alpha1.LabelInstance])
+	return spec
+}
+
+// mountPaths is the JSON array of a container's mount paths, for the exec shims.
+func mountPaths(c *corev1.Container) string {
+	paths := make([]string, 0, len(c.VolumeMounts))
+	for _, m := range c.VolumeMounts {
+		paths = append(paths, m.MountPath)
+	}
+	b, _ := json.Marshal(paths)
+	return string(b)
+}
+
+func digest(files map[string]string) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%q=%q\n", k, files[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
