@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// The fixture bodies are copies of /work/shared/fixtures: exact answers of a real CE 8.1.2.0 asd.
+// The fixture bodies are copies of the shared facts' fixtures (exact answers of a real CE 8.1.2.0 asd); the
+// manifest fixtures/aerospike-ce-8.1.2.0.sha256 records their sums as copied.
 //
 //go:embed fixtures
 var fixtureFS embed.FS

@@ -2,12 +2,13 @@ package aerosim
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
 	"net"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,36 +60,39 @@ func exchange(addr string, cmds ...string) ([]byte, error) {
 	return body, err
 }
 
-// The shared fixtures are the source of truth; the embedded copies must not drift from them.
-func TestEmbeddedFixturesMatchShared(t *testing.T) {
-	// shared/ sits beside the repository (the project's layout, and CI's), or beside the folder of
-	// worktrees.
-	var shared string
-	for _, dir := range []string{"../../../shared", "../../../../shared"} {
-		if _, err := os.Stat(dir); err == nil {
-			shared = path.Join(dir, "fixtures/aerospike-ce-8.1.2.0")
-			break
+// The embedded fixtures are, byte for byte, the files whose sha256 the manifest recorded when they were copied
+// from the project's shared facts (a real CE 8.1.2.0 server's answers); an edit by hand shows up here.
+func TestEmbeddedFixturesMatchTheirProvenance(t *testing.T) {
+	manifest, err := fixtureFS.ReadFile("fixtures/aerospike-ce-8.1.2.0.sha256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(manifest)), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("manifest line %q", line)
 		}
+		want[name] = sum
 	}
-	if shared == "" {
-		t.Skip("shared fixtures not available")
-	}
-	err := fs.WalkDir(Fixtures(), ".", func(p string, d fs.DirEntry, err error) error {
+	seen := 0
+	err = fs.WalkDir(Fixtures(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		want, err := os.ReadFile(path.Join(shared, p))
-		if err != nil {
-			return err
+		data, _ := fs.ReadFile(Fixtures(), p)
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != want[p] {
+			t.Errorf("%s: sha256 %s, manifest says %q", p, got, want[p])
 		}
-		got, _ := fs.ReadFile(Fixtures(), p)
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s", p, shared)
-		}
+		seen++
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if seen != len(want) {
+		t.Errorf("%d files embedded, the manifest lists %d", seen, len(want))
 	}
 }
 
