@@ -9,10 +9,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 # Fuzz time per fuzz target in `make fuzz` (CI runs it as is).
 FUZZTIME ?= 10s
-# Version of the kubectl plugin's release archives and krew manifest (`make krew`).
-VERSION ?= v0.1.0
-
-# What `manager --version`, acko_build_info and the image's labels say.
+# What `manager --version`, acko_build_info and the image's labels say; `make krew` needs a semver one.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE ?= https://github.com/acko-io/acko
@@ -58,12 +55,25 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint (config: .golangci.yml).
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (config: .golangci.yml; govet included).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: lint-fix
 lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix ./...
+
+##@ Verify
+
+.PHONY: verify
+verify: lint verify-generated verify-modules ## What CI checks besides the tests: lint, vet, generated files and go.mod files up to date.
+
+.PHONY: verify-generated
+verify-generated: $(CONTROLLER_GEN) ## Fail if `make manifests generate fmt` would change any file.
+	hack/verify-unchanged.sh "make manifests generate fmt" $(MAKE) --no-print-directory manifests generate fmt
+
+.PHONY: verify-modules
+verify-modules: ## Fail if `go mod tidy` would change go.mod or go.sum (the project's and hack/tools').
+	hack/verify-unchanged.sh "go mod tidy" bash -c 'go mod tidy && cd hack/tools && go mod tidy'
 
 ##@ Test
 
@@ -80,7 +90,7 @@ helm: ## Build helm from source into bin/assets (cached).
 	@hack/build-assets.sh helm >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest-assets helm ## Unit and envtest suites (and the chart, with helm; the monitoring files, with promtool).
+test: envtest-assets helm ## Unit and envtest suites (and the chart, with helm; the monitoring files, with promtool). Rewrites no file.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/e2e) -coverprofile cover.out
 
 .PHONY: fuzz

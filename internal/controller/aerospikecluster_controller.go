@@ -224,3 +224,22 @@ func (r *AerospikeClusterReconciler) takeResults(st *clusterState) map[string]ou
 func (r *AerospikeClusterReconciler) event(obj runtime.Object, kind, reason, action, format string, args ...any) {
 	r.Recorder.Eventf(obj, nil, kind, reason, action, format, args...)
 }
+
+// statusWriteFailed surfaces a status write that failed after its retries (event, log, metric)
+// and asks to be called again in statusWriteRetry.
+func (r *AerospikeClusterReconciler) statusWriteFailed(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
+	what string, err error) ctrl.Result {
+	if errors.Is(err, status.ErrStale) {
+		return ctrl.Result{RequeueAfter: time.Second} // the spec changed meanwhile: decide again
+	}
+	logf.FromContext(ctx).Error(err, "status write failed; retrying", "step", what, "after", statusWriteRetry)
+	metrics.StatusWriteFailures.WithLabelValues(cluster.Namespace, cluster.Name).Inc()
+	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventStatusWriteFailed, "UpdateStatus",
+		"Could not record the %s in status, retrying in %s: %v", what, statusWriteRetry, err)
+	return ctrl.Result{RequeueAfter: statusWriteRetry}
+}
+
+// statusWriteRetry is how soon a pause or resume whose status could not be written is tried again
+// (ADR-0018). It is returned with a nil error: controller-runtime ignores RequeueAfter when an
+// error is returned and applies its own backoff instead.
+const statusWriteRetry = 10 * time.Second

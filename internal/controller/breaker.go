@@ -1,10 +1,7 @@
 package controller
 
 import (
-	"fmt"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
@@ -25,11 +22,6 @@ type Backoff struct {
 
 // DefaultBackoff is ADR-0013's schedule.
 var DefaultBackoff = Backoff{Retry: time.Second, Breaker: 10 * time.Second, Max: 5 * time.Minute}
-
-// breakerOpen reports whether the breaker is open.
-func breakerOpen(s *ackov1alpha1.AerospikeClusterStatus) bool {
-	return s.CircuitBreaker != nil && s.CircuitBreaker.ConsecutiveFailures >= breakerThreshold
-}
 
 // delay is how long to wait after the nth consecutive failure.
 func (b Backoff) delay(failures int32) time.Duration {
@@ -53,32 +45,4 @@ func (b Backoff) wait(s *ackov1alpha1.AerospikeClusterStatus, now time.Time) tim
 	}
 	next := s.CircuitBreaker.LastFailureTime.Add(b.delay(s.CircuitBreaker.ConsecutiveFailures))
 	return max(next.Sub(now), 0)
-}
-
-// recordFailure counts a failure; it reports whether this failure opened the breaker.
-func (b Backoff) recordFailure(s *ackov1alpha1.AerospikeClusterStatus, generation int64, err error, now time.Time) (opened bool) {
-	wasOpen := breakerOpen(s)
-	if s.CircuitBreaker == nil {
-		s.CircuitBreaker = &ackov1alpha1.CircuitBreakerStatus{}
-	}
-	t := metav1.NewTime(now)
-	s.CircuitBreaker.ConsecutiveFailures++
-	s.CircuitBreaker.LastError = err.Error()
-	s.CircuitBreaker.LastFailureTime = &t
-	setReconcileFailed(s, generation, true, ackov1alpha1.ReasonReconcileError, err.Error())
-	if breakerOpen(s) {
-		msg := fmt.Sprintf("%d consecutive reconcile failures; next try in %s: %v",
-			s.CircuitBreaker.ConsecutiveFailures, b.delay(s.CircuitBreaker.ConsecutiveFailures), err)
-		s.Phase = ackov1alpha1.PhaseError
-		setCircuitBreakerOpen(s, generation, true, msg)
-		setStalled(s, generation, ackov1alpha1.ReasonTooManyFailures, msg)
-		setReconciling(s, generation, false, ackov1alpha1.ReasonTooManyFailures, "Backing off: see Stalled")
-	}
-	return !wasOpen && breakerOpen(s)
-}
-
-// resetBreaker closes the breaker and forgets the failures.
-func resetBreaker(s *ackov1alpha1.AerospikeClusterStatus) {
-	s.CircuitBreaker = nil
-	setCircuitBreakerOpen(s, 0, false, "")
 }

@@ -2,8 +2,6 @@ package controller
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,7 +14,6 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
-	"github.com/acko-io/acko/internal/resources"
 )
 
 // clusterState is what one reconcile learns and decides; phases fill it in, summarize turns it
@@ -102,88 +99,6 @@ func (st *clusterState) announce(r *AerospikeClusterReconciler) {
 		r.Recorder.Eventf(st.cluster, e.related, e.kind, e.reason, e.action, "%s", e.message)
 	}
 	st.events = nil
-}
-
-// readiness is the Ready condition: every desired pod runs the current template and config and is
-// Ready, the nodes form one cluster, and it is stable at the desired size. Never True while a pod is
-// outdated, down or migrating, so `kubectl wait --for=condition=Ready` returns once a change is in.
-func (st *clusterState) readiness() (ready bool, reason, message string) {
-	desired := st.cluster.DesiredPodNames()
-	if len(st.outdated) > 0 {
-		names := make([]string, 0, len(st.outdated))
-		for _, o := range st.outdated {
-			names = append(names, o.pod.Name)
-		}
-		return false, ackov1alpha1.ReasonOutdatedPods, fmt.Sprintf("%d/%d pods run an older template or config: %s",
-			len(names), len(desired), strings.Join(names, ", "))
-	}
-	if leaving := st.leavingNow(); len(leaving) > 0 {
-		return false, ackov1alpha1.ReasonScaling,
-			fmt.Sprintf("%d pods leave the cluster: %s", len(leaving), strings.Join(leaving, ", "))
-	}
-	if notReady := st.notReadyPods(nil); len(notReady) > 0 {
-		return false, ackov1alpha1.ReasonPodsNotReady,
-			fmt.Sprintf("%d/%d pods Ready; not Ready: %s", len(desired)-len(notReady), len(desired), strings.Join(notReady, ", "))
-	}
-	if st.split {
-		return false, ackov1alpha1.ReasonSplitBrain, "Aerospike nodes form more than one cluster: " + st.describeGroups()
-	}
-	if stable, why := st.stable(0); !stable {
-		return false, ackov1alpha1.ReasonAerospikeNotStable, "Aerospike cluster not stable: " + why
-	}
-	return true, ackov1alpha1.ReasonClusterReady,
-		fmt.Sprintf("%d/%d pods Ready; Aerospike cluster stable", len(desired), len(desired))
-}
-
-// leavingNow lists the pods that exist but that the spec no longer asks for (a scale down or rack
-// removal under way).
-func (st *clusterState) leavingNow() []string {
-	var out []string
-	for name := range st.pods {
-		if !slices.Contains(st.cluster.DesiredPodNames(), name) {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// notReadyPods lists the pods the spec asks for that are missing or not Ready, except those given.
-func (st *clusterState) notReadyPods(except []string) []string {
-	var notReady []string
-	for _, name := range st.cluster.DesiredPodNames() {
-		if !resources.PodReady(st.pods[name]) && !slices.Contains(except, name) {
-			notReady = append(notReady, name)
-		}
-	}
-	return notReady
-}
-
-// stable applies the stability gate to the members with readings at most maxAge old (0: the latest
-// reading, whatever its age, which is what status reports).
-func (st *clusterState) stable(maxAge time.Duration) (bool, string) {
-	if !st.healthOK {
-		return false, "no Aerospike health reading yet"
-	}
-	now := st.now
-	if maxAge == 0 {
-		now = st.health.ReadAt
-	}
-	return st.health.Gate(st.members, now)
-}
-
-func (st *clusterState) describeGroups() string {
-	return st.health.DescribeGroups(st.members)
-}
-
-func (st *clusterState) podsReadyCount() int32 {
-	var n int32
-	for _, p := range st.pods {
-		if resources.PodReady(p) {
-			n++
-		}
-	}
-	return n
 }
 
 // requeueAfter is the safety-net poll while the cluster is changing; a steady cluster is woken only

@@ -48,30 +48,30 @@ type Signaller interface {
 	CopyConfig(ctx context.Context, pod *corev1.Pod, configHash string) error
 }
 
-// Executor is the Signaller that execs through the API server's pods/exec subresource.
-type Executor struct {
+// Client is the Signaller that execs through the API server's pods/exec subresource.
+type Client struct {
 	cfg     *rest.Config
 	core    rest.Interface
 	timeout time.Duration
 }
 
-var _ Signaller = (*Executor)(nil)
+var _ Signaller = (*Client)(nil)
 
-// Option configures an Executor.
-type Option func(*Executor)
+// Option configures a Client.
+type Option func(*Client)
 
 // WithTimeout bounds each exec (default DefaultTimeout); the caller's context still applies.
 func WithTimeout(d time.Duration) Option {
-	return func(e *Executor) {
+	return func(cl *Client) {
 		if d > 0 {
-			e.timeout = d
+			cl.timeout = d
 		}
 	}
 }
 
-// New returns an Executor that execs with cfg's credentials. core is the core/v1 REST client used to
-// build exec URLs (e.g. clientset.CoreV1().RESTClient()); when nil, one is made from cfg.
-func New(cfg *rest.Config, core rest.Interface, opts ...Option) (*Executor, error) {
+// New returns a Client that execs with cfg's credentials. core is the core/v1 REST client used to
+// build exec URLs (cl.g. clientset.CoreV1().RESTClient()); when nil, one is made from cfg.
+func New(cfg *rest.Config, core rest.Interface, opts ...Option) (*Client, error) {
 	if cfg == nil {
 		return nil, errors.New("podexec: nil rest config")
 	}
@@ -82,11 +82,11 @@ func New(cfg *rest.Config, core rest.Interface, opts ...Option) (*Executor, erro
 		}
 		core = c.RESTClient()
 	}
-	e := &Executor{cfg: cfg, core: core, timeout: DefaultTimeout}
+	cl := &Client{cfg: cfg, core: core, timeout: DefaultTimeout}
 	for _, opt := range opts {
-		opt(e)
+		opt(cl)
 	}
-	return e, nil
+	return cl, nil
 }
 
 // WarmRestart loads the current config (CopyConfig), checks that PID 1 of the pod's Aerospike
@@ -94,35 +94,35 @@ func New(cfg *rest.Config, core rest.Interface, opts ...Option) (*Executor, erro
 // means the kubelet has not caught up yet (try again later); ErrNotTini means the pod needs a
 // PodRestart instead; ErrSignalUnconfirmed means the signal may have gone out; any other error means
 // it did not.
-func (e *Executor) WarmRestart(ctx context.Context, pod *corev1.Pod, configHash string) error {
+func (cl *Client) WarmRestart(ctx context.Context, pod *corev1.Pod, configHash string) error {
 	if pod == nil {
 		return errors.New("podexec: nil pod")
 	}
 	name := pod.Namespace + "/" + pod.Name
-	if err := e.CopyConfig(ctx, pod, configHash); err != nil {
+	if err := cl.CopyConfig(ctx, pod, configHash); err != nil {
 		return err
 	}
-	if err := judgeCmdline(name, e.exec(ctx, pod, readInitCmdline)); err != nil {
+	if err := judgeCmdline(name, cl.exec(ctx, pod, readInitCmdline)); err != nil {
 		return err
 	}
-	return judgeSignal(name, e.exec(ctx, pod, signalInit))
+	return judgeSignal(name, cl.exec(ctx, pod, signalInit))
 }
 
 // ReadConfigs implements Signaller.
-func (e *Executor) ReadConfigs(ctx context.Context, pod *corev1.Pod) (own, projected string, err error) {
+func (cl *Client) ReadConfigs(ctx context.Context, pod *corev1.Pod) (own, projected string, err error) {
 	name := pod.Namespace + "/" + pod.Name
-	if own, err = judgeRead(name, e.exec(ctx, pod, readOwnConfig)); err != nil {
+	if own, err = judgeRead(name, cl.exec(ctx, pod, readOwnConfig)); err != nil {
 		return "", "", err
 	}
-	projected, err = judgeRead(name, e.exec(ctx, pod, resources.ReadConfigMapFileCommand()))
+	projected, err = judgeRead(name, cl.exec(ctx, pod, resources.ReadConfigMapFileCommand()))
 	return own, projected, err
 }
 
 // CopyConfig implements Signaller.
-func (e *Executor) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash string) error {
+func (cl *Client) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash string) error {
 	name := pod.Namespace + "/" + pod.Name
 	if configHash != "" {
-		projected, err := judgeRead(name, e.exec(ctx, pod, resources.ReadConfigMapFileCommand()))
+		projected, err := judgeRead(name, cl.exec(ctx, pod, resources.ReadConfigMapFileCommand()))
 		if err != nil {
 			return err
 		}
@@ -130,14 +130,14 @@ func (e *Executor) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash s
 			return fmt.Errorf("pod %s: %w: it shows config %s, want %s", name, ErrNotProjected, got, configHash)
 		}
 	}
-	return judgeQuiet(name, "copying the config into place", e.exec(ctx, pod, resources.CopyConfigCommand()))
+	return judgeQuiet(name, "copying the config into place", cl.exec(ctx, pod, resources.CopyConfigCommand()))
 }
 
 // exec runs command in the Aerospike container without stdin or TTY, within the exec timeout.
-func (e *Executor) exec(ctx context.Context, pod *corev1.Pod, command []string) execResult {
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+func (cl *Client) exec(ctx context.Context, pod *corev1.Pod, command []string) execResult {
+	ctx, cancel := context.WithTimeout(ctx, cl.timeout)
 	defer cancel()
-	streamer, err := e.streamer(pod, command)
+	streamer, err := cl.streamer(pod, command)
 	if err != nil {
 		return execResult{Err: err}
 	}
@@ -148,8 +148,8 @@ func (e *Executor) exec(ctx context.Context, pod *corev1.Pod, command []string) 
 
 // streamer returns a WebSocket executor that falls back to SPDY when the upgrade is refused, as kubectl
 // does: a refused upgrade means the command never started, so running it over SPDY cannot repeat it.
-func (e *Executor) streamer(pod *corev1.Pod, command []string) (remotecommand.Executor, error) {
-	url := e.core.Post().
+func (cl *Client) streamer(pod *corev1.Pod, command []string) (remotecommand.Executor, error) {
+	url := cl.core.Post().
 		Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
 			Container: v1alpha1.AerospikeContainerName,
@@ -158,11 +158,11 @@ func (e *Executor) streamer(pod *corev1.Pod, command []string) (remotecommand.Ex
 			Stderr:    true,
 		}, scheme.ParameterCodec).
 		URL()
-	websocket, err := remotecommand.NewWebSocketExecutor(e.cfg, http.MethodGet, url.String())
+	websocket, err := remotecommand.NewWebSocketExecutor(cl.cfg, http.MethodGet, url.String())
 	if err != nil {
 		return nil, fmt.Errorf("websocket executor: %w", err)
 	}
-	spdy, err := remotecommand.NewSPDYExecutor(e.cfg, http.MethodPost, url)
+	spdy, err := remotecommand.NewSPDYExecutor(cl.cfg, http.MethodPost, url)
 	if err != nil {
 		return nil, fmt.Errorf("spdy executor: %w", err)
 	}

@@ -104,8 +104,8 @@ func (f *fakeAPI) commands() []string {
 	return out
 }
 
-// start serves f and returns an Executor pointed at it.
-func start(t *testing.T, f *fakeAPI, opts ...Option) *Executor {
+// start serves f and returns an Client pointed at it.
+func start(t *testing.T, f *fakeAPI, opts ...Option) *Client {
 	t.Helper()
 	f.release = make(chan struct{})
 	srv := httptest.NewServer(f)

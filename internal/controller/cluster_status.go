@@ -1,0 +1,340 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/resources"
+)
+
+// One setter per condition, so that every condition is written the same way everywhere.
+
+func setCondition(s *ackov1alpha1.AerospikeClusterStatus, generation int64, typ string,
+	status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&s.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
+	})
+}
+
+func setPaused(s *ackov1alpha1.AerospikeClusterStatus, generation int64) {
+	setCondition(s, generation, ackov1alpha1.ConditionPaused, metav1.ConditionTrue,
+		ackov1alpha1.ReasonUserRequested, "Cluster paused by user")
+}
+
+// setPendingChanges says whether the spec changed since it was last applied; the condition only
+// exists while paused.
+func setPendingChanges(s *ackov1alpha1.AerospikeClusterStatus, generation int64, pending bool) {
+	if !pending {
+		meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionPendingChanges)
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionPendingChanges, metav1.ConditionTrue,
+		ackov1alpha1.ReasonSpecChangedWhilePaused, "Spec changes made while paused are applied when the cluster is resumed")
+}
+
+func setReady(s *ackov1alpha1.AerospikeClusterStatus, generation int64, status metav1.ConditionStatus, reason, message string) {
+	setCondition(s, generation, ackov1alpha1.ConditionReady, status, reason, message)
+}
+
+func setReconciling(s *ackov1alpha1.AerospikeClusterStatus, generation int64, active bool, reason, message string) {
+	status := metav1.ConditionFalse
+	if active {
+		status = metav1.ConditionTrue
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionReconciling, status, reason, message)
+}
+
+// setReconcileFailed records a failure, or removes the condition when failed is false, so that no
+// stale error survives a success.
+func setReconcileFailed(s *ackov1alpha1.AerospikeClusterStatus, generation int64, failed bool, reason, message string) {
+	if !failed {
+		meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionReconcileFailed)
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionReconcileFailed, metav1.ConditionTrue, reason, message)
+}
+
+func setCircuitBreakerOpen(s *ackov1alpha1.AerospikeClusterStatus, generation int64, open bool, message string) {
+	if !open {
+		meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionCircuitBreakerOpen)
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionCircuitBreakerOpen, metav1.ConditionTrue,
+		ackov1alpha1.ReasonTooManyFailures, message)
+}
+
+// setStalled says whether the operator cannot progress without the user (reason "" clears it to
+// False/Progressing). kstatus reads Stalled=True as Failed.
+func setStalled(s *ackov1alpha1.AerospikeClusterStatus, generation int64, reason, message string) {
+	if reason == "" {
+		setCondition(s, generation, ackov1alpha1.ConditionStalled, metav1.ConditionFalse,
+			ackov1alpha1.ReasonProgressing, "Nothing holds the operator")
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionStalled, metav1.ConditionTrue, reason, message)
+}
+
+// setClusterSplit records whether the Aerospike nodes have formed more than one cluster for longer
+// than the grace period; groups names them either way.
+func setClusterSplit(s *ackov1alpha1.AerospikeClusterStatus, generation int64, split bool, groups string) {
+	if split {
+		setCondition(s, generation, ackov1alpha1.ConditionClusterSplit, metav1.ConditionTrue, ackov1alpha1.ReasonSplitBrain,
+			"Aerospike nodes form more than one cluster: "+groups)
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionClusterSplit, metav1.ConditionFalse, ackov1alpha1.ReasonOneCluster,
+		"Aerospike nodes form one cluster")
+}
+
+// setConfigWarning lists the rules the applied config breaks since they were added ("" removes it).
+func setConfigWarning(s *ackov1alpha1.AerospikeClusterStatus, generation int64, message string) {
+	if message == "" {
+		meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionConfigWarning)
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionConfigWarning, metav1.ConditionTrue, ackov1alpha1.ReasonRulesChanged, message)
+}
+
+// summarize writes what this reconcile found into status. The conditions follow kstatus: Stalled
+// (the operator cannot progress without the user) and Reconciling (it is still working) are never
+// True together, and Ready is True only when the whole spec is in.
+func (st *clusterState) summarize(s *ackov1alpha1.AerospikeClusterStatus) {
+	c, gen := st.cluster, st.cluster.Generation
+	st.summarizePods(s)
+	setClusterSplit(s, gen, st.split, st.describeGroups())
+	setConfigWarning(s, gen, st.configWarning)
+	if st.invalid != "" {
+		s.Phase = ackov1alpha1.PhaseError
+		setReconcileFailed(s, gen, true, st.invalidReason, st.invalid)
+		setStalled(s, gen, st.invalidReason, st.invalid)
+		setReady(s, gen, metav1.ConditionFalse, st.invalidReason, "The spec cannot be applied: see Stalled")
+		setReconciling(s, gen, false, st.invalidReason, "Waiting for a spec that can be applied")
+		resetBreaker(s) // a spec the user must fix is not a reconcile failure
+		return
+	}
+	resetBreaker(s)
+	setReconcileFailed(s, gen, false, "", "")
+	if st.applied {
+		s.ObservedGeneration = gen
+		s.AppliedSpecHash = specHash(&c.Spec)
+	}
+	ready, reason, message := st.readiness()
+	setReady(s, gen, conditionStatus(ready), reason, message)
+	if st.stuck != "" {
+		s.Phase = ackov1alpha1.PhaseError
+		setStalled(s, gen, ackov1alpha1.ReasonRolloutStuck, st.stuck)
+		setReconciling(s, gen, false, ackov1alpha1.ReasonRolloutStuck, "Waiting for the user: see Stalled")
+		return
+	}
+	setStalled(s, gen, "", "")
+	if !ready {
+		st.setWork(ackov1alpha1.ReasonApplying, "Waiting for pods to be Ready and the Aerospike cluster to be stable")
+	}
+	if st.work != nil {
+		s.Phase = ackov1alpha1.PhaseReconciling
+		setReconciling(s, gen, true, st.work.reason, st.work.message)
+		return
+	}
+	s.Phase = ackov1alpha1.PhaseRunning
+	setReconciling(s, gen, false, ackov1alpha1.ReasonUpToDate, "The cluster matches its spec")
+}
+
+func conditionStatus(b bool) metav1.ConditionStatus {
+	if b {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
+}
+
+// summarizePods records the facts of every pod, keeping the records of pods that are being
+// recreated, and forgetting pods that are neither present nor desired.
+func (st *clusterState) summarizePods(s *ackov1alpha1.AerospikeClusterStatus) {
+	c := st.cluster
+	s.Size = int32(len(st.pods))
+	s.ReadyPods = st.podsReadyCount()
+	s.Selector = labels.SelectorFromSet(c.SelectorLabels()).String()
+	desired := c.DesiredPodNames()
+	next := map[string]ackov1alpha1.PodStatus{}
+	for name, p := range s.Pods {
+		if _, exists := st.pods[name]; exists || slices.Contains(desired, name) || p.Update != nil {
+			next[name] = p
+		}
+	}
+	for name, pod := range st.pods {
+		p := next[name]
+		rack, _, _ := c.ParsePodName(name)
+		p.PodIP, p.Rack, p.Image = pod.Status.PodIP, rack, resources.AerospikeImage(pod)
+		p.ConfigHash = pod.Annotations[ackov1alpha1.AnnotationConfigHash]
+		next[name] = p
+	}
+	if len(next) == 0 {
+		next = nil
+	}
+	s.Pods = next
+}
+
+// specHash identifies the spec without `paused`, to tell whether changes wait for resume.
+func specHash(spec *ackov1alpha1.AerospikeClusterSpec) string {
+	s := spec.DeepCopy()
+	s.Paused = false
+	data, err := json.Marshal(s)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
+
+// readiness is the Ready condition: every desired pod runs the current template and config and is
+// Ready, the nodes form one cluster, and it is stable at the desired size. Never True while a pod is
+// outdated, down or migrating, so `kubectl wait --for=condition=Ready` returns once a change is in.
+func (st *clusterState) readiness() (ready bool, reason, message string) {
+	desired := st.cluster.DesiredPodNames()
+	if len(st.outdated) > 0 {
+		names := make([]string, 0, len(st.outdated))
+		for _, o := range st.outdated {
+			names = append(names, o.pod.Name)
+		}
+		return false, ackov1alpha1.ReasonOutdatedPods, fmt.Sprintf("%d/%d pods run an older template or config: %s",
+			len(names), len(desired), strings.Join(names, ", "))
+	}
+	if leaving := st.leavingNow(); len(leaving) > 0 {
+		return false, ackov1alpha1.ReasonScaling,
+			fmt.Sprintf("%d pods leave the cluster: %s", len(leaving), strings.Join(leaving, ", "))
+	}
+	if notReady := st.notReadyPods(nil); len(notReady) > 0 {
+		return false, ackov1alpha1.ReasonPodsNotReady,
+			fmt.Sprintf("%d/%d pods Ready; not Ready: %s", len(desired)-len(notReady), len(desired), strings.Join(notReady, ", "))
+	}
+	if st.split {
+		return false, ackov1alpha1.ReasonSplitBrain, "Aerospike nodes form more than one cluster: " + st.describeGroups()
+	}
+	if stable, why := st.stable(0); !stable {
+		return false, ackov1alpha1.ReasonAerospikeNotStable, "Aerospike cluster not stable: " + why
+	}
+	return true, ackov1alpha1.ReasonClusterReady,
+		fmt.Sprintf("%d/%d pods Ready; Aerospike cluster stable", len(desired), len(desired))
+}
+
+// leavingNow lists the pods that exist but that the spec no longer asks for (a scale down or rack
+// removal under way).
+func (st *clusterState) leavingNow() []string {
+	var out []string
+	for name := range st.pods {
+		if !slices.Contains(st.cluster.DesiredPodNames(), name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// notReadyPods lists the pods the spec asks for that are missing or not Ready, except those given.
+func (st *clusterState) notReadyPods(except []string) []string {
+	var notReady []string
+	for _, name := range st.cluster.DesiredPodNames() {
+		if !resources.PodReady(st.pods[name]) && !slices.Contains(except, name) {
+			notReady = append(notReady, name)
+		}
+	}
+	return notReady
+}
+
+// stable applies the stability gate to the members with readings at most maxAge old (0: the latest
+// reading, whatever its age, which is what status reports).
+func (st *clusterState) stable(maxAge time.Duration) (bool, string) {
+	if !st.healthOK {
+		return false, "no Aerospike health reading yet"
+	}
+	now := st.now
+	if maxAge == 0 {
+		now = st.health.ReadAt
+	}
+	return st.health.Gate(st.members, now)
+}
+
+func (st *clusterState) describeGroups() string {
+	return st.health.DescribeGroups(st.members)
+}
+
+func (st *clusterState) podsReadyCount() int32 {
+	var n int32
+	for _, p := range st.pods {
+		if resources.PodReady(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// pausedStatus is the whole status of a paused cluster: Paused decides the phase whatever the
+// circuit breaker says, readiness is no longer tracked (no Ready condition), and spec changes wait
+// for resume (PendingChanges). The operator has observed the generation and holds it by the user's
+// request, so observedGeneration follows it: kstatus tools (Flux, Argo CD, kubectl wait) see a
+// paused cluster as Current, not in progress forever.
+func pausedStatus(s *ackov1alpha1.AerospikeClusterStatus, cluster *ackov1alpha1.AerospikeCluster) {
+	gen := cluster.Generation
+	s.Phase = ackov1alpha1.PhasePaused
+	s.ObservedGeneration = gen
+	setPaused(s, gen)
+	setPendingChanges(s, gen, specHash(&cluster.Spec) != s.AppliedSpecHash)
+	meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionReady)
+	setReconciling(s, gen, false, ackov1alpha1.ReasonPaused, "Cluster paused by user")
+	setStalled(s, gen, "", "")
+}
+
+// breakerOpen reports whether the breaker is open.
+func breakerOpen(s *ackov1alpha1.AerospikeClusterStatus) bool {
+	return s.CircuitBreaker != nil && s.CircuitBreaker.ConsecutiveFailures >= breakerThreshold
+}
+
+// recordFailure counts a failure; it reports whether this failure opened the breaker.
+func (b Backoff) recordFailure(s *ackov1alpha1.AerospikeClusterStatus, generation int64, err error, now time.Time) (opened bool) {
+	wasOpen := breakerOpen(s)
+	if s.CircuitBreaker == nil {
+		s.CircuitBreaker = &ackov1alpha1.CircuitBreakerStatus{}
+	}
+	t := metav1.NewTime(now)
+	s.CircuitBreaker.ConsecutiveFailures++
+	s.CircuitBreaker.LastError = err.Error()
+	s.CircuitBreaker.LastFailureTime = &t
+	setReconcileFailed(s, generation, true, ackov1alpha1.ReasonReconcileError, err.Error())
+	if breakerOpen(s) {
+		msg := fmt.Sprintf("%d consecutive reconcile failures; next try in %s: %v",
+			s.CircuitBreaker.ConsecutiveFailures, b.delay(s.CircuitBreaker.ConsecutiveFailures), err)
+		s.Phase = ackov1alpha1.PhaseError
+		setCircuitBreakerOpen(s, generation, true, msg)
+		setStalled(s, generation, ackov1alpha1.ReasonTooManyFailures, msg)
+		setReconciling(s, generation, false, ackov1alpha1.ReasonTooManyFailures, "Backing off: see Stalled")
+	}
+	return !wasOpen && breakerOpen(s)
+}
+
+// resetBreaker closes the breaker and forgets the failures.
+func resetBreaker(s *ackov1alpha1.AerospikeClusterStatus) {
+	s.CircuitBreaker = nil
+	setCircuitBreakerOpen(s, 0, false, "")
+}
+
+// resumedStatus clears what the pause left (ADR-0018): Paused, PendingChanges and a stale ReconcileFailed go, the
+// circuit breaker is reset (resuming is an explicit request to try again), and the phase is Reconciling until
+// the reconcile that follows in the same pass says otherwise.
+func resumedStatus(s *ackov1alpha1.AerospikeClusterStatus, generation int64) {
+	for _, t := range []string{ackov1alpha1.ConditionPaused, ackov1alpha1.ConditionPendingChanges,
+		ackov1alpha1.ConditionReconcileFailed} {
+		meta.RemoveStatusCondition(&s.Conditions, t)
+	}
+	resetBreaker(s)
+	s.Phase = ackov1alpha1.PhaseReconciling
+	setReconciling(s, generation, true, ackov1alpha1.ReasonApplying, "Resumed by user")
+}
