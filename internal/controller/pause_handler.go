@@ -11,10 +11,10 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
 
-// handlePause acknowledges spec.paused (ADR-0018, docs/adr/0018-pause-status-consistency.md, Option A): phase Paused and the Paused
-// condition in one status update, retried on conflict on a fresh read. Nothing else is touched:
-// no child, pod, operation step or prober. Once the status says Paused, a paused reconcile reads
-// the cache and returns: no write, no requeue.
+// handlePause acknowledges spec.paused (ADR-0018, docs/adr/0018-pause-status-consistency.md, Option A):
+// phase Paused and the Paused condition in one status update, retried on conflict on a fresh read. Nothing
+// else is touched: no child, pod, operation step or prober. Once the status says Paused, a paused reconcile
+// reads the cache and returns: no write, no requeue.
 func (r *AerospikeClusterReconciler) handlePause(ctx context.Context,
 	cluster *ackov1alpha1.AerospikeCluster) (ctrl.Result, error) {
 	key := client.ObjectKeyFromObject(cluster)

@@ -13,9 +13,10 @@ import (
 	"github.com/acko-io/acko/internal/resources"
 )
 
-// takeDownCheck is a named safety predicate (as ECK's; ADR-0020, docs/adr/0020-restart-safety.md): it returns "" when the given pods may go
-// down now, or why they may not. Every act that takes Aerospike nodes down runs them right before it
-// acts, on this reconcile's fresh readings: rolling restarts, scale-down, rack removal, operations.
+// takeDownCheck is a named safety predicate (as ECK's; ADR-0020, docs/adr/0020-restart-safety.md): it
+// returns "" when the given pods may go down now, or why they may not. Every act that takes Aerospike nodes
+// down runs them right before it acts, on this reconcile's fresh readings: rolling restarts, scale-down,
+// rack removal, operations.
 type takeDownCheck struct {
 	name  string
 	check func(st *clusterState, pods []string) string

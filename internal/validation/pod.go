@@ -56,7 +56,8 @@ func volumeChanges(oldVols, newVols []v1alpha1.VolumeSpec) []string {
 			changes = append(changes, fmt.Sprintf("volume %q storageClassName %q -> %q", nv.Name,
 				ptrString(ov.StorageClassName), ptrString(nv.StorageClassName)))
 		case resources.VolumeMode(ov) != resources.VolumeMode(nv):
-			changes = append(changes, fmt.Sprintf("volume %q volumeMode %s -> %s", nv.Name, resources.VolumeMode(ov), resources.VolumeMode(nv)))
+			changes = append(changes, fmt.Sprintf("volume %q volumeMode %s -> %s", nv.Name,
+				resources.VolumeMode(ov), resources.VolumeMode(nv)))
 		}
 	}
 	for _, ov := range oldVols {
