@@ -91,7 +91,7 @@ helm: ## Build helm from source into bin/assets (cached).
 
 .PHONY: test
 test: envtest-assets helm ## Unit and envtest suites (and the chart, with helm; the monitoring files, with promtool). Rewrites no file.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $$(go list ./... | grep -v /test/e2e) -timeout 20m -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" hack/test.sh
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each.

@@ -124,7 +124,8 @@ var _ = Describe("Operations survive an operator crash", func() {
 			AddReportEntry(fmt.Sprintf("crash points of a 3-pod %s", kind), crashes)
 			Expect(crashes).To(BeNumerically(">=", len(allPods)), "the crash points were reached")
 		},
-		Entry("WarmRestart: each pod signalled exactly once", ackov1alpha1.OperationWarmRestart, "warm×1"),
-		Entry("PodRestart: each pod deleted exactly once", ackov1alpha1.OperationPodRestart, "recreated×1"),
+		// Labelled so that `make test` (hack/test.sh) runs each in a process of its own: they are the longest specs.
+		Entry("WarmRestart: each pod signalled exactly once", Label("crash-warm"), ackov1alpha1.OperationWarmRestart, "warm×1"),
+		Entry("PodRestart: each pod deleted exactly once", Label("crash-pod"), ackov1alpha1.OperationPodRestart, "recreated×1"),
 	)
 })
