@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -43,6 +44,8 @@ func New() (*envtest.Environment, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: dir,
+		// `make test` starts several API servers at once on 2 cores; envtest's 20 s default is too short then.
+		ControlPlaneStartTimeout: 2 * time.Minute,
 	}, nil
 }
 
