@@ -76,7 +76,7 @@ func node(t *testing.T, conf string) (*aerosim.Sim, *corev1.Pod) {
 		t.Fatal(err)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "aero-0"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: ackov1alpha1.AerospikeContainerName, Image: image}}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: ackov1alpha1.AerospikeContainerName, Image: image}}},
 		Status: corev1.PodStatus{PodIP: st.IP}}
 	return sim, pod
 }
