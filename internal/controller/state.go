@@ -172,6 +172,21 @@ func (st *clusterState) stable(maxAge time.Duration) (bool, string) {
 	return st.health.Gate(st.members, now)
 }
 
+// becauseUnstable adds to a wait for a pod to be back what holds the cluster, when it is not stable: a
+// node that hangs elsewhere keeps every member's readiness gate False, and the status must name it.
+func (st *clusterState) becauseUnstable(wait string) string {
+	if !st.healthOK {
+		return wait
+	}
+	if _, silent := st.health.Groups(st.members); len(silent) > 0 {
+		return wait + " (not answering: " + strings.Join(silent, ", ") + ")"
+	}
+	if stable, why := st.stable(0); !stable {
+		return wait + " (" + why + ")"
+	}
+	return wait
+}
+
 func (st *clusterState) describeGroups() string {
 	return st.health.DescribeGroups(st.members)
 }
