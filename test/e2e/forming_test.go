@@ -171,11 +171,15 @@ var _ = Describe("Scaling through the scale sequence", Label("scale-sequence"), 
 				expectNoRestart(ns, name, before, since)
 			}
 		}
-		elapsed := time.Since(start)
-		AddReportEntry("scale sequence", fmt.Sprintf("%d cycles of %v in %s", cycles, sequence, elapsed))
-		_, _ = fmt.Fprintf(GinkgoWriter, "%d cycles of the scale sequence took %s\n", cycles, elapsed)
+		reportFigure("scale sequence", fmt.Sprintf("%d cycles of %v in %s", cycles, sequence, time.Since(start)))
 	})
 })
+
+// reportFigure records a measured figure in the report and the spec's output.
+func reportFigure(what, figure string) {
+	AddReportEntry(what, figure)
+	_, _ = fmt.Fprintf(GinkgoWriter, "%s: %s\n", what, figure)
+}
 
 // awaitOneCluster waits until the nodes form one cluster of size and the status agrees, then checks
 // that it holds for a moment (a node alone would show within the simulator's join delay).
@@ -237,8 +241,7 @@ var _ = Describe("A split brain", Label("split-brain"), func() {
 		Eventually(func() (string, error) { return condition(ns, name, ackov1alpha1.ConditionClusterSplit) }).
 			WithTimeout(time.Minute).Should(splitGroups)
 		detected := time.Since(cutAt)
-		AddReportEntry("split brain", fmt.Sprintf("not Ready after %s, ClusterSplit after %s", notReady, detected))
-		_, _ = fmt.Fprintf(GinkgoWriter, "split: not Ready after %s, ClusterSplit after %s\n", notReady, detected)
+		reportFigure("split brain", fmt.Sprintf("not Ready after %s, ClusterSplit after %s", notReady, detected))
 		Expect(notReady).To(BeNumerically("<", aerospike.DefaultSplitGrace), "not Ready within the grace period")
 		Expect(eventMessages(ns, name, ackov1alpha1.EventClusterSplit)).To(ContainElement(And(
 			ContainSubstring("cluster_size 2: split-1"), ContainSubstring("cluster_size 1: split-0"))))

@@ -27,6 +27,18 @@ func sprigsPatch(sprigs int) string {
 		`"partition-tree-sprigs":%d,"storage-engine":{"type":"memory"}}]}}}`, sprigs)
 }
 
+// startRoll changes the partition-tree-sprigs of a cluster and returns the config each simulated node
+// of the namespace ran before, and when the change was made.
+func startRoll(namespace, name string, sprigs int) (map[string]string, time.Time) {
+	GinkgoHelper()
+	before, err := configHashes(namespace + "/")
+	Expect(err).NotTo(HaveOccurred())
+	start := time.Now()
+	_, err = mergePatch(namespace, name, sprigsPatch(sprigs))
+	Expect(err).NotTo(HaveOccurred())
+	return before, start
+}
+
 // evict posts an Eviction for a pod, as kubectl drain does; a dry run checks the PodDisruptionBudget as
 // a real eviction would, and evicts nothing.
 func evict(namespace, pod string, dryRun bool) error {
@@ -245,11 +257,7 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 	})
 
 	It("rolls the two-rack cluster rack by rack, one node at a time", func() {
-		before, err := configHashes(ns + "/")
-		Expect(err).NotTo(HaveOccurred())
-		start := time.Now()
-		_, err = mergePatch(ns, racks, sprigsPatch(512))
-		Expect(err).NotTo(HaveOccurred())
+		before, start := startRoll(ns, racks, 512)
 		took := awaitConfig(racksPrefix, 6, before, start)
 		waitRunningObserved(ns, racks)
 		h := clusterHistory(start)
@@ -258,8 +266,7 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		order := restartOrder(h, racksPrefix)
 		Expect(order).To(HaveLen(6))
 		Expect(rackRuns(order)).To(Equal(2), "rack by rack: %v", order)
-		AddReportEntry("6-pod roll without a drain", took.String())
-		_, _ = fmt.Fprintf(GinkgoWriter, "6-pod roll without a drain: %s (order %v)\n", took, order)
+		reportFigure("6-pod roll without a drain", fmt.Sprintf("%s (in place %v)", took, order))
 	})
 
 	It("rolls both clusters while a loop drains the nodes, never two nodes of one cluster down at once", func() {
@@ -293,16 +300,11 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		Expect(rackRuns(order)).To(BeNumerically("<=", 2), "rack by rack: %v", order)
 		Expect(out).To(ContainSubstring("evicting pod "+ns+"/"), "the drains evicted pods")
 		Expect(out).To(ContainSubstring("would violate the pod's disruption budget"), "the budget refused evictions")
-		AddReportEntry("6-pod roll during a drain loop", took.String())
-		_, _ = fmt.Fprintf(GinkgoWriter, "6-pod roll during a drain loop: %s (in place %v; the rest drained)\n", took, order)
+		reportFigure("6-pod roll during a drain loop", fmt.Sprintf("%s (in place %v; the rest drained)", took, order))
 	})
 
 	It("holds a roll while a node hangs, names the node, and goes on when it answers", func() {
-		before, err := configHashes(ns + "/")
-		Expect(err).NotTo(HaveOccurred())
-		start := time.Now()
-		_, err = mergePatch(ns, single, sprigsPatch(2048))
-		Expect(err).NotTo(HaveOccurred())
+		before, start := startRoll(ns, single, 2048)
 		Eventually(func() []string { return restartOrder(clusterHistory(start), singlePrefix) }).
 			WithTimeout(2 * time.Minute).ShouldNot(BeEmpty())
 
@@ -311,7 +313,7 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		hungPod := single + "-0" // highest ordinal first
 		hung := simclient.NodeName(ns, hungPod)
 		Expect(restartOrder(clusterHistory(start), singlePrefix)).NotTo(ContainElement("0"))
-		_, err = sim().SetFault(context.Background(), hung, aerosim.FaultHang)
+		_, err := sim().SetFault(context.Background(), hung, aerosim.FaultHang)
 		Expect(err).NotTo(HaveOccurred())
 		hungAt := time.Now()
 		DeferCleanup(func() { _, _ = sim().SetFault(context.Background(), hung, aerosim.FaultNone) })
@@ -322,7 +324,7 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		Expect(err).NotTo(HaveOccurred())
 		_, _ = fmt.Fprintf(GinkgoWriter, "named %s after %s: %s\n", hungPod, namedAt.Sub(hungAt), reconciling)
 		Consistently(func() []string { return wentDown(clusterHistory(namedAt), singlePrefix, hung, namedAt, time.Now()) }).
-			WithTimeout(5 * time.Second).WithPolling(time.Second).Should(BeEmpty(), "the roll holds")
+			WithTimeout(5*time.Second).WithPolling(time.Second).Should(BeEmpty(), "the roll holds")
 
 		By("letting it answer again: the roll goes on")
 		_, err = sim().SetFault(context.Background(), hung, aerosim.FaultNone)
