@@ -101,6 +101,10 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 test-e2e: local-assets build ## End-to-end suite: local control plane, kwok nodes, the real manager, kubectl, Prometheus.
 	go test ./test/e2e/ -v -count=1 -timeout 40m -ginkgo.v
 
+.PHONY: soak
+soak: local-assets build ## The e2e scale sequence (1 → 2 → 3 → 5 → 3 → 1 → 3) 10 times; test-e2e runs it twice.
+	ACKO_E2E_SCALE_CYCLES=10 go test ./test/e2e/ -v -count=1 -timeout 60m -ginkgo.v -ginkgo.label-filter=scale-sequence
+
 .PHONY: test-chart
 test-chart: manifests helm ## Helm chart: helm lint, helm template goldens, RBAC equal to the generated rules.
 	go test ./test/chart/ -count=1

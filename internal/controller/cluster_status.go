@@ -338,3 +338,18 @@ func resumedStatus(s *ackov1alpha1.AerospikeClusterStatus, generation int64) {
 	s.Phase = ackov1alpha1.PhaseReconciling
 	setReconciling(s, generation, true, ackov1alpha1.ReasonApplying, "Resumed by user")
 }
+
+// becauseUnstable adds to a wait for a pod to be back what holds the cluster, when it is not stable: a
+// node that hangs elsewhere keeps every member's readiness gate False, and the status must name it.
+func (st *clusterState) becauseUnstable(wait string) string {
+	if !st.healthOK {
+		return wait
+	}
+	if _, silent := st.health.Groups(st.members); len(silent) > 0 {
+		return wait + " (not answering: " + strings.Join(silent, ", ") + ")"
+	}
+	if stable, why := st.stable(0); !stable {
+		return wait + " (" + why + ")"
+	}
+	return wait
+}

@@ -67,9 +67,11 @@ func (st *clusterState) heldPods() map[string]string {
 	for name, p := range st.cluster.Status.Pods {
 		switch u := p.Update; {
 		case u == nil:
-		case u.Method == ackov1alpha1.UpdateInPlace && (!u.Done || !st.restartedSince(name, u.NodeStartedBefore)):
+		case u.Method == ackov1alpha1.UpdateInPlace && st.sameInstance(name, u) &&
+			(!u.Done || !st.restartedSince(name, u.NodeStartedBefore)):
 			// Held until the reading shows asd restarted: a reading from before the signal must not
-			// make the pod Ready while asd is down.
+			// make the pod Ready while asd is down. A pod recreated meanwhile (a drain evicted it) runs
+			// the current config already and is not held: its step ends once it is Ready.
 			held[name] = fmt.Sprintf("restarting in place to load config %s", u.ConfigHash)
 		case u.Method == ackov1alpha1.UpdateRemove:
 			held[name] = "leaving the cluster"
@@ -81,6 +83,12 @@ func (st *clusterState) heldPods() map[string]string {
 		held[op.CurrentPod] = fmt.Sprintf("warm restart of operation %s", op.ID)
 	}
 	return held
+}
+
+// sameInstance: the pod that exists now is the one a step was recorded for.
+func (st *clusterState) sameInstance(name string, u *ackov1alpha1.PodUpdate) bool {
+	pod := st.pods[name]
+	return pod != nil && string(pod.UID) == u.UID
 }
 
 // RecordTip turns a heal attempt of the prober into an event on the cluster.

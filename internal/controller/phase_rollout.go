@@ -268,7 +268,7 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 	case pod == nil || pod.DeletionTimestamp != nil:
 		return "pod is being recreated", nil
 	case !resources.PodReady(pod):
-		return "pod is not Ready yet", nil
+		return st.becauseUnstable("pod is not Ready yet"), nil
 	}
 	return "", r.clearUpdate(ctx, st, name)
 }

@@ -183,7 +183,7 @@ func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clus
 	case !st.restartedSince(pod.Name, u.NodeStartedBefore):
 		return "waiting for asd to restart", nil
 	case !resources.PodReady(pod):
-		return "waiting for the node to rejoin the cluster", nil
+		return st.becauseUnstable("waiting for the node to rejoin the cluster"), nil
 	}
 	return r.recordConfigThenClear(ctx, st, pod, u.ConfigHash)
 }
