@@ -131,18 +131,18 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 		Expect(out).To(MatchRegexp(`ops\s+3\s+3\s+Running\s+`))
 	})
 
-	It("rolls all 3 pods one by one on a config change, with reason ConfigChanged", func() {
+	It("rolls all 3 pods one by one on a pod spec change, with reason PodSpecChanged", func() {
 		before := podUIDs(ns, name)
-		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
+		_, err := mergePatch(ns, name, `{"spec":{"podSpec":{"annotations":{"e2e.acko.io/roll":"1"}}}}`)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() int { return restartedPods(ns, name, before) }).WithTimeout(5 * time.Minute).Should(Equal(3))
 		waitRunningObserved(ns, name)
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
-			"ops-0": "ConfigChanged", "ops-1": "ConfigChanged", "ops-2": "ConfigChanged"}))
+			"ops-0": "PodSpecChanged", "ops-1": "PodSpecChanged", "ops-2": "PodSpecChanged"}))
 		batches := eventMessages(ns, name, "RollingRestartStarted")
 		Expect(batches).To(HaveLen(3))
 		for _, b := range batches {
-			Expect(strings.Count(b, "(ConfigChanged)")).To(Equal(1), "one pod per batch: %s", b)
+			Expect(strings.Count(b, "(PodSpecChanged")).To(Equal(1), "one pod per batch: %s", b)
 		}
 	})
 
@@ -164,8 +164,11 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 
 		_, err = mergePatch(ns, name, `{"spec":{"paused":false}}`)
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() int { return restartedPods(ns, name, before) }).WithTimeout(5 * time.Minute).Should(Equal(3))
 		waitRunningObserved(ns, name)
+		expectPodsRunConfig(ns, name, pods)
+		for _, p := range pods {
+			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("proto-fd-max", "30000"))
+		}
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="PendingChanges")]}`)).To(BeEmpty())
 		Eventually(func() (string, error) { return promValue(query) }).WithTimeout(time.Minute).Should(BeEmpty())
 
