@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster/simclient"
 )
@@ -26,9 +24,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 	pods := []string{"cfg-0", "cfg-1", "cfg-2"}
 
 	BeforeAll(func() {
-		applyYAML(clusterYAML(ns, name, 3, ""))
-		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
-		waitRunningObserved(ns, name)
+		createCluster(ns, name, 3, "")
 		for _, p := range pods {
 			awaitExec(ns, p)
 		}
@@ -144,7 +140,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Eventually(func() (string, error) {
 			return field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
 		}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(MatchRegexp(`^Running (\d+) (\d+)$`))
-		Eventually(func() ([]aerosim.NodeState, error) { return nodeList(ns, pods) }).WithTimeout(60*time.Second - time.Since(start)).
+		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).WithTimeout(60*time.Second - time.Since(start)).
 			Should(HaveEach(And(HaveField("Phase", aerosim.PhaseMember), HaveField("ClusterSize", 3))))
 		reportTime("broken image reverted: Running with every node back after", time.Since(start))
 		after := podUIDs(ns, name)
@@ -198,43 +194,15 @@ func expectPodsRunConfig(namespace, name string, pods []string) string {
 	return hash
 }
 
-func nodeList(namespace string, pods []string) ([]aerosim.NodeState, error) {
-	out := make([]aerosim.NodeState, 0, len(pods))
-	for _, p := range pods {
-		n, err := simNode(namespace, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 func nodeStates(namespace string, pods []string) map[string]aerosim.NodeState {
 	GinkgoHelper()
-	nodes, err := nodeList(namespace, pods)
+	nodes, err := simNodes(namespace, pods)
 	Expect(err).NotTo(HaveOccurred())
 	out := map[string]aerosim.NodeState{}
 	for i, p := range pods {
 		out[p] = nodes[i]
 	}
 	return out
-}
-
-// getConfig asks a pod's node for a context of its running config over the info protocol.
-func getConfig(namespace, pod, section string) map[string]string {
-	GinkgoHelper()
-	ctx, cancel := contextWithTimeout()
-	defer cancel()
-	addr := net.JoinHostPort(mustField(namespace, "pod/"+pod, "{.status.podIP}"), "3000")
-	cmd := "get-config:context=" + section
-	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, addr, cmd)
-	Expect(err).NotTo(HaveOccurred())
-	return aerospike.ParseKV(answers[cmd])
-}
-
-func contextWithTimeout() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 10*time.Second)
 }
 
 // downtime is a span in which a node was down.
@@ -246,7 +214,7 @@ type downtime struct {
 // downs lists the spans in which nodes of the namespace were down since start, by when they began.
 func downs(namespace string, since time.Time) []downtime {
 	GinkgoHelper()
-	ctx, cancel := contextWithTimeout()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h, err := sim().History(ctx, since)
 	Expect(err).NotTo(HaveOccurred())

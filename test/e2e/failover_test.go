@@ -138,9 +138,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 	pods := []string{"failover-0", "failover-1", "failover-2"}
 
 	BeforeAll(func(ctx SpecContext) {
-		applyYAML(clusterYAML(ns, name, 3, ""))
-		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
-		waitRunningObserved(ns, name)
+		createCluster(ns, name, 3, "")
 		Expect(cluster.StartManager(ctx, localcluster.StandbyManager)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) {
 			// Leave the suite as it was: the primary alone, leading (a stopped leader releases the lease).

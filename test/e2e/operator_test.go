@@ -41,6 +41,15 @@ spec:
 %[4]s`, namespace, name, size, extra)
 }
 
+// createCluster creates a cluster in a namespace of its own, deleted when the spec (or container)
+// ends, and waits until it runs.
+func createCluster(namespace, name string, size int, extra string) {
+	GinkgoHelper()
+	applyYAML(clusterYAML(namespace, name, size, extra))
+	DeferCleanup(kubectl, "delete", "namespace", namespace, "--wait=false")
+	waitRunningObserved(namespace, name)
+}
+
 // applyYAML applies manifests through a file (kubectl's stdin is fine, but a file shows in logs).
 func applyYAML(manifest string) {
 	GinkgoHelper()
@@ -120,9 +129,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 	pods := []string{"ops-0", "ops-1", "ops-2"}
 
 	BeforeAll(func() {
-		applyYAML(clusterYAML(ns, name, 3, ""))
-		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
-		waitRunningObserved(ns, name)
+		createCluster(ns, name, 3, "")
 	})
 
 	It("shows health, pause and operation columns in kubectl get asc", func() {
@@ -262,7 +269,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 var _ = Describe("A WarmRestart of a pod whose PID 1 is not tini", func() {
 	It("fails that pod with a message that says why and suggests PodRestart", func() {
 		const ns, name = "e2e-plain", "plain"
-		applyYAML(clusterYAML(ns, name, 1, fmt.Sprintf(`  podSpec:
+		createCluster(ns, name, 1, fmt.Sprintf(`  podSpec:
     nodeSelector:
       %[1]s: %[2]s
     tolerations:
@@ -270,9 +277,7 @@ var _ = Describe("A WarmRestart of a pod whose PID 1 is not tini", func() {
         operator: Equal
         value: %[2]s
         effect: NoSchedule
-`, localcluster.LabelTestInit, localcluster.TestInitPlain)))
-		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
-		waitRunningObserved(ns, name)
+`, localcluster.LabelTestInit, localcluster.TestInitPlain))
 		awaitExec(ns, "plain-0")
 		_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"WarmRestart","id":"not-tini"}]}}`)
 		Expect(err).NotTo(HaveOccurred())
