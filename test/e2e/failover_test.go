@@ -138,9 +138,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 	pods := []string{"failover-0", "failover-1", "failover-2"}
 
 	BeforeAll(func(ctx SpecContext) {
-		applyYAML(clusterYAML(ns, name, 3, ""))
-		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
-		waitRunningObserved(ns, name)
+		createCluster(ns, name, 3, "")
 		Expect(cluster.StartManager(ctx, localcluster.StandbyManager)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) {
 			// Leave the suite as it was: the primary alone, leading (a stopped leader releases the lease).
@@ -159,7 +157,8 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 		ensureManagers(ctx)
 		before := podUIDs(ns, name)
 		tracker := trackPodUIDs(ns, name)
-		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
+		// A pod spec change: its rolling restart recreates the pods (a config change would not).
+		_, err := mergePatch(ns, name, `{"spec":{"podSpec":{"annotations":{"e2e.acko.io/roll":"1"}}}}`)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() int { return restartedPods(ns, name, before) }).WithTimeout(2 * time.Minute).
 			WithPolling(100 * time.Millisecond).Should(BeNumerically(">=", 1))
@@ -173,7 +172,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 		Expect(tracker.incarnations()).To(Equal(map[string]int{"failover-0": 2, "failover-1": 2, "failover-2": 2}),
 			"every pod restarted exactly once")
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
-			"failover-0": "ConfigChanged", "failover-1": "ConfigChanged", "failover-2": "ConfigChanged"}))
+			"failover-0": "PodSpecChanged", "failover-1": "PodSpecChanged", "failover-2": "PodSpecChanged"}))
 		Expect(eventMessages(ns, name, "RollingRestartStarted")).To(HaveLen(3))
 
 		// The killed manager comes back as the standby.

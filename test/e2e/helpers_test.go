@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster/simclient"
 )
@@ -97,4 +99,29 @@ func simNode(namespace, pod string) (aerosim.NodeState, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return sim().Node(ctx, simclient.NodeName(namespace, pod))
+}
+
+// simNodes returns the simulated Aerospike nodes of pods, in their order.
+func simNodes(namespace string, pods []string) ([]aerosim.NodeState, error) {
+	out := make([]aerosim.NodeState, 0, len(pods))
+	for _, p := range pods {
+		n, err := simNode(namespace, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// getConfig asks a pod's node for a context of its running config over the info protocol.
+func getConfig(namespace, pod, section string) map[string]string {
+	GinkgoHelper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	addr := net.JoinHostPort(mustField(namespace, "pod/"+pod, "{.status.podIP}"), "3000")
+	cmd := "get-config:context=" + section
+	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, addr, cmd)
+	Expect(err).NotTo(HaveOccurred())
+	return aerospike.ParseKV(answers[cmd])
 }

@@ -41,6 +41,15 @@ spec:
 %[4]s`, namespace, name, size, extra)
 }
 
+// createCluster creates a cluster in a namespace of its own, deleted when the spec (or container)
+// ends, and waits until it runs.
+func createCluster(namespace, name string, size int, extra string) {
+	GinkgoHelper()
+	applyYAML(clusterYAML(namespace, name, size, extra))
+	DeferCleanup(kubectl, "delete", "namespace", namespace, "--wait=false")
+	waitRunningObserved(namespace, name)
+}
+
 // applyYAML applies manifests through a file (kubectl's stdin is fine, but a file shows in logs).
 func applyYAML(manifest string) {
 	GinkgoHelper()
@@ -120,9 +129,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 	pods := []string{"ops-0", "ops-1", "ops-2"}
 
 	BeforeAll(func() {
-		applyYAML(clusterYAML(ns, name, 3, ""))
-		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
-		waitRunningObserved(ns, name)
+		createCluster(ns, name, 3, "")
 	})
 
 	It("shows health, pause and operation columns in kubectl get asc", func() {
@@ -131,18 +138,18 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 		Expect(out).To(MatchRegexp(`ops\s+3\s+3\s+Running\s+`))
 	})
 
-	It("rolls all 3 pods one by one on a config change, with reason ConfigChanged", func() {
+	It("rolls all 3 pods one by one on a pod spec change, with reason PodSpecChanged", func() {
 		before := podUIDs(ns, name)
-		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
+		_, err := mergePatch(ns, name, `{"spec":{"podSpec":{"annotations":{"e2e.acko.io/roll":"1"}}}}`)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() int { return restartedPods(ns, name, before) }).WithTimeout(5 * time.Minute).Should(Equal(3))
 		waitRunningObserved(ns, name)
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
-			"ops-0": "ConfigChanged", "ops-1": "ConfigChanged", "ops-2": "ConfigChanged"}))
+			"ops-0": "PodSpecChanged", "ops-1": "PodSpecChanged", "ops-2": "PodSpecChanged"}))
 		batches := eventMessages(ns, name, "RollingRestartStarted")
 		Expect(batches).To(HaveLen(3))
 		for _, b := range batches {
-			Expect(strings.Count(b, "(ConfigChanged)")).To(Equal(1), "one pod per batch: %s", b)
+			Expect(strings.Count(b, "(PodSpecChanged")).To(Equal(1), "one pod per batch: %s", b)
 		}
 	})
 
@@ -164,8 +171,11 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 
 		_, err = mergePatch(ns, name, `{"spec":{"paused":false}}`)
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() int { return restartedPods(ns, name, before) }).WithTimeout(5 * time.Minute).Should(Equal(3))
 		waitRunningObserved(ns, name)
+		expectPodsRunConfig(ns, name, pods)
+		for _, p := range pods {
+			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("proto-fd-max", "30000"))
+		}
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="PendingChanges")]}`)).To(BeEmpty())
 		Eventually(func() (string, error) { return promValue(query) }).WithTimeout(time.Minute).Should(BeEmpty())
 
@@ -259,7 +269,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 var _ = Describe("A WarmRestart of a pod whose PID 1 is not tini", func() {
 	It("fails that pod with a message that says why and suggests PodRestart", func() {
 		const ns, name = "e2e-plain", "plain"
-		applyYAML(clusterYAML(ns, name, 1, fmt.Sprintf(`  podSpec:
+		createCluster(ns, name, 1, fmt.Sprintf(`  podSpec:
     nodeSelector:
       %[1]s: %[2]s
     tolerations:
@@ -267,9 +277,7 @@ var _ = Describe("A WarmRestart of a pod whose PID 1 is not tini", func() {
         operator: Equal
         value: %[2]s
         effect: NoSchedule
-`, localcluster.LabelTestInit, localcluster.TestInitPlain)))
-		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
-		waitRunningObserved(ns, name)
+`, localcluster.LabelTestInit, localcluster.TestInitPlain))
 		awaitExec(ns, "plain-0")
 		_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"WarmRestart","id":"not-tini"}]}}`)
 		Expect(err).NotTo(HaveOccurred())

@@ -30,11 +30,11 @@ var _ = Describe("Simulated pods that run on a config", Ordered, func() {
 	})
 
 	It("form one cluster from their config, reaching each other through the pods' DNS names", func() {
-		Eventually(func() ([]aerosim.NodeState, error) { return confNodes(pods) }).
+		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).
 			WithTimeout(2 * time.Minute).Should(And(HaveLen(2), HaveEach(And(
 			HaveField("ClusterName", "conf"), HaveField("ClusterSize", 2), HaveField("Phase", aerosim.PhaseMember),
 			HaveField("ConfigHash", config.Hash(conf))))))
-		nodes, err := confNodes(pods)
+		nodes, err := simNodes(ns, pods)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(nodes[0].ClusterKey).To(Equal(nodes[1].ClusterKey))
 	})
@@ -90,13 +90,13 @@ var _ = Describe("Simulated pods that run on a config", Ordered, func() {
 		nodes := []string{simclient.NodeName(ns, "conf-0"), simclient.NodeName(ns, "conf-1")}
 		Expect(sim().CutMesh(context.Background(), nodes[:1], nodes[1:])).To(Succeed())
 		DeferCleanup(func() { _ = sim().HealMesh(context.Background()) })
-		Eventually(func() ([]aerosim.NodeState, error) { return confNodes(pods) }).
+		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).
 			Should(HaveEach(HaveField("ClusterSize", 1)))
-		split, err := confNodes(pods)
+		split, err := simNodes(ns, pods)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(split[0].ClusterKey).NotTo(Equal(split[1].ClusterKey))
 		Expect(sim().HealMesh(context.Background())).To(Succeed())
-		Eventually(func() ([]aerosim.NodeState, error) { return confNodes(pods) }).
+		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).
 			Should(HaveEach(HaveField("ClusterSize", 2)))
 		h, err := sim().History(context.Background(), start)
 		Expect(err).NotTo(HaveOccurred())
@@ -141,19 +141,6 @@ var _ = Describe("Simulated pods that run on a config", Ordered, func() {
 
 // confNamespace holds testdata/selftest-config.yaml.
 const confNamespace = "selftest-config"
-
-// confNodes returns the simulated nodes of the pods of testdata/selftest-config.yaml.
-func confNodes(pods []string) ([]aerosim.NodeState, error) {
-	out := make([]aerosim.NodeState, 0, len(pods))
-	for _, p := range pods {
-		n, err := simNode(confNamespace, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
 
 // setGate sets a pod's readiness gate condition, as the operator does.
 func setGate(namespace, pod, gate, status string) {

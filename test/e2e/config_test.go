@@ -1,0 +1,240 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/acko-io/acko/test/aerosim"
+	"github.com/acko-io/acko/test/localcluster/simclient"
+)
+
+// Issues 13 and 14 on the local cluster: a config the server would refuse never gets in, a dynamic
+// change is applied live, a static one restarts asd in place, an image change recreates the pods,
+// `kubectl wait --for=condition=Ready` waits for the last pod, and a broken image is undone by
+// reverting the spec.
+var _ = Describe("Config changes and a way forward", Ordered, func() {
+	const ns, name = "e2e-config", "cfg"
+	pods := []string{"cfg-0", "cfg-1", "cfg-2"}
+
+	BeforeAll(func() {
+		createCluster(ns, name, 3, "")
+		for _, p := range pods {
+			awaitExec(ns, p)
+		}
+	})
+
+	It("refuses what the server would refuse, naming the path and the rule, and changes nothing", func() {
+		spec, uids := mustField(ns, "asc/"+name, "{.spec}"), podUIDs(ns, name)
+		memory := `"storage-engine":{"type":"memory"}`
+		for patch, want := range map[string]string{
+			`{"service":{"proto-fd-max":"lots"}}`:                                                                  `spec.aerospikeConfig.service.proto-fd-max: Invalid value: "lots": must be an integer from 0 to 2147483647`,
+			`{"service":{"no-such-param":1}}`:                                                                      `spec.aerospikeConfig.service.no-such-param: Forbidden: unknown parameter`,
+			`{"namespaces":[{"name":"test","replication-factor":2,` + memory + `,"bogus":3}]}`:                     `spec.aerospikeConfig.namespaces[0].bogus: Forbidden: unknown parameter`,
+			`{"namespaces":[{"name":"a",` + memory + `},{"name":"b",` + memory + `},{"name":"c",` + memory + `}]}`: `spec.aerospikeConfig.namespaces[2]: Forbidden: Aerospike Community Edition allows at most 2 namespaces`,
+		} {
+			_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":`+patch+`}}`)
+			Expect(err).To(HaveOccurred(), patch)
+			_, _ = fmt.Fprintf(GinkgoWriter, "refused %s: %v\n", patch, err)
+			Expect(err.Error()).To(ContainSubstring(want), patch)
+		}
+		Expect(mustField(ns, "asc/"+name, "{.spec}")).To(Equal(spec))
+		Expect(podUIDs(ns, name)).To(Equal(uids))
+	})
+
+	It("applies a change of service.proto-fd-max to every node live: no pod deleted, no asd restarted", func() {
+		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
+		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		awaitReady(waitReadyInBackground(ns, name))
+		reportTime("live change of 3 nodes, until kubectl wait returned", time.Since(start))
+		expectPodsRunConfig(ns, name, pods)
+
+		Expect(podUIDs(ns, name)).To(Equal(uids), "no pod deleted")
+		elapsed := time.Since(start)
+		for _, p := range pods {
+			n, err := simNode(ns, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(n.Restarts).To(Equal(before[p].Restarts), "asd of %s not restarted", p)
+			Expect(n.UptimeSeconds).To(BeNumerically(">=", before[p].UptimeSeconds+int64(elapsed.Seconds())-1),
+				"the uptime of %s kept growing", p)
+			Expect(n.ConfigDiffers).To(BeTrue(), "%s runs values set live", p)
+			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("proto-fd-max", "20000"))
+		}
+		Expect(downs(ns, start)).To(BeEmpty(), "no node went down")
+		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveEach(ContainSubstring("proto-fd-max=20000")))
+		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveLen(3))
+	})
+
+	It("restarts each pod in place, one at a time, for a static parameter", func() {
+		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
+		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"log-local-time":true}}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		awaitReady(waitReadyInBackground(ns, name))
+		reportTime("restart in place of 3 nodes, until kubectl wait returned", time.Since(start))
+		hash := expectPodsRunConfig(ns, name, pods)
+
+		Expect(podUIDs(ns, name)).To(Equal(uids), "same pods")
+		elapsed := time.Since(start)
+		for _, p := range pods {
+			n, err := simNode(ns, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(n.Restarts).To(Equal(before[p].Restarts+1), "asd of %s restarted once", p)
+			Expect(n.UptimeSeconds).To(BeNumerically("<=", int64(elapsed.Seconds())+1), "the uptime of %s was reset", p)
+			Expect(n.ConfigHash).To(Equal(hash), "%s loaded the new file", p)
+			Expect(n.ConfigDiffers).To(BeFalse())
+			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("log-local-time", "true"))
+		}
+		down := downs(ns, start)
+		Expect(down).To(HaveLen(3))
+		for i := 1; i < len(down); i++ {
+			Expect(down[i].from).To(BeTemporally(">=", down[i-1].to), "one node down at a time: %v", down)
+		}
+		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
+			"cfg-0": "ConfigChanged", "cfg-1": "ConfigChanged", "cfg-2": "ConfigChanged"}))
+		Expect(eventMessages(ns, name, "PodRestartedInPlace")).To(HaveLen(3))
+	})
+
+	It("still recreates the pods on an image change", func() {
+		uids := podUIDs(ns, name)
+		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0"}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int { return restartedPods(ns, name, uids) }).WithTimeout(3 * time.Minute).Should(Equal(3))
+		waitRunningObserved(ns, name)
+		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
+			"cfg-0": "ImageChanged", "cfg-1": "ImageChanged", "cfg-2": "ImageChanged"}))
+	})
+
+	It("stops a roll on a broken image with RolloutStuck, and heals when the image is reverted", func() {
+		uids := podUIDs(ns, name)
+		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0-broken","progressDeadlineSeconds":10}}`)
+		Expect(err).NotTo(HaveOccurred())
+		start := time.Now()
+		stalled := `{.status.conditions[?(@.type=="Stalled")]}`
+		Eventually(func() (string, error) { return field(ns, "asc/"+name, stalled) }).
+			WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring(`"reason":"RolloutStuck"`))
+		reportTime("broken image: RolloutStuck after", time.Since(start))
+		message := mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="Stalled")].message}`)
+		_, _ = fmt.Fprintf(GinkgoWriter, "Stalled: %s\n", message)
+		stuck := regexp.MustCompile(`pod (cfg-\d) did not come back`).FindStringSubmatch(message)
+		Expect(stuck).To(HaveLen(2), message)
+		Expect(message).To(ContainSubstring("ImagePullBackOff"))
+		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="Reconciling")].status}`)).To(Equal("False"))
+		Expect(mustField(ns, "asc/"+name, "{.status.phase}")).To(Equal("Error"))
+		Expect(eventMessages(ns, name, "RolloutStuck")).To(ConsistOf(ContainSubstring(stuck[1])))
+		Consistently(func() int { return restartedPods(ns, name, uids) }).
+			WithTimeout(3*time.Second).WithPolling(time.Second).Should(Equal(1), "exactly one pod restarted")
+		Expect(podUIDs(ns, name)[stuck[1]]).NotTo(Equal(uids[stuck[1]]), "the pod named is the one restarted")
+
+		By("reverting the image: the broken pod is replaced at once")
+		broken := podUIDs(ns, name)
+		_, err = mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0"}}`)
+		Expect(err).NotTo(HaveOccurred())
+		start = time.Now()
+		Eventually(func() (string, error) {
+			return field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
+		}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(MatchRegexp(`^Running (\d+) (\d+)$`))
+		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).WithTimeout(60*time.Second - time.Since(start)).
+			Should(HaveEach(And(HaveField("Phase", aerosim.PhaseMember), HaveField("ClusterSize", 3))))
+		reportTime("broken image reverted: Running with every node back after", time.Since(start))
+		after := podUIDs(ns, name)
+		for _, p := range pods {
+			if p == stuck[1] {
+				Expect(after[p]).NotTo(Equal(broken[p]), "the broken pod was replaced")
+			} else {
+				Expect(after[p]).To(Equal(uids[p]), "%s was never restarted", p)
+			}
+		}
+		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck[1])))
+	})
+})
+
+// reportTime records how long something took, in the report and in the spec's output.
+func reportTime(what string, d time.Duration) {
+	AddReportEntry(what, d.String())
+	_, _ = fmt.Fprintf(GinkgoWriter, "%s: %s\n", what, d)
+}
+
+// waitReadyInBackground starts `kubectl wait --for=condition=Ready` on the cluster now, as a user
+// would right after a change, and delivers its outcome.
+func waitReadyInBackground(namespace, name string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		defer GinkgoRecover()
+		_, err := kubectlErr("wait", "--for=condition=Ready", "asc/"+name, "-n", namespace, "--timeout=3m")
+		done <- err
+	}()
+	return done
+}
+
+// awaitReady waits for the outcome of waitReadyInBackground: kubectl wait succeeded.
+func awaitReady(done <-chan error) {
+	GinkgoHelper()
+	var err error
+	Eventually(done).WithTimeout(3 * time.Minute).Should(Receive(&err))
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// expectPodsRunConfig checks that every pod records the config of its StatefulSet's template, and
+// returns that config's identity.
+func expectPodsRunConfig(namespace, name string, pods []string) string {
+	GinkgoHelper()
+	hash := mustField(namespace, "statefulset/"+name, `{.spec.template.metadata.annotations.acko\.io/config-hash}`)
+	Expect(hash).NotTo(BeEmpty())
+	for _, p := range pods {
+		Expect(mustField(namespace, "pod/"+p, `{.metadata.annotations.acko\.io/config-hash}`)).To(Equal(hash), p)
+		Expect(mustField(namespace, "asc/"+name, fmt.Sprintf("{.status.pods.%s.configHash}", p))).To(Equal(hash), p)
+	}
+	return hash
+}
+
+func nodeStates(namespace string, pods []string) map[string]aerosim.NodeState {
+	GinkgoHelper()
+	nodes, err := simNodes(namespace, pods)
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]aerosim.NodeState{}
+	for i, p := range pods {
+		out[p] = nodes[i]
+	}
+	return out
+}
+
+// downtime is a span in which a node was down.
+type downtime struct {
+	node     string
+	from, to time.Time
+}
+
+// downs lists the spans in which nodes of the namespace were down since start, by when they began.
+func downs(namespace string, since time.Time) []downtime {
+	GinkgoHelper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, err := sim().History(ctx, since)
+	Expect(err).NotTo(HaveOccurred())
+	var out []downtime
+	open := map[string]int{}
+	for _, t := range h.Transitions {
+		if !strings.HasPrefix(t.Node, simclient.NodeName(namespace, "")) {
+			continue
+		}
+		i, isDown := open[t.Node]
+		switch {
+		case !t.Up && !isDown:
+			open[t.Node] = len(out)
+			out = append(out, downtime{node: t.Node, from: t.At})
+		case t.Up && isDown:
+			out[i].to = t.At
+			delete(open, t.Node)
+		}
+	}
+	Expect(open).To(BeEmpty(), "every node is up again")
+	slices.SortFunc(out, func(a, b downtime) int { return a.from.Compare(b.from) })
+	return out
+}
