@@ -231,27 +231,52 @@ func (o Options) LeaseHolder(ctx context.Context) (string, error) {
 
 // IsLeader says whether manager i leads, from its leader_election_master_status metric.
 func (o Options) IsLeader(ctx context.Context, i int) (bool, error) {
-	token, err := o.createToken(ctx, PrometheusServiceAccount)
-	if err != nil {
-		return false, err
-	}
-	client, err := httpClient(o.CACertPath(), "")
-	if err != nil {
-		return false, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.metricsURL(i), nil)
-	if err != nil {
-		return false, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
+	body, err := o.ManagerMetrics(ctx, i)
 	if err != nil {
 		return false, err
 	}
 	return bytes.Contains(body, []byte(`leader_election_master_status{name="`+LeaseName+`"} 1`)), nil
+}
+
+// ManagerMetrics scrapes manager i's metrics endpoint as Prometheus does, with a token of its
+// ServiceAccount (the manager checks it with a TokenReview and a SubjectAccessReview).
+func (o Options) ManagerMetrics(ctx context.Context, i int) ([]byte, error) {
+	token, err := o.createToken(ctx, PrometheusServiceAccount)
+	if err != nil {
+		return nil, err
+	}
+	return o.ManagerMetricsWith(ctx, i, token)
+}
+
+// ManagerMetricsWith scrapes manager i's metrics endpoint with a token from ManagerMetricsToken.
+func (o Options) ManagerMetricsWith(ctx context.Context, i int, token string) ([]byte, error) {
+	client, err := httpClient(o.CACertPath(), "")
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.metricsURL(i), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", o.metricsURL(i), resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}
+
+// ManagerMetricsToken is a token that may read the managers' metrics.
+func (o Options) ManagerMetricsToken(ctx context.Context) (string, error) {
+	return o.createToken(ctx, PrometheusServiceAccount)
+}
+
+// PID is the process ID of the process the cluster started as name, while it runs.
+func (o Options) PID(name string) (int, bool) {
+	rec, ok := o.runningRecords()[name]
+	return rec.PID, ok
 }
