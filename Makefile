@@ -160,3 +160,13 @@ $(CONTROLLER_GEN):
 
 $(GOLANGCI_LINT):
 	cd hack/tools && go build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+##@ Scale
+
+# Clusters of 3 pods `make bench-scale` creates; BENCH_FLAGS adds e.g. -compare or -update.
+N ?= 10
+BENCH_FLAGS ?=
+
+.PHONY: bench-scale
+bench-scale: local-assets build ## Scale bench on the local cluster: N clusters; figures to docs/performance.md (not in CI).
+	go run ./hack/benchscale -n $(N) $(BENCH_FLAGS)

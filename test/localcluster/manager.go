@@ -94,14 +94,19 @@ func (o Options) managerSpec(i int) (procSpec, error) {
 		env: []string{"KUBECONFIG=" + o.ManagerKubeconfigPath()}}, nil
 }
 
+// ManagerHelp is the usage bin/manager -h prints (its flags and their defaults).
+func (o Options) ManagerHelp() string {
+	help, _ := exec.Command(o.bin(managerName), "-h").CombinedOutput() // usage, exit status 0 or 2
+	return string(help)
+}
+
 // webhookFlags put manager i's validating webhook on its port. A Service reference cannot reach
 // a process on this machine (Services have no endpoints here), so the manager runs in its
 // self-signed URL mode: it serves a certificate for 127.0.0.1, shared by the managers through a
 // Secret, and keeps the caBundle of the configuration installWebhookConfiguration created, which
 // calls the primary. A manager built without the webhook gets no webhook flags.
 func (o Options) webhookFlags(i int) ([]string, error) {
-	help, _ := exec.Command(o.bin(managerName), "-h").CombinedOutput() // usage, exit status 0 or 2
-	if !bytes.Contains(help, []byte("-webhook-self-signed-url-host")) {
+	if !strings.Contains(o.ManagerHelp(), "-webhook-self-signed-url-host") {
 		return nil, nil
 	}
 	dir := o.path(ManagerName(i), "webhook-certs") // the manager writes tls.crt and tls.key here
