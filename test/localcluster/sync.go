@@ -77,7 +77,7 @@ type Syncer struct {
 	queue      workqueue.TypedRateLimitingInterface[string]
 	// Touched by the single worker only.
 	nodes     map[string]types.UID // simulator node → UID of the pod it stands for
-	execs     map[string]execID // pods (namespace/name) whose Exec exists, as applied
+	execs     map[string]execID    // pods (namespace/name) whose Exec exists, as applied
 	volumes   map[string]*projections
 	states    map[string]aerosim.NodeState // simulator node → its state at the last poll
 	dnsPushed map[string][]string

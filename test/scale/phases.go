@@ -19,7 +19,9 @@ import (
 )
 
 // Deadlines of the phases; a phase past its deadline ends the run.
-func createTimeout(n int) time.Duration { return min(2*time.Minute+time.Duration(n)*2*time.Second, 30*time.Minute) }
+func createTimeout(n int) time.Duration {
+	return min(2*time.Minute+time.Duration(n)*2*time.Second, 30*time.Minute)
+}
 
 const (
 	pauseTimeout  = 2 * time.Minute
