@@ -30,6 +30,7 @@ func main() {
 	baseline := flag.String("baseline", "test/scale/baseline.json", "baseline file")
 	compare := flag.Bool("compare", false, "fail when a figure is worse than the baseline's for the same N")
 	tolerance := flag.Float64("tolerance", 0.5, "with -compare: how much worse a figure may be (0.5: 50 %, plus a small absolute slack)")
+	managerArgs := flag.String("manager-args", "", "flags added to the manager's, e.g. --max-concurrent-reconciles=16")
 	update := flag.Bool("update", false, "keep this run in the baseline file as the one for its N")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // the harness's clients log nothing worth reading
@@ -37,23 +38,32 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-scale: -n must be at least 1, -steady at least 10s, -tolerance not negative")
 		os.Exit(2)
 	}
-	if err := run(*n, *steady, *baseline, *compare, *tolerance, *update); err != nil {
+	opts := localcluster.BenchOptions(*n)
+	opts.ManagerArgs = strings.Fields(*managerArgs)
+	if err := run(opts, *n, *steady, *baseline, *compare, *tolerance, *update); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-scale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, steady time.Duration, baselinePath string, compare bool, tolerance float64, update bool) error {
+func run(opts localcluster.Options, n int, steady time.Duration, baselinePath string, compare bool, tolerance float64, update bool) error {
 	base, err := scale.ReadBaseline(baselinePath)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	res, runErr := measure(ctx, n, steady)
+	res, runErr := measure(ctx, opts, n, steady)
 	res.Machine, res.Date = machine(), time.Now().UTC().Format(time.RFC3339)
 	res.Command = fmt.Sprintf("make bench-scale N=%d", n)
-	out := filepath.Join(localcluster.BenchOptions(n).Dir, fmt.Sprintf("result-%d.json", n))
+	if len(opts.ManagerArgs) > 0 {
+		res.Command += fmt.Sprintf(" BENCH_FLAGS='-manager-args=%s'", strings.Join(opts.ManagerArgs, " "))
+	}
+	// Beside the bench's state, which the next run wipes.
+	out := filepath.Join(opts.Dir+"-results", fmt.Sprintf("result-%d.json", n))
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
 	if err := (scale.Baseline{Runs: []scale.Result{res}}).Write(out); err != nil {
 		return err
 	}
@@ -88,7 +98,7 @@ func run(n int, steady time.Duration, baselinePath string, compare bool, toleran
 
 // measure runs the bench on a fresh local cluster, under the e2e lock (it uses the e2e ports and
 // the machine's cores), and stops the cluster after.
-func measure(ctx context.Context, n int, steady time.Duration) (scale.Result, error) {
+func measure(ctx context.Context, opts localcluster.Options, n int, steady time.Duration) (scale.Result, error) {
 	lock, err := localcluster.LockE2E(func(path string) {
 		fmt.Println("[bench-scale] waiting for another e2e run to finish (lock " + path + ")")
 	})
@@ -96,7 +106,6 @@ func measure(ctx context.Context, n int, steady time.Duration) (scale.Result, er
 		return scale.Result{}, err
 	}
 	defer func() { _ = lock.Close() }()
-	opts := localcluster.BenchOptions(n)
 	if err := opts.Wipe(); err != nil {
 		return scale.Result{}, err
 	}

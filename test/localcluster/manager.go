@@ -85,6 +85,7 @@ func (o Options) managerSpec(i int) (procSpec, error) {
 		"--metrics-cert-path=" + o.managerCertDir(),
 		"--operator-namespace=" + ManagerNamespace,
 	}, webhook...)
+	args = append(args, o.ManagerArgs...)
 	if o.LeaderElection > 0 {
 		lease := o.LeaderElection
 		args = append(args, "--leader-elect", "--leader-elect-lease-duration="+lease.String(),
@@ -280,8 +281,11 @@ func (o Options) ManagerMetricsToken(ctx context.Context) (string, error) {
 	return o.createToken(ctx, PrometheusServiceAccount)
 }
 
-// PID is the process ID of the process the cluster started as name, while it runs.
-func (o Options) PID(name string) (int, bool) {
-	rec, ok := o.runningRecords()[name]
-	return rec.PID, ok
+// PIDs are the process IDs of the processes the cluster started that run, by name.
+func (o Options) PIDs() map[string]int {
+	out := map[string]int{}
+	for name, rec := range o.runningRecords() {
+		out[name] = rec.PID
+	}
+	return out
 }

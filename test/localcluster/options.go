@@ -60,6 +60,8 @@ type Options struct {
 	DieWithParent bool
 	// RequirePrometheus fails Up without a prometheus binary; otherwise metrics are just not scraped.
 	RequirePrometheus bool
+	// ManagerArgs are added to the managers' flags.
+	ManagerArgs []string
 	// NoPrometheus starts no Prometheus even when there is one (its scrapes would be measured too).
 	NoPrometheus bool
 	// LeaderElection, when set, is the managers' lease duration: they elect a leader, so that a

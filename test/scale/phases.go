@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -28,28 +29,64 @@ const (
 	resumeTimeout = 5 * time.Minute
 )
 
-// requests are the manager's API requests so far, by HTTP method, less those its metrics
-// endpoint made to check the harness's scrapes (TokenReviews and SubjectAccessReviews, POSTs,
-// counted by the API server: no other client makes them).
-func (b *bench) requests(ctx context.Context) (map[string]float64, error) {
+// snapshot is what the manager's counters say at one moment.
+type snapshot struct {
+	// requests are the manager's API requests so far, by HTTP method, less those its metrics
+	// endpoint made to check the harness's scrapes (TokenReviews and SubjectAccessReviews, POSTs,
+	// counted by the API server: no other client makes them).
+	requests map[string]float64
+	// queued and reconciled are the sums and counts of the controller's work-queue waits and
+	// reconcile times, in seconds.
+	queued, reconciled map[string]float64
+}
+
+func (b *bench) snapshot(ctx context.Context) (snapshot, error) {
 	body, err := b.cfg.Opts.ManagerMetricsWith(ctx, localcluster.PrimaryManager, b.token)
 	if err != nil {
-		return nil, err
+		return snapshot{}, err
 	}
-	byMethod := counters(body, "rest_client_requests_total", nil, "method")
 	api, err := b.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("API server metrics: %w", err)
+		return snapshot{}, fmt.Errorf("API server metrics: %w", err)
 	}
+	s := snapshot{requests: counters(body, "rest_client_requests_total", nil, "method"),
+		queued: sumAndCount(body, "workqueue_queue_duration_seconds", map[string]string{"name": controllerName}),
+		reconciled: sumAndCount(body, "controller_runtime_reconcile_time_seconds",
+			map[string]string{"controller": controllerName})}
 	reviews := counters(api, "apiserver_request_total", nil, "resource")
-	byMethod["POST"] -= reviews["tokenreviews"] + reviews["subjectaccessreviews"]
-	return byMethod, nil
+	s.requests["POST"] -= reviews["tokenreviews"] + reviews["subjectaccessreviews"]
+	return s, nil
+}
+
+// controllerName is the manager's AerospikeCluster controller.
+const controllerName = "aerospikecluster"
+
+func sumAndCount(body []byte, histogram string, match map[string]string) map[string]float64 {
+	return map[string]float64{"sum": counters(body, histogram+"_sum", match, "")[""],
+		"count": counters(body, histogram+"_count", match, "")[""]}
+}
+
+// mean is the mean of a histogram between two snapshots' sums and counts; NaN without samples.
+func mean(before, after map[string]float64) float64 {
+	d := diff(after, before)
+	if d["count"] == 0 {
+		return math.NaN()
+	}
+	return d["sum"] / d["count"]
+}
+
+// queueFigures say how long the phase's reconciles waited in the work queue and took, on average:
+// a long wait with short reconciles means too few workers; long reconciles, a slow API server or
+// client limits.
+func queueFigures(what string, before, after snapshot) []Figure {
+	return []Figure{{Name: what + ": mean wait in the work queue", Unit: "s", Value: mean(before.queued, after.queued)},
+		{Name: what + ": mean reconcile", Unit: "s", Value: mean(before.reconciled, after.reconciled)}}
 }
 
 // create creates the N clusters at once and waits until all are Running.
 func (b *bench) create(ctx context.Context) error {
 	b.track.expect(running)
-	before, err := b.requests(ctx)
+	before, err := b.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -58,6 +95,8 @@ func (b *bench) create(ctx context.Context) error {
 		return err
 	}
 	b.logf("creating %d clusters of 3 pods", b.cfg.N)
+	pids := b.cfg.Opts.PIDs()
+	cpuBefore := cpuByProcess(pids)
 	start := time.Now()
 	err = forEach(ctx, b.names, func(ctx context.Context, name string) error {
 		ac, err := sample(b.cfg.Opts, name)
@@ -75,7 +114,8 @@ func (b *bench) create(ctx context.Context) error {
 		return fmt.Errorf("create: %w", err)
 	}
 	last := latest(met)
-	after, err := b.requests(ctx)
+	b.note("CPU seconds until all Running, by process: %s", cpuShares(cpuBefore, cpuByProcess(pids)))
+	after, err := b.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -85,10 +125,11 @@ func (b *bench) create(ctx context.Context) error {
 	}
 	b.add(Figure{Name: "Create N: all Running after", Unit: "s", Value: last.Sub(start).Seconds()},
 		Figure{Name: "Manager CPU until all Running", Unit: "CPU s", Value: cpu1.cpuSeconds - cpu0.cpuSeconds})
-	used := diff(after, before)
+	used := diff(after.requests, before.requests)
 	for _, m := range append([]string{"GET"}, writeMethods...) {
 		b.add(Figure{Name: "API requests per cluster to Running: " + m, Unit: "req", Value: used[m] / float64(b.cfg.N)})
 	}
+	b.add(queueFigures("Create N", before, after)...)
 	return nil
 }
 
@@ -98,7 +139,7 @@ func (b *bench) steady(ctx context.Context) error {
 	if err := sleep(ctx, settle); err != nil {
 		return err
 	}
-	before, err := b.requests(ctx)
+	before, err := b.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -106,7 +147,7 @@ func (b *bench) steady(ctx context.Context) error {
 	if err := sleep(ctx, b.cfg.Steady); err != nil {
 		return err
 	}
-	after, err := b.requests(ctx)
+	after, err := b.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -117,7 +158,7 @@ func (b *bench) steady(ctx context.Context) error {
 	}
 	first, last := samples[0], samples[len(samples)-1]
 	minutes := to.Sub(from).Minutes()
-	used := diff(after, before)
+	used := diff(after.requests, before.requests)
 	b.add(Figure{Name: "Steady state: writes per minute", Unit: "/min", Value: sumOf(used, writeMethods...) / minutes},
 		Figure{Name: "Steady state: reads per minute", Unit: "/min", Value: used["GET"] / minutes},
 		Figure{Name: "Steady state: manager CPU", Unit: "%",
@@ -128,25 +169,34 @@ func (b *bench) steady(ctx context.Context) error {
 
 // pauseAll pauses every cluster at once and measures how long each takes to acknowledge.
 func (b *bench) pauseAll(ctx context.Context) error {
-	lat, err := b.pause(ctx, b.names)
-	b.add(lat.figures("Pause all N: acknowledged")...)
-	return err
+	return b.pause(ctx, b.names, "Pause all N")
 }
 
-func (b *bench) pause(ctx context.Context, names []string) (Latencies, error) {
+// pause pauses names at once and adds the acknowledgement latencies as figures named after what.
+func (b *bench) pause(ctx context.Context, names []string, what string) error {
 	b.logf("pausing %d clusters at once", len(names))
+	before, err := b.snapshot(ctx)
+	if err != nil {
+		return err
+	}
 	b.track.expect(paused)
 	sent, err := b.patchAll(ctx, names, `{"spec":{"paused":true}}`)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	met, err := b.track.await(ctx, names, pauseTimeout)
+	met, waitErr := b.track.await(ctx, names, pauseTimeout)
 	lat := latencies(sent, met)
 	b.logf("%d of %d acknowledged, p99 %.2fs", len(met), len(names), lat.Quantile(0.99))
+	after, err := b.snapshot(ctx)
 	if err != nil {
-		return lat, fmt.Errorf("pause: %w", err)
+		return err
 	}
-	return lat, nil
+	b.add(lat.figures(what + ": acknowledged")...)
+	b.add(queueFigures(what, before, after)...)
+	if waitErr != nil {
+		return fmt.Errorf("pause: %w", waitErr)
+	}
+	return nil
 }
 
 // resumeAll resumes every cluster at once and waits until all are Running again.
@@ -202,9 +252,7 @@ func (b *bench) warmRestarts(ctx context.Context) error {
 	if len(others) == 0 {
 		return nil
 	}
-	lat, err := b.pause(ctx, others)
-	b.add(lat.figures("Pause N×0.9 during N/10 WarmRestarts, one exec hung: acknowledged")...)
-	return err
+	return b.pause(ctx, others, "Pause N×0.9 during N/10 WarmRestarts, one exec hung")
 }
 
 // hangExec annotates pod so that its exec'd commands hang, and waits until its kwok Exec says so.

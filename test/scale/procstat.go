@@ -1,9 +1,12 @@
 package scale
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,4 +120,32 @@ func meanRSSMiB(samples []usage) float64 {
 		sum += u.rssKiB
 	}
 	return float64(sum) / float64(len(samples)) / 1024
+}
+
+// cpuByProcess is the CPU time so far of each process of pids, and of this one (the harness, with
+// the local cluster's sync loop), by name.
+func cpuByProcess(pids map[string]int) map[string]float64 {
+	out := map[string]float64{}
+	for name, pid := range pids {
+		if u, err := readUsage(pid); err == nil {
+			out[name] = u.cpuSeconds
+		}
+	}
+	if u, err := readUsage(os.Getpid()); err == nil {
+		out["bench (harness and sync loop)"] = u.cpuSeconds
+	}
+	return out
+}
+
+// cpuShares says, busiest first, how many CPU seconds each process used between two readings of
+// cpuByProcess.
+func cpuShares(before, after map[string]float64) string {
+	used := diff(after, before)
+	names := slices.Collect(maps.Keys(used))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(used[b], used[a]) })
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f", n, used[n]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -75,13 +75,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	loadBefore := loadAverage()
 	go b.samples.run(ctx, 500*time.Millisecond)
 	for _, phase := range []func(context.Context) error{b.create, b.steady, b.pauseAll, b.resumeAll, b.warmRestarts} {
 		if err := phase(ctx); err != nil {
-			return b.finish(), err
+			return b.finish(loadBefore), err
 		}
 	}
-	return b.finish(), nil
+	return b.finish(loadBefore), nil
 }
 
 func setup(ctx context.Context, cfg Config) (*bench, error) {
@@ -116,7 +117,7 @@ func setup(ctx context.Context, cfg Config) (*bench, error) {
 	if !c.WaitForCacheSync(ctx) {
 		return nil, fmt.Errorf("the harness's cache did not sync")
 	}
-	pid, ok := cfg.Opts.PID(localcluster.ManagerName(localcluster.PrimaryManager))
+	pid, ok := cfg.Opts.PIDs()[localcluster.ManagerName(localcluster.PrimaryManager)]
 	if !ok {
 		return nil, fmt.Errorf("the manager does not run")
 	}
@@ -125,6 +126,9 @@ func setup(ctx context.Context, cfg Config) (*bench, error) {
 		return nil, err
 	}
 	b.res.Manager = managerFlags(cfg.Opts.ManagerHelp())
+	if len(cfg.Opts.ManagerArgs) > 0 {
+		b.res.Manager += "; given: " + strings.Join(cfg.Opts.ManagerArgs, " ")
+	}
 	for i := range cfg.N {
 		b.names = append(b.names, fmt.Sprintf("c%04d", i))
 	}
@@ -148,12 +152,23 @@ func (b *bench) note(format string, args ...any) {
 	b.logf(format, args...)
 }
 
-// finish adds the peak RSS (the kernel's high-water mark) to the figures.
-func (b *bench) finish() Result {
+// finish adds the peak RSS (the kernel's high-water mark) to the figures, and how busy the machine
+// was: other work on it slows everything measured.
+func (b *bench) finish(loadBefore string) Result {
+	b.note("load average (1 min) of the machine: %s at the start, %s at the end", loadBefore, loadAverage())
 	if u, err := readUsage(b.samples.pid); err == nil {
 		b.add(Figure{Name: "Manager peak RSS", Unit: "MiB", Value: float64(u.peakKiB) / 1024})
 	}
 	return b.res
+}
+
+// loadAverage is the machine's 1-minute load average.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if fields := strings.Fields(string(b)); err == nil && len(fields) > 0 {
+		return fields[0]
+	}
+	return "unknown"
 }
 
 // usageNow is the manager's usage now.
@@ -238,8 +253,7 @@ var limitFlags = []string{"max-concurrent-reconciles", "kube-api-qps", "kube-api
 
 var defaultValue = regexp.MustCompile(`\(default ([^)]*)\)`)
 
-// managerFlags says the limits the manager ran with: the bench passes none of limitFlags, so the
-// defaults its -h prints.
+// managerFlags says the defaults of the manager's limits, as its -h prints them.
 func managerFlags(help string) string {
 	var out []string
 	for block := range strings.SplitSeq(help, "\n  -") {
