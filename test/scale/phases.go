@@ -79,8 +79,8 @@ func mean(before, after map[string]float64) float64 {
 // a long wait with short reconciles means too few workers; long reconciles, a slow API server or
 // client limits.
 func queueFigures(what string, before, after snapshot) []Figure {
-	return []Figure{{Name: what + ": mean wait in the work queue", Unit: "s", Value: mean(before.queued, after.queued)},
-		{Name: what + ": mean reconcile", Unit: "s", Value: mean(before.reconciled, after.reconciled)}}
+	return []Figure{{Name: what + ": mean wait in the work queue", Unit: unitSeconds, Value: mean(before.queued, after.queued)},
+		{Name: what + ": mean reconcile", Unit: unitSeconds, Value: mean(before.reconciled, after.reconciled)}}
 }
 
 // create creates the N clusters at once and waits until all are Running.
@@ -123,11 +123,11 @@ func (b *bench) create(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.add(Figure{Name: "Create N: all Running after", Unit: "s", Value: last.Sub(start).Seconds()},
-		Figure{Name: "Manager CPU until all Running", Unit: "CPU s", Value: cpu1.cpuSeconds - cpu0.cpuSeconds})
+	b.add(Figure{Name: "Create N: all Running after", Unit: unitSeconds, Value: last.Sub(start).Seconds()},
+		Figure{Name: "Manager CPU until all Running", Unit: unitCPUSeconds, Value: cpu1.cpuSeconds - cpu0.cpuSeconds})
 	used := diff(after.requests, before.requests)
 	for _, m := range append([]string{"GET"}, writeMethods...) {
-		b.add(Figure{Name: "API requests per cluster to Running: " + m, Unit: "req", Value: used[m] / float64(b.cfg.N)})
+		b.add(Figure{Name: "API requests per cluster to Running: " + m, Unit: unitRequests, Value: used[m] / float64(b.cfg.N)})
 	}
 	b.add(queueFigures("Create N", before, after)...)
 	return nil
@@ -159,11 +159,11 @@ func (b *bench) steady(ctx context.Context) error {
 	first, last := samples[0], samples[len(samples)-1]
 	minutes := to.Sub(from).Minutes()
 	used := diff(after.requests, before.requests)
-	b.add(Figure{Name: "Steady state: writes per minute", Unit: "/min", Value: sumOf(used, writeMethods...) / minutes},
-		Figure{Name: "Steady state: reads per minute", Unit: "/min", Value: used["GET"] / minutes},
-		Figure{Name: "Steady state: manager CPU", Unit: "%",
+	b.add(Figure{Name: "Steady state: writes per minute", Unit: unitPerMinute, Value: sumOf(used, writeMethods...) / minutes},
+		Figure{Name: "Steady state: reads per minute", Unit: unitPerMinute, Value: used["GET"] / minutes},
+		Figure{Name: "Steady state: manager CPU", Unit: unitPercent,
 			Value: 100 * (last.cpuSeconds - first.cpuSeconds) / last.at.Sub(first.at).Seconds()},
-		Figure{Name: "Steady state: manager RSS", Unit: "MiB", Value: meanRSSMiB(samples)})
+		Figure{Name: "Steady state: manager RSS", Unit: unitMiB, Value: meanRSSMiB(samples)})
 	return nil
 }
 
@@ -209,7 +209,7 @@ func (b *bench) resumeAll(ctx context.Context) error {
 	}
 	met, err := b.track.await(ctx, b.names, resumeTimeout)
 	last := latest(met)
-	b.add(Figure{Name: "Resume all N: all Running after", Unit: "s", Value: last.Sub(start).Seconds()})
+	b.add(Figure{Name: "Resume all N: all Running after", Unit: unitSeconds, Value: last.Sub(start).Seconds()})
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}

@@ -36,7 +36,18 @@ type Figure struct {
 
 // slack is the absolute noise each unit tolerates besides the relative tolerance: a few hundred
 // milliseconds or requests are noise on a shared 2-core machine.
-var slack = map[string]float64{"s": 0.5, "MiB": 20, "%": 5, "req": 3, "/min": 1, "CPU s": 2}
+var slack = map[string]float64{unitSeconds: 0.5, unitMiB: 20, unitPercent: 5, unitRequests: 3, unitPerMinute: 1,
+	unitCPUSeconds: 2}
+
+// Units of the figures.
+const (
+	unitSeconds    = "s"
+	unitMiB        = "MiB"
+	unitPercent    = "%"
+	unitRequests   = "req"
+	unitPerMinute  = "/min"
+	unitCPUSeconds = "CPU s"
+)
 
 // Baseline is the file of kept results, one per N.
 type Baseline struct {
@@ -103,7 +114,8 @@ func (b Baseline) Regressions(r Result, tolerance float64) ([]string, error) {
 
 // Table writes the results side by side as a Markdown table: one row per figure, one column per N.
 func Table(w io.Writer, runs []Result) {
-	header := []string{"Figure"}
+	header := make([]string, 0, 1+len(runs))
+	header = append(header, "Figure")
 	for _, r := range runs {
 		header = append(header, fmt.Sprintf("N = %d", r.N))
 	}
@@ -128,7 +140,7 @@ func format(v float64, unit string) string {
 	switch {
 	case math.IsNaN(v):
 		return "–"
-	case unit == "s" && v < 10:
+	case unit == unitSeconds && v < 10:
 		return fmt.Sprintf("%.2f s", v)
 	case v == math.Trunc(v) || v >= 100:
 		return fmt.Sprintf("%.0f %s", v, unit)
@@ -154,8 +166,8 @@ func (l Latencies) Quantile(q float64) float64 {
 // figures are the p50, p99 and max of l, named after what.
 func (l Latencies) figures(what string) []Figure {
 	return []Figure{
-		{Name: what + " p50", Unit: "s", Value: l.Quantile(0.5)},
-		{Name: what + " p99", Unit: "s", Value: l.Quantile(0.99)},
-		{Name: what + " max", Unit: "s", Value: l.Quantile(1)},
+		{Name: what + " p50", Unit: unitSeconds, Value: l.Quantile(0.5)},
+		{Name: what + " p99", Unit: unitSeconds, Value: l.Quantile(0.99)},
+		{Name: what + " max", Unit: unitSeconds, Value: l.Quantile(1)},
 	}
 }

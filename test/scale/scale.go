@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -145,7 +146,14 @@ func (b *bench) logf(format string, args ...any) {
 	}
 }
 
-func (b *bench) add(f ...Figure) { b.res.Figures = append(b.res.Figures, f...) }
+// add adds the figures that have a value (JSON has no NaN; the table shows a missing one as –).
+func (b *bench) add(figures ...Figure) {
+	for _, f := range figures {
+		if !math.IsNaN(f.Value) {
+			b.res.Figures = append(b.res.Figures, f)
+		}
+	}
+}
 
 func (b *bench) note(format string, args ...any) {
 	b.res.Notes = append(b.res.Notes, fmt.Sprintf(format, args...))
@@ -157,7 +165,7 @@ func (b *bench) note(format string, args ...any) {
 func (b *bench) finish(loadBefore string) Result {
 	b.note("load average (1 min) of the machine: %s at the start, %s at the end", loadBefore, loadAverage())
 	if u, err := readUsage(b.samples.pid); err == nil {
-		b.add(Figure{Name: "Manager peak RSS", Unit: "MiB", Value: float64(u.peakKiB) / 1024})
+		b.add(Figure{Name: "Manager peak RSS", Unit: unitMiB, Value: float64(u.peakKiB) / 1024})
 	}
 	return b.res
 }
