@@ -53,9 +53,7 @@ func run(opts localcluster.Options, n int, steady time.Duration, baselinePath st
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	res, runErr := measure(ctx, opts, n, steady)
+	res, runErr := measure(opts, n, steady)
 	res.Machine, res.Date = machine(), time.Now().UTC().Format(time.RFC3339)
 	res.Command = fmt.Sprintf("make bench-scale N=%d", n)
 	if len(opts.ManagerArgs) > 0 {
@@ -100,7 +98,7 @@ func run(opts localcluster.Options, n int, steady time.Duration, baselinePath st
 
 // measure runs the bench on a fresh local cluster, under the e2e lock (it uses the e2e ports and
 // the machine's cores), and stops the cluster after.
-func measure(ctx context.Context, opts localcluster.Options, n int, steady time.Duration) (scale.Result, error) {
+func measure(opts localcluster.Options, n int, steady time.Duration) (scale.Result, error) {
 	lock, err := localcluster.LockE2E(func(path string) {
 		fmt.Println("[bench-scale] waiting for another e2e run to finish (lock " + path + ")")
 	})
@@ -108,6 +106,9 @@ func measure(ctx context.Context, opts localcluster.Options, n int, steady time.
 		return scale.Result{}, err
 	}
 	defer func() { _ = lock.Close() }()
+	// Only now: a Ctrl-C while waiting for the lock ends the process at once, nothing started yet.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	if err := opts.Wipe(); err != nil {
 		return scale.Result{}, err
 	}
