@@ -175,14 +175,22 @@ var _ = Describe("Always a way forward", func() {
 	})
 })
 
+// gate returns a channel that stays open until release is called, once, at the latest when the spec
+// ends: an exec held open.
+func gate() (held <-chan struct{}, release func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(ch) }) }
+	DeferCleanup(release)
+	return ch, release
+}
+
 // Reconcile never waits on the network: a warm restart whose exec hangs delays nothing but its own
 // cluster's step, and a pause of another cluster is acknowledged at once meanwhile.
 var _ = Describe("A hung exec", func() {
 	It("does not hold up another cluster's pause", func() {
 		ns, w := newNamespace()
-		hung := make(chan struct{})
-		var once sync.Once
-		DeferCleanup(func() { once.Do(func() { close(hung) }) })
+		hung, release := gate()
 		w.signalErr = func(pod string) error {
 			if pod == "hangs-0" {
 				<-hung // the exec stream that never answers, until the task's deadline
@@ -206,7 +214,7 @@ var _ = Describe("A hung exec", func() {
 		Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
 		_, busy := op.reconciler.Tasks.Busy(a)
 		Expect(busy).To(BeTrue(), "the hung exec was still hanging when the other pause was acknowledged")
-		once.Do(func() { close(hung) })
+		release()
 	})
 })
 
@@ -216,9 +224,7 @@ var _ = Describe("A hung exec", func() {
 var _ = Describe("A task in flight", func() {
 	It("is never raced by a reconcile of its own cluster", func() {
 		ns, w := newNamespace()
-		release := make(chan struct{})
-		var once sync.Once
-		DeferCleanup(func() { once.Do(func() { close(release) }) })
+		held, release := gate()
 		var inFlight, most, calls atomic.Int32
 		w.signalErr = func(string) error {
 			n := inFlight.Add(1)
@@ -226,7 +232,7 @@ var _ = Describe("A task in flight", func() {
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
 			if calls.Add(1) == 1 {
-				<-release // the first exec hangs until released
+				<-held // the first exec hangs until released
 			}
 			return nil
 		}
@@ -245,7 +251,7 @@ var _ = Describe("A task in flight", func() {
 		}
 		Consistently(func() []string { return operationStatus(key).CompletedPods }, 2*time.Second, poll).Should(BeEmpty())
 		Expect(calls.Load()).To(Equal(int32(1)), "a reconcile started a second exec while the first was in flight")
-		once.Do(func() { close(release) })
+		release()
 		waitOperation(key, "held", ackov1alpha1.OperationCompleted)
 		Expect(w.warmRestarts("busy-0") + w.warmRestarts("busy-1") + w.warmRestarts("busy-2")).To(Equal(3))
 		Expect(most.Load()).To(Equal(int32(1)), "two execs of one cluster ran at once")
