@@ -36,8 +36,9 @@ type snapshot struct {
 	// counted by the API server: no other client makes them).
 	requests map[string]float64
 	// queued and reconciled are the sums and counts of the controller's work-queue waits and
-	// reconcile times, in seconds.
-	queued, reconciled map[string]float64
+	// reconcile times, and statusWrites of the API server's time on AerospikeCluster status
+	// updates, in seconds.
+	queued, reconciled, statusWrites map[string]float64
 }
 
 func (b *bench) snapshot(ctx context.Context) (snapshot, error) {
@@ -53,6 +54,8 @@ func (b *bench) snapshot(ctx context.Context) (snapshot, error) {
 		queued: sumAndCount(body, "workqueue_queue_duration_seconds", map[string]string{"name": controllerName}),
 		reconciled: sumAndCount(body, "controller_runtime_reconcile_time_seconds",
 			map[string]string{"controller": controllerName})}
+	s.statusWrites = sumAndCount(api, "apiserver_request_duration_seconds",
+		map[string]string{"resource": "aerospikeclusters", "subresource": "status", "verb": "PUT"})
 	reviews := counters(api, "apiserver_request_total", nil, "resource")
 	s.requests["POST"] -= reviews["tokenreviews"] + reviews["subjectaccessreviews"]
 	return s, nil
@@ -75,12 +78,14 @@ func mean(before, after map[string]float64) float64 {
 	return d["sum"] / d["count"]
 }
 
-// queueFigures say how long the phase's reconciles waited in the work queue and took, on average:
-// a long wait with short reconciles means too few workers; long reconciles, a slow API server or
-// client limits.
+// queueFigures say how long the phase's reconciles waited in the work queue and took, and how long
+// the API server took to write a status, on average: a long wait with short reconciles means too few
+// workers; long reconciles with quick status writes, client limits.
 func queueFigures(what string, before, after snapshot) []Figure {
 	return []Figure{{Name: what + ": mean wait in the work queue", Unit: unitSeconds, Value: mean(before.queued, after.queued)},
-		{Name: what + ": mean reconcile", Unit: unitSeconds, Value: mean(before.reconciled, after.reconciled)}}
+		{Name: what + ": mean reconcile", Unit: unitSeconds, Value: mean(before.reconciled, after.reconciled)},
+		{Name: what + ": mean status write in the API server", Unit: unitSeconds,
+			Value: mean(before.statusWrites, after.statusWrites)}}
 }
 
 // create creates the N clusters at once and waits until all are Running.
