@@ -33,8 +33,16 @@ func main() {
 		"with -compare: how much worse a figure may be (0.5: 50 %, plus a small absolute slack)")
 	managerArgs := flag.String("manager-args", "", "flags added to the manager's, e.g. --max-concurrent-reconciles=16")
 	update := flag.Bool("update", false, "keep this run in the baseline file as the one for its N")
+	table := flag.Bool("table", false, "print the baseline file's runs as one table (for docs/performance.md) and exit")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // the harness's clients log nothing worth reading
+	if *table {
+		if err := printBaseline(*baseline); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *n < 1 || *steady < 10*time.Second || *tolerance < 0 {
 		fmt.Fprintln(os.Stderr, "bench-scale: -n must be at least 1, -steady at least 10s, -tolerance not negative")
 		os.Exit(2)
@@ -93,6 +101,18 @@ func run(opts localcluster.Options, n int, steady time.Duration, baselinePath st
 		return fmt.Errorf("%d figures worse than the baseline:\n  %s", len(worse), strings.Join(worse, "\n  "))
 	}
 	fmt.Println("no figure worse than the baseline for N =", n)
+	return nil
+}
+
+func printBaseline(path string) error {
+	base, err := scale.ReadBaseline(path)
+	if err != nil {
+		return err
+	}
+	if len(base.Runs) == 0 {
+		return fmt.Errorf("%s holds no run", path)
+	}
+	scale.Table(os.Stdout, base.Runs)
 	return nil
 }
 

@@ -120,10 +120,11 @@ func Table(w io.Writer, runs []Result) {
 		header = append(header, fmt.Sprintf("N = %d", r.N))
 	}
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	// Rows in the order of the latest run (the last), then figures only older runs have.
 	var names []string
 	values := map[string][]string{}
-	for i, r := range runs {
-		for _, f := range r.Figures {
+	for i := len(runs) - 1; i >= 0; i-- {
+		for _, f := range runs[i].Figures {
 			if _, ok := values[f.Name]; !ok {
 				names = append(names, f.Name)
 				values[f.Name] = make([]string, len(runs))
