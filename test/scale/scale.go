@@ -99,8 +99,9 @@ func setup(ctx context.Context, cfg Config) (*bench, error) {
 	if err := ackov1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	b := &bench{cfg: cfg, res: Result{N: cfg.N, Harness: fmt.Sprintf("client QPS %d, burst %d, %d workers",
-		harnessQPS, harnessBurst, workers)}}
+	b := &bench{cfg: cfg, res: Result{N: cfg.N, Harness: fmt.Sprintf(
+		"client QPS %d, burst %d, %d workers; the local cluster's sync loop (the kubelets' stand-in) QPS %d",
+		harnessQPS, harnessBurst, workers, localcluster.SyncQPS)}}
 	if b.client, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}
