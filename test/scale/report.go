@@ -127,7 +127,8 @@ func Table(w io.Writer, runs []Result) {
 		for _, f := range runs[i].Figures {
 			if _, ok := values[f.Name]; !ok {
 				names = append(names, f.Name)
-				values[f.Name] = make([]string, len(runs))
+				values[f.Name] = slices.Repeat([]string{"–"}, len(runs)) // a run without the figure
+
 			}
 			values[f.Name][i] = format(f.Value, f.Unit)
 		}
