@@ -122,6 +122,14 @@ test-image: image ## Build the image tarball and check it: config, platforms, la
 bench: envtest-assets ## Benchmarks (API calls per reconcile, pause latency, restart overhead, probe cost).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -run '^$$' -bench . -benchmem -benchtime 1x -count 1
 
+# Clusters of 3 pods `make bench-scale` creates; BENCH_FLAGS adds e.g. -compare or -update.
+N ?= 10
+BENCH_FLAGS ?=
+
+.PHONY: bench-scale
+bench-scale: local-assets build ## Scale bench on the local cluster with N clusters (docs/performance.md); not in CI.
+	go run ./hack/benchscale -n $(N) $(BENCH_FLAGS)
+
 ##@ Build
 
 .PHONY: build

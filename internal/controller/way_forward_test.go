@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -174,14 +175,22 @@ var _ = Describe("Always a way forward", func() {
 	})
 })
 
+// gate returns a channel that stays open until release is called, once, at the latest when the spec
+// ends: an exec held open.
+func gate() (held <-chan struct{}, release func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(ch) }) }
+	DeferCleanup(release)
+	return ch, release
+}
+
 // Reconcile never waits on the network: a warm restart whose exec hangs delays nothing but its own
 // cluster's step, and a pause of another cluster is acknowledged at once meanwhile.
 var _ = Describe("A hung exec", func() {
 	It("does not hold up another cluster's pause", func() {
 		ns, w := newNamespace()
-		hung := make(chan struct{})
-		var once sync.Once
-		DeferCleanup(func() { once.Do(func() { close(hung) }) })
+		hung, release := gate()
 		w.signalErr = func(pod string) error {
 			if pod == "hangs-0" {
 				<-hung // the exec stream that never answers, until the task's deadline
@@ -205,6 +214,46 @@ var _ = Describe("A hung exec", func() {
 		Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
 		_, busy := op.reconciler.Tasks.Busy(a)
 		Expect(busy).To(BeTrue(), "the hung exec was still hanging when the other pause was acknowledged")
-		once.Do(func() { close(hung) })
+		release()
+	})
+})
+
+// Background work never races a reconcile of its own cluster: while a warm restart's exec is in
+// flight, the cluster is reconciled again and again by several workers, yet no second exec starts
+// and the pod is not recorded done; once the exec ends, every pod is restarted exactly once.
+var _ = Describe("A task in flight", func() {
+	It("is never raced by a reconcile of its own cluster", func() {
+		ns, w := newNamespace()
+		held, release := gate()
+		var inFlight, most, calls atomic.Int32
+		w.signalErr = func(string) error {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			if calls.Add(1) == 1 {
+				<-held // the first exec hangs until released
+			}
+			return nil
+		}
+		w.workers = 4
+		// An attempt whose outcome is unknown is settled after 500 ms: a reconcile that did not see
+		// the task in flight would then act again.
+		op := startOperator(w, operations.Config{SettleDelay: 500 * time.Millisecond})
+		key := create(sampleCluster(ns, "busy", 3))
+		waitRunning(key)
+		setOperation(key, ackov1alpha1.OperationWarmRestart, "held")
+		Eventually(func() bool { _, busy := op.reconciler.Tasks.Busy(key); return busy }, timeout, poll).Should(BeTrue())
+		for range 20 {
+			w.wake() // a reconcile of the cluster, as the prober's wake-up would
+			Eventually(func() int { return len(w.events) }, timeout, poll).Should(BeZero())
+			time.Sleep(100 * time.Millisecond)
+		}
+		Consistently(func() []string { return operationStatus(key).CompletedPods }, 2*time.Second, poll).Should(BeEmpty())
+		Expect(calls.Load()).To(Equal(int32(1)), "a reconcile started a second exec while the first was in flight")
+		release()
+		waitOperation(key, "held", ackov1alpha1.OperationCompleted)
+		Expect(w.warmRestarts("busy-0") + w.warmRestarts("busy-1") + w.warmRestarts("busy-2")).To(Equal(3))
+		Expect(most.Load()).To(Equal(int32(1)), "two execs of one cluster ran at once")
 	})
 })

@@ -38,17 +38,14 @@ func (f *podFiles) WarmRestart(context.Context, *corev1.Pod, string) error {
 	return errors.New("a live change must never restart asd")
 }
 
-func render(t *testing.T, change func(c *ackov1alpha1.AerospikeCluster)) string {
+// renderWith is the config of the test cluster (on image), changed by change.
+func renderWith(t *testing.T, change func(c *ackov1alpha1.AerospikeCluster)) string {
 	t.Helper()
 	c := testcluster.Build(func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = image })
 	if change != nil {
 		change(c)
 	}
-	conf, err := config.Render(c, c.RackPlan()[0], ackov1alpha1.DefaultClusterDomain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conf
+	return render(t, c)
 }
 
 func setService(name string, value any) func(c *ackov1alpha1.AerospikeCluster) {
@@ -98,7 +95,7 @@ func serviceValue(t *testing.T, pod *corev1.Pod, name string) string {
 }
 
 func TestApplyDynamicChangeLive(t *testing.T) {
-	before, after := render(t, nil), render(t, setService("proto-fd-max", int64(20000)))
+	before, after := renderWith(t, nil), renderWith(t, setService("proto-fd-max", int64(20000)))
 	sim, pod := node(t, before)
 	files := &podFiles{own: before, projected: after}
 	a := &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}
@@ -126,14 +123,14 @@ func TestApplyDynamicChangeLive(t *testing.T) {
 }
 
 func TestApplyRefusesWhatNeedsARestart(t *testing.T) {
-	before := render(t, nil)
+	before := renderWith(t, nil)
 	for _, tc := range []struct {
 		name   string
 		after  string
 		hash   string
 		target error
 	}{
-		{"a static parameter", render(t, setService("work-directory", "/opt/aerospike/other")), "",
+		{"a static parameter", renderWith(t, setService("work-directory", "/opt/aerospike/other")), "",
 			ErrNeedsRestart},
 		{"a config the kubelet has not projected yet", before, "0123456789abcdef", podexec.ErrNotProjected},
 	} {

@@ -85,11 +85,12 @@ func benchCluster(b *testing.B, s *aerosim.Sim, c *ackov1alpha1.AerospikeCluster
 	}
 }
 
-func render(b *testing.B, c *ackov1alpha1.AerospikeCluster) string {
-	b.Helper()
+// render is the aerospike.conf of the cluster's first rack.
+func render(tb testing.TB, c *ackov1alpha1.AerospikeCluster) string {
+	tb.Helper()
 	conf, err := config.Render(c, c.RackPlan()[0], ackov1alpha1.DefaultClusterDomain)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return conf
 }

@@ -10,7 +10,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -79,17 +78,13 @@ var _ = AfterSuite(func() {
 	Expect(opts.Running()).To(BeEmpty(), "processes of the cluster still run after stop")
 })
 
-// lockSuite waits until no other e2e run on this machine uses the e2e ports (engineers share
-// machines, and several checkouts of the repository use the same ports); the lock goes with this
-// process.
+// lockSuite waits until no other e2e run (or `make bench-scale`) on this machine uses the e2e
+// ports; the lock goes with this process.
 func lockSuite() {
 	Expect(os.MkdirAll(filepath.Dir(opts.Dir), 0o755)).To(Succeed())
 	var err error
-	suiteLock, err = os.OpenFile(filepath.Join(os.TempDir(), "acko-e2e.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	suiteLock, err = localcluster.LockE2E(func(path string) {
+		GinkgoWriter.Println("waiting for another e2e run to finish (lock " + path + ")")
+	})
 	Expect(err).NotTo(HaveOccurred())
-	fd := int(suiteLock.Fd())
-	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		GinkgoWriter.Println("waiting for another e2e run to finish (lock " + suiteLock.Name() + ")")
-		Expect(syscall.Flock(fd, syscall.LOCK_EX)).To(Succeed())
-	}
 }

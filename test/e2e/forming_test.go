@@ -36,9 +36,9 @@ func scaleCycles() int {
 	return n
 }
 
-// simNodes lists the simulated nodes whose names (<namespace>/<pod>) start with prefix, as the
+// simNodesNamed lists the simulated nodes whose names (<namespace>/<pod>) start with prefix, as the
 // simulator's /nodes shows them.
-func simNodes(prefix string) ([]aerosim.NodeState, error) {
+func simNodesNamed(prefix string) ([]aerosim.NodeState, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	all, err := sim().Nodes(ctx)
@@ -58,7 +58,7 @@ func simNodes(prefix string) ([]aerosim.NodeState, error) {
 // so that a mismatch shows both sides: the nodes' pods, phases, sizes and keys (sorted), and the
 // status' size, Ready pods, pod count and Ready condition.
 func formedAs(namespace, name string) (string, error) {
-	nodes, err := simNodes(namespace + "/")
+	nodes, err := simNodesNamed(namespace + "/")
 	if err != nil {
 		return "", err
 	}
@@ -207,7 +207,7 @@ func condition(namespace, name, typ string) (string, error) {
 
 // configHashes maps the simulated nodes whose names start with prefix to the config hash their asd loaded.
 func configHashes(prefix string) (map[string]string, error) {
-	nodes, err := simNodes(prefix)
+	nodes, err := simNodesNamed(prefix)
 	out := map[string]string{}
 	for _, n := range nodes {
 		out[n.Name] = n.ConfigHash

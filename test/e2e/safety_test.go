@@ -156,7 +156,7 @@ func awaitConfig(prefix string, size int, before map[string]string, start time.T
 	GinkgoHelper()
 	Eventually(func() ([]string, error) {
 		var fresh []string
-		nodes, err := simNodes(prefix)
+		nodes, err := simNodesNamed(prefix)
 		for _, n := range nodes {
 			if n.ConfigHash != before[n.Name] && n.Phase == aerosim.PhaseMember {
 				fresh = append(fresh, n.Name)
@@ -198,7 +198,7 @@ func cameUp(h aerosim.History, node string, from time.Time) time.Time {
 // with no migrations.
 func allUp(prefix string, size int) {
 	GinkgoHelper()
-	Eventually(func() ([]aerosim.NodeState, error) { return simNodes(prefix) }).WithTimeout(2 * time.Minute).Should(And(HaveLen(size), HaveEach(And(HaveField("Phase", aerosim.PhaseMember),
+	Eventually(func() ([]aerosim.NodeState, error) { return simNodesNamed(prefix) }).WithTimeout(2 * time.Minute).Should(And(HaveLen(size), HaveEach(And(HaveField("Phase", aerosim.PhaseMember),
 		HaveField("ClusterSize", size), HaveField("MigratePartitionsRemaining", BeZero())))))
 }
 
@@ -249,7 +249,7 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 			return err.Error()
 		}).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Equal("allowed"))
 		Expect(refusals).To(BeNumerically(">", 0), "the second eviction was refused while the first node was away")
-		Expect(simNodes(singlePrefix)).To(And(HaveLen(4), HaveEach(And(HaveField("Phase", aerosim.PhaseMember),
+		Expect(simNodesNamed(singlePrefix)).To(And(HaveLen(4), HaveEach(And(HaveField("Phase", aerosim.PhaseMember),
 			HaveField("ClusterSize", 4), HaveField("MigratePartitionsRemaining", BeZero())))),
 			"the evicted node is back and migrations have finished")
 		Expect(podUIDs(ns, single)[single+"-0"]).NotTo(Equal(before[single+"-0"]))

@@ -85,6 +85,7 @@ func (o Options) managerSpec(i int) (procSpec, error) {
 		"--metrics-cert-path=" + o.managerCertDir(),
 		"--operator-namespace=" + ManagerNamespace,
 	}, webhook...)
+	args = append(args, o.ManagerArgs...)
 	if o.LeaderElection > 0 {
 		lease := o.LeaderElection
 		args = append(args, "--leader-elect", "--leader-elect-lease-duration="+lease.String(),
@@ -94,14 +95,19 @@ func (o Options) managerSpec(i int) (procSpec, error) {
 		env: []string{"KUBECONFIG=" + o.ManagerKubeconfigPath()}}, nil
 }
 
+// ManagerHelp is the usage bin/manager -h prints (its flags and their defaults).
+func (o Options) ManagerHelp() string {
+	help, _ := exec.Command(o.bin(managerName), "-h").CombinedOutput() // usage, exit status 0 or 2
+	return string(help)
+}
+
 // webhookFlags put manager i's validating webhook on its port. A Service reference cannot reach
 // a process on this machine (Services have no endpoints here), so the manager runs in its
 // self-signed URL mode: it serves a certificate for 127.0.0.1, shared by the managers through a
 // Secret, and keeps the caBundle of the configuration installWebhookConfiguration created, which
 // calls the primary. A manager built without the webhook gets no webhook flags.
 func (o Options) webhookFlags(i int) ([]string, error) {
-	help, _ := exec.Command(o.bin(managerName), "-h").CombinedOutput() // usage, exit status 0 or 2
-	if !bytes.Contains(help, []byte("-webhook-self-signed-url-host")) {
+	if !strings.Contains(o.ManagerHelp(), "-webhook-self-signed-url-host") {
 		return nil, nil
 	}
 	dir := o.path(ManagerName(i), "webhook-certs") // the manager writes tls.crt and tls.key here
@@ -231,27 +237,55 @@ func (o Options) LeaseHolder(ctx context.Context) (string, error) {
 
 // IsLeader says whether manager i leads, from its leader_election_master_status metric.
 func (o Options) IsLeader(ctx context.Context, i int) (bool, error) {
-	token, err := o.createToken(ctx, PrometheusServiceAccount)
-	if err != nil {
-		return false, err
-	}
-	client, err := httpClient(o.CACertPath(), "")
-	if err != nil {
-		return false, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.metricsURL(i), nil)
-	if err != nil {
-		return false, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
+	body, err := o.ManagerMetrics(ctx, i)
 	if err != nil {
 		return false, err
 	}
 	return bytes.Contains(body, []byte(`leader_election_master_status{name="`+LeaseName+`"} 1`)), nil
+}
+
+// ManagerMetrics scrapes manager i's metrics endpoint as Prometheus does, with a token of its
+// ServiceAccount (the manager checks it with a TokenReview and a SubjectAccessReview).
+func (o Options) ManagerMetrics(ctx context.Context, i int) ([]byte, error) {
+	token, err := o.createToken(ctx, PrometheusServiceAccount)
+	if err != nil {
+		return nil, err
+	}
+	return o.ManagerMetricsWith(ctx, i, token)
+}
+
+// ManagerMetricsWith scrapes manager i's metrics endpoint with a token from ManagerMetricsToken.
+func (o Options) ManagerMetricsWith(ctx context.Context, i int, token string) ([]byte, error) {
+	client, err := httpClient(o.CACertPath(), "")
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.metricsURL(i), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", o.metricsURL(i), resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}
+
+// ManagerMetricsToken is a token that may read the managers' metrics.
+func (o Options) ManagerMetricsToken(ctx context.Context) (string, error) {
+	return o.createToken(ctx, PrometheusServiceAccount)
+}
+
+// PIDs are the process IDs of the processes the cluster started that run, by name.
+func (o Options) PIDs() map[string]int {
+	out := map[string]int{}
+	for name, rec := range o.runningRecords() {
+		out[name] = rec.PID
+	}
+	return out
 }

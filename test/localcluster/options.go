@@ -60,6 +60,10 @@ type Options struct {
 	DieWithParent bool
 	// RequirePrometheus fails Up without a prometheus binary; otherwise metrics are just not scraped.
 	RequirePrometheus bool
+	// ManagerArgs are added to the managers' flags.
+	ManagerArgs []string
+	// NoPrometheus starts no Prometheus even when there is one (its scrapes would be measured too).
+	NoPrometheus bool
 	// LeaderElection, when set, is the managers' lease duration: they elect a leader, so that a
 	// standby can take over (renewal and retries scale with it). Zero: one manager, no election.
 	LeaderElection time.Duration
@@ -117,6 +121,18 @@ func E2EOptions() Options {
 	// Not shorter: on a loaded 2-core machine the API server can take seconds to answer a renewal,
 	// and a leader that cannot renew within 3/4 of the lease gives up.
 	o.LeaderElection = 8 * time.Second
+	return o
+}
+
+// BenchOptions is the preset of `make bench-scale`: the e2e ports and timings (the bench holds the
+// e2e lock), state in .local/bench/, enough nodes for clusters 3-pod clusters, and neither
+// Prometheus nor leader election, whose requests would be counted with the manager's.
+func BenchOptions(clusters int) Options {
+	o := E2EOptions()
+	o.Dir = filepath.Join(LocalOptions().Dir, "bench")
+	o.RequirePrometheus, o.NoPrometheus, o.LeaderElection = false, true, 0
+	// Each zone holds one pod of each cluster; a kwok node takes 110 pods.
+	o.NodesPerZone = max(2, clusters/80+1)
 	return o
 }
 

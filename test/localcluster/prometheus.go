@@ -40,6 +40,9 @@ func (o Options) PrometheusURL() string { return "http://" + o.addr(o.Ports.Prom
 // startPrometheus runs Debian's prometheus (never the package's own service: this one listens
 // on the cluster's port with its own data directory) and waits until it is ready.
 func (c *Cluster) startPrometheus(ctx context.Context) error {
+	if c.opts.NoPrometheus {
+		return nil
+	}
 	bin, err := exec.LookPath(prometheusName)
 	if err != nil {
 		if c.opts.RequirePrometheus {

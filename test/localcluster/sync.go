@@ -36,7 +36,15 @@ import (
 // world too.
 const LabelSimulate = "localcluster.acko.io/simulate"
 
+// AnnotationExecHang on a pod (a Go duration) makes every command exec'd into it hang that long
+// before it runs: the kubelet that accepts an exec stream and never answers (`make bench-scale`).
+const AnnotationExecHang = "localcluster.acko.io/exec-hang"
+
 var execGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "execs"}
+
+// SyncQPS is the sync loop's client limit. It stands in for every kubelet: client-go's default of
+// 5 requests per second made it the slowest part of starting 100 clusters (2 to 3 requests a pod).
+const SyncQPS = 200
 
 // Keys of the work queue besides pods (namespace/name): the cluster DNS, and the poll of the
 // simulator's nodes.
@@ -73,10 +81,16 @@ type Syncer struct {
 	queue      workqueue.TypedRateLimitingInterface[string]
 	// Touched by the single worker only.
 	nodes     map[string]types.UID // simulator node → UID of the pod it stands for
-	execs     map[string]types.UID // pods (namespace/name) whose Exec exists, for that UID
+	execs     map[string]execID    // pods (namespace/name) whose Exec exists, as applied
 	volumes   map[string]*projections
 	states    map[string]aerosim.NodeState // simulator node → its state at the last poll
 	dnsPushed map[string][]string
+}
+
+// execID is what a pod's Exec was applied for: the pod's UID and its AnnotationExecHang.
+type execID struct {
+	uid  types.UID
+	hang string
 }
 
 // projections are what was projected into a pod's ConfigMap volumes (volume → digest), and since
@@ -89,6 +103,8 @@ type projections struct {
 
 // NewSyncer returns a Syncer for the cluster at cfg and the simulator of opts, logging to out.
 func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = SyncQPS, 2*SyncQPS
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -101,7 +117,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		projection: opts.ProjectionDelay,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
-		nodes: map[string]types.UID{}, execs: map[string]types.UID{}, volumes: map[string]*projections{},
+		nodes: map[string]types.UID{}, execs: map[string]execID{}, volumes: map[string]*projections{},
 		states: map[string]aerosim.NodeState{}}, nil
 }
 
@@ -440,8 +456,8 @@ func (s *Syncer) removeNode(ctx context.Context, name string) error {
 // env, so this is how the shims learn which pod (and node) a command is for, and where its
 // volumes are.
 func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
-	key := pod.Namespace + "/" + pod.Name
-	if s.execs[key] == pod.UID {
+	key, id := pod.Namespace+"/"+pod.Name, execID{uid: pod.UID, hang: pod.Annotations[AnnotationExecHang]}
+	if s.execs[key] == id {
 		return nil
 	}
 	_, err := s.dyn.Resource(execGVR).Namespace(pod.Namespace).Apply(ctx, pod.Name, execFor(pod),
@@ -449,7 +465,7 @@ func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil {
 		return fmt.Errorf("apply Exec: %w", err)
 	}
-	s.execs[key] = pod.UID
+	s.execs[key] = id
 	return nil
 }
 
@@ -464,7 +480,7 @@ func (s *Syncer) deleteExec(ctx context.Context, namespace, name string) error {
 
 // execFor is the kwok Exec of a pod: each container runs commands locally (in kwok's PID
 // namespace) with POD_NAME, POD_NAMESPACE and its volume mounts set; the Aerospike container's
-// files are the simulator's.
+// files are the simulator's. AnnotationExecHang passes on to every container's commands.
 func execFor(pod *corev1.Pod) *unstructured.Unstructured {
 	env := func(name, value string) any { return map[string]any{"name": name, "value": value} }
 	aerospike := aerospikeContainer(pod)
@@ -475,10 +491,12 @@ func execFor(pod *corev1.Pod) *unstructured.Unstructured {
 		if c == aerospike {
 			sim = "true"
 		}
-		execs = append(execs, map[string]any{"containers": []any{c.Name}, "local": map[string]any{
-			"envs": []any{env("POD_NAME", pod.Name), env("POD_NAMESPACE", pod.Namespace),
-				env(fakeinit.EnvMounts, mountPaths(c)), env(fakeinit.EnvSimFiles, sim)},
-		}})
+		envs := []any{env("POD_NAME", pod.Name), env("POD_NAMESPACE", pod.Namespace),
+			env(fakeinit.EnvMounts, mountPaths(c)), env(fakeinit.EnvSimFiles, sim)}
+		if hang := pod.Annotations[AnnotationExecHang]; hang != "" {
+			envs = append(envs, env(fakeinit.EnvHang, hang))
+		}
+		execs = append(execs, map[string]any{"containers": []any{c.Name}, "local": map[string]any{"envs": envs}})
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kwok.x-k8s.io/v1alpha1",

@@ -140,6 +140,12 @@ func TestExecFor(t *testing.T) {
 	if c := execs[1].(map[string]any)["containers"]; !reflect.DeepEqual(c, []any{"sidecar"}) {
 		t.Errorf("sidecar containers %v", c)
 	}
+
+	pod.Annotations = map[string]string{AnnotationExecHang: "10m"}
+	execs = execFor(pod).Object["spec"].(map[string]any)["execs"].([]any)
+	if envs(0)[fakeinit.EnvHang] != "10m" || envs(1)[fakeinit.EnvHang] != "10m" {
+		t.Errorf("a pod annotated to hang: envs %v and %v", envs(0), envs(1))
+	}
 }
 
 func dnsPod(name, ip string, ready bool) *corev1.Pod {

@@ -33,6 +33,9 @@ const (
 	EnvLog = "FAKEINIT_LOG"
 	// EnvSimURL is the simulator's control API, e.g. http://127.0.0.1:3099.
 	EnvSimURL = "AEROSIM_URL"
+	// EnvHang (a Go duration, set by a pod's kwok Exec) makes a shim hang that long before it
+	// runs: an exec stream that is accepted and never answered, yet ends by itself.
+	EnvHang = "POD_EXEC_HANG"
 )
 
 // Shims are the commands bin/fakeinit stands in for when invoked under their name.
@@ -41,6 +44,10 @@ var Shims = map[string]func(args []string) int{"kill": Kill, "cat": Cat, "cp": C
 // Main runs the shim it is invoked as, else the init; it returns the exit code.
 func Main() int {
 	if shim, ok := Shims[filepath.Base(os.Args[0])]; ok {
+		if d, err := time.ParseDuration(os.Getenv(EnvHang)); err == nil && d > 0 {
+			logf("%s: hanging for %s (%s)", filepath.Base(os.Args[0]), d, EnvHang)
+			time.Sleep(d)
+		}
 		return shim(os.Args[1:])
 	}
 	return Init(os.Args[1:])
