@@ -74,8 +74,10 @@ var _ = Describe("acko_cluster_paused_duration_seconds on the metrics endpoint",
 
 		setPausedSpec(key, true)
 		waitPaused(key)
-		first, ok := pausedSeconds(addr, key)
-		Expect(ok).To(BeTrue())
+		// The gauge is computed at scrape time from the manager's cache, which may see the pause a moment later.
+		var first float64
+		var ok bool
+		Eventually(func() bool { first, ok = pausedSeconds(addr, key); return ok }, timeout, poll).Should(BeTrue())
 		Eventually(func() float64 { v, _ := pausedSeconds(addr, key); return v }, 5*time.Second, 200*time.Millisecond).
 			Should(BeNumerically(">", first+1))
 

@@ -250,7 +250,9 @@ var _ = Describe("On-demand operations", func() {
 	})
 
 	It("stops at a pod that cannot be warm-restarted: Error, that pod failed, the rest untouched", func() {
-		key := startCluster(ns, w, operations.Config{})
+		// A refusal whose result comes back after the reconcile that recorded the attempt is judged after the
+		// settle delay (the uptime decides); 1 s keeps that inside the spec's wait.
+		key := startCluster(ns, w, operations.Config{SettleDelay: time.Second})
 		w.set(func(w *world) {
 			w.signalErr = func(pod string) error {
 				if pod != "ops-1" {
