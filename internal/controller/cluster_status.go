@@ -47,11 +47,7 @@ func setReady(s *ackov1alpha1.AerospikeClusterStatus, generation int64, status m
 }
 
 func setReconciling(s *ackov1alpha1.AerospikeClusterStatus, generation int64, active bool, reason, message string) {
-	status := metav1.ConditionFalse
-	if active {
-		status = metav1.ConditionTrue
-	}
-	setCondition(s, generation, ackov1alpha1.ConditionReconciling, status, reason, message)
+	setCondition(s, generation, ackov1alpha1.ConditionReconciling, conditionStatus(active), reason, message)
 }
 
 // setReconcileFailed records a failure, or removes the condition when failed is false, so that no
@@ -330,10 +326,9 @@ func resetBreaker(s *ackov1alpha1.AerospikeClusterStatus) {
 // circuit breaker is reset (resuming is an explicit request to try again), and the phase is Reconciling until
 // the reconcile that follows in the same pass says otherwise.
 func resumedStatus(s *ackov1alpha1.AerospikeClusterStatus, generation int64) {
-	for _, t := range []string{ackov1alpha1.ConditionPaused, ackov1alpha1.ConditionPendingChanges,
-		ackov1alpha1.ConditionReconcileFailed} {
-		meta.RemoveStatusCondition(&s.Conditions, t)
-	}
+	meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionPaused)
+	setPendingChanges(s, generation, false)
+	setReconcileFailed(s, generation, false, "", "")
 	resetBreaker(s)
 	s.Phase = ackov1alpha1.PhaseReconciling
 	setReconciling(s, generation, true, ackov1alpha1.ReasonApplying, "Resumed by user")

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -173,7 +174,7 @@ func TestSummarize(t *testing.T) {
 			if s.Phase != tc.phase {
 				t.Errorf("phase %s, want %s", s.Phase, tc.phase)
 			}
-			if got := conditionsOf(s); !equalMaps(got, tc.want) {
+			if got := conditionsOf(s); !maps.Equal(got, tc.want) {
 				t.Errorf("conditions\n got %v\nwant %v", got, tc.want)
 			}
 			if s.CircuitBreaker != nil || meta.FindStatusCondition(s.Conditions, breaker) != nil {
@@ -190,18 +191,6 @@ func TestSummarize(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestPausedAndResumedStatus(t *testing.T) {
@@ -232,7 +221,7 @@ func TestPausedAndResumedStatus(t *testing.T) {
 			if tc.pending {
 				want[ackov1alpha1.ConditionPendingChanges] = "True/" + ackov1alpha1.ReasonSpecChangedWhilePaused
 			}
-			if got := conditionsOf(s); s.Phase != ackov1alpha1.PhasePaused || s.ObservedGeneration != 7 || !equalMaps(got, want) {
+			if got := conditionsOf(s); s.Phase != ackov1alpha1.PhasePaused || s.ObservedGeneration != 7 || !maps.Equal(got, want) {
 				t.Errorf("paused: phase %s, observedGeneration %d, conditions %v; want Paused, 7, %v",
 					s.Phase, s.ObservedGeneration, got, want)
 			}
@@ -244,7 +233,7 @@ func TestPausedAndResumedStatus(t *testing.T) {
 				ackov1alpha1.ConditionReconciling: "True/" + ackov1alpha1.ReasonApplying,
 				ackov1alpha1.ConditionStalled:     "False/" + ackov1alpha1.ReasonProgressing,
 			}
-			if got := conditionsOf(s); s.Phase != ackov1alpha1.PhaseReconciling || s.CircuitBreaker != nil || !equalMaps(got, want) {
+			if got := conditionsOf(s); s.Phase != ackov1alpha1.PhaseReconciling || s.CircuitBreaker != nil || !maps.Equal(got, want) {
 				t.Errorf("resumed: phase %s, breaker %+v, conditions %v; want Reconciling, nil, %v",
 					s.Phase, s.CircuitBreaker, got, want)
 			}
@@ -273,7 +262,7 @@ func TestRecordFailure(t *testing.T) {
 			want[ackov1alpha1.ConditionReconciling] = "False/" + ackov1alpha1.ReasonTooManyFailures
 			wantPhase = ackov1alpha1.PhaseError
 		}
-		if got := conditionsOf(s); s.Phase != wantPhase || !equalMaps(got, want) {
+		if got := conditionsOf(s); s.Phase != wantPhase || !maps.Equal(got, want) {
 			t.Errorf("failure %d: phase %s, conditions %v; want %s, %v", n, s.Phase, got, wantPhase, want)
 		}
 	}
