@@ -24,6 +24,9 @@ const (
 	LabelRack = "acko.io/rack"
 	// AnnotationConfigHash is the hash of the rendered aerospike.conf a pod was created with.
 	AnnotationConfigHash = "acko.io/config-hash"
+	// AnnotationReplicationFactor is the smallest replication-factor of the config a pod was created
+	// with (the safety rule follows the factor the running nodes have).
+	AnnotationReplicationFactor = "acko.io/replication-factor"
 	// AnnotationPodSpecHash is the hash of the pod template (without the config) a pod was created with.
 	AnnotationPodSpecHash = "acko.io/podspec-hash"
 )

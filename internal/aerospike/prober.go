@@ -152,6 +152,22 @@ func (m *ProberManager) Stop(key types.NamespacedName) {
 	}
 }
 
+// Refresh asks key's prober for a poll now whose reading is reported (an event) even when nothing
+// changed: the reconciler waits for readings newer than its decision before it takes a node down. It
+// never blocks.
+func (m *ProberManager) Refresh(key types.NamespacedName) {
+	m.mu.Lock()
+	p, ok := m.probers[key]
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	p.wanted = true
+	p.mu.Unlock()
+	p.poke()
+}
+
 // Snapshot returns the latest health of key; false until its first poll has finished.
 func (m *ProberManager) Snapshot(key types.NamespacedName) (ClusterHealth, bool) {
 	m.mu.Lock()
@@ -191,6 +207,8 @@ type prober struct {
 	spec   ProbeSpec
 	health ClusterHealth
 	polled bool
+	// wanted: a reading was asked for (Refresh); the next poll reports it whatever it says.
+	wanted bool
 	// tipped is when each node was last told where the cluster is (touched by the poll goroutine only).
 	tipped map[string]time.Time
 }
@@ -225,14 +243,15 @@ func (p *prober) wait(ctx context.Context) bool {
 
 func (p *prober) poll(ctx context.Context) {
 	p.mu.Lock()
-	spec := p.spec
+	spec, wanted := p.spec, p.wanted
+	p.wanted = false
 	p.mu.Unlock()
 	nodes := probeAll(ctx, p.opts.Client, p.opts.Clock, spec.Targets)
 	if ctx.Err() != nil {
 		return // stopped mid-poll: the answers are cancellations, not news
 	}
 	health, changed := p.store(spec.Targets, nodes)
-	if changed {
+	if changed || wanted {
 		p.notify(ctx)
 	}
 	p.heal(ctx, health, spec.Targets)
@@ -334,10 +353,15 @@ func (p *prober) update(spec ProbeSpec) {
 	p.spec = spec
 	p.mu.Unlock()
 	if !same {
-		select {
-		case p.kick <- struct{}{}:
-		default: // a poll is already pending
-		}
+		p.poke()
+	}
+}
+
+// poke makes the prober poll now.
+func (p *prober) poke() {
+	select {
+	case p.kick <- struct{}{}:
+	default: // a poll is already pending
 	}
 }
 

@@ -36,6 +36,9 @@ type Prober interface {
 	Ensure(key types.NamespacedName, spec aerospike.ProbeSpec)
 	Stop(key types.NamespacedName)
 	Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, bool)
+	// Refresh asks for readings of every node now, reported even when nothing changed: an act that
+	// takes a node down waits for readings newer than its decision.
+	Refresh(key types.NamespacedName)
 }
 
 // AerospikeClusterReconciler reconciles an AerospikeCluster object.

@@ -168,8 +168,9 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
 		return current, nil
 	}
-	if why, err := r.lookAgain(ctx, st, leaving); why != "" || err != nil {
-		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
+	act := takeDown{what: "Scale down of " + existing.Name, pods: leaving, decided: st.decidedAt(leaving)}
+	if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
+		st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", why)
 		return current, err
 	}
 	st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down from %d to %d pods", existing.Name, current, next)

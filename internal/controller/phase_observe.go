@@ -65,6 +65,7 @@ func (r *AerospikeClusterReconciler) renderChildren(_ context.Context, st *clust
 		}
 		st.objects = append(st.objects, resources.ConfigMap(c, rack, conf))
 		sts := resources.StatefulSet(c, rack, config.Hash(conf))
+		sts.Spec.Template.Annotations[ackov1alpha1.AnnotationReplicationFactor] = strconv.Itoa(config.ReplicationFactor(c))
 		st.sets[sts.Name] = sts
 	}
 	return false, nil
@@ -110,6 +111,7 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 	}
 	st.health, st.healthOK = r.Probers.Snapshot(st.key)
 	st.split = st.healthOK && st.health.SplitSettled
+	st.maxDown = min(st.maxDown, max(1, st.runningReplicationFactor()-1))
 	st.outdated = st.findOutdated()
 	st.held = st.heldPods()
 	st.results = r.takeResults(st)
@@ -121,10 +123,11 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 // update would), each with how it is brought up to date.
 func (st *clusterState) findOutdated() []outdatedPod {
 	var out []outdatedPod
+	desired := st.cluster.DesiredPodNames()
 	for _, pod := range st.pods {
 		sts := st.sets[st.cluster.StatefulSetName(rackOf(pod))]
-		if sts == nil || pod.DeletionTimestamp != nil {
-			continue // a rack being removed is scaled down, not rolled
+		if sts == nil || pod.DeletionTimestamp != nil || !slices.Contains(desired, pod.Name) {
+			continue // a rack being removed, or a pod a scale-down removes, leaves: it is not rolled
 		}
 		if reason, needed := resources.RestartReason(pod, sts); needed {
 			out = append(out, outdatedPod{pod: pod, reason: reason, method: st.updateMethod(pod, reason)})
@@ -132,6 +135,28 @@ func (st *clusterState) findOutdated() []outdatedPod {
 	}
 	slices.SortFunc(out, func(a, b outdatedPod) int { return st.cluster.ComparePods(a.pod.Name, b.pod.Name, true) })
 	return out
+}
+
+// runningReplicationFactor is the replication factor every running node has: the smallest over the
+// desired config and the config each pod runs. A pod that runs its rack's desired config has the
+// desired factor; another has the one recorded when it was created (acko.io/replication-factor, dropped
+// when a restart in place or a live change gives it a new config), and without one it is taken at 2,
+// the smallest factor that lets a node go. Once every pod runs the desired config, the factor is the
+// desired one: the nodes that restarted last then migrate, which holds every take-down and the
+// PodDisruptionBudget until the copies are made.
+func (st *clusterState) runningReplicationFactor() int {
+	rf := config.ReplicationFactor(st.cluster)
+	for _, pod := range st.pods {
+		if pod.Annotations[ackov1alpha1.AnnotationConfigHash] == st.desiredConfigHash(pod) {
+			continue
+		}
+		running, err := strconv.Atoi(pod.Annotations[ackov1alpha1.AnnotationReplicationFactor])
+		if err != nil || running < 1 {
+			running = 2
+		}
+		rf = min(rf, running)
+	}
+	return rf
 }
 
 // updateMethod is how a rolling restart brings an outdated pod up to date: a pod broken by its

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/operations"
@@ -19,7 +20,7 @@ func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clust
 		Pods:                  st.pods,
 		Health:                st.health,
 		HealthOK:              st.healthOK,
-		ClusterReady:          ready && st.work == nil,
+		ClusterReady:          (ready || st.splitOnly()) && st.work == nil,
 		NotReady:              why,
 		RollingRestartPending: len(st.outdated) > 0 || st.updatesPending(),
 		Now:                   st.now,
@@ -58,18 +59,25 @@ func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clust
 	return false, nil
 }
 
-// mayRestartForOperation is the look before an operation restarts a pod: the safety checks on fresh
-// readings, the disruption budget taken for a warm restart (an eviction asks the budget itself), and
-// a fresh look at the pods.
+// splitOnly: the nodes are split and nothing else keeps the cluster from Running. An operation still
+// runs then (the user accepts the cost of a restart while split), under the safety rule.
+func (st *clusterState) splitOnly() bool {
+	return st.split && len(st.outdated) == 0 && len(st.leavingNow()) == 0
+}
+
+// mayRestartForOperation is the look before an operation restarts a pod: the disruption budget taken
+// for a warm restart (an eviction asks the budget itself), then the door every take-down goes through.
+// While split the operation still goes under the safety rule: the user asked for it.
 func (r *AerospikeClusterReconciler) mayRestartForOperation(ctx context.Context, st *clusterState, pod string,
 	warm bool) (string, error) {
-	if check, why := st.mayTakeDown([]string{pod}); check != "" {
-		return holdReason("restart of "+pod, check, why), nil
-	}
 	if warm {
 		if taken, why := st.budgetTaken([]string{pod}); !taken {
 			return why, nil
 		}
 	}
-	return r.lookAgain(ctx, st, []string{pod})
+	var decided time.Time
+	if op := st.cluster.Status.OperationStatus; op != nil && op.CurrentPodStartTime != nil {
+		decided = op.CurrentPodStartTime.Time
+	}
+	return r.mayActNow(ctx, st, takeDown{what: "restart of " + pod, kind: actOperation, pods: []string{pod}, decided: decided})
 }

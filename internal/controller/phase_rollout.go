@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -228,13 +229,14 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 		return r.restartInPlace(ctx, st, names)
 	case ackov1alpha1.UpdateLive:
 		return r.applyLive(ctx, st, names[0])
-	case ackov1alpha1.UpdateEvict:
+	case ackov1alpha1.UpdateEvict, ackov1alpha1.UpdateReplace:
 		// Looked at again right before the act: the record may be minutes old (an operator restart, a
 		// refused eviction), and a drain may have taken a node meanwhile.
-		if check, why := st.mayTakeDown(names); check != "" {
-			return holdReason("eviction", check, why), nil
+		act := takeDown{what: "eviction", pods: names, decided: st.decidedAt(names)}
+		if method == ackov1alpha1.UpdateReplace {
+			act.what, act.kind = "replacement", actReplace
 		}
-		if why, err := r.lookAgain(ctx, st, names); why != "" || err != nil {
+		if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
 			return why, err
 		}
 	}
@@ -255,7 +257,7 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	return "pod is being recreated", nil
 }
 
-// followBack follows a step that happened until its pod is back: a new instance that is Ready (its
+// followBack follows a step that happened until its pod is back: a new instance (a new UID) that is Ready (its
 // node a member with no migrations pending), or, in place, a node that restarted and is Ready again.
 func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *clusterState, name string,
 	u *ackov1alpha1.PodUpdate) (string, error) {
@@ -265,12 +267,24 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 		return r.followInPlace(ctx, st, pod, u)
 	case !u.Done:
 		return "recording the restart", r.markDone(ctx, st, name, u) // the operator stopped after the act
-	case pod == nil || pod.DeletionTimestamp != nil:
+	case pod == nil || pod.DeletionTimestamp != nil || string(pod.UID) == u.UID:
+		// The same instance after its eviction is a cache behind: the step ends with a new pod only.
 		return "pod is being recreated", nil
 	case !resources.PodReady(pod):
 		return st.becauseUnstable("pod is not Ready yet"), nil
 	}
 	return "", r.clearUpdate(ctx, st, name)
+}
+
+// decidedAt is when the latest of the pods' steps was recorded: the act needs readings taken after it.
+func (st *clusterState) decidedAt(pods []string) time.Time {
+	var at time.Time
+	for _, p := range pods {
+		if u := st.cluster.Status.Pods[p].Update; u != nil && u.Started.After(at) {
+			at = u.Started.Time
+		}
+	}
+	return at
 }
 
 // markDone records that the step happened, with the pod's restart reason and time.

@@ -97,15 +97,12 @@ func (r *AerospikeClusterReconciler) mayRestartInPlace(ctx context.Context, st *
 	if taken, why := st.budgetTaken(pods); !taken {
 		return why, nil
 	}
-	if why, err := r.lookAgain(ctx, st, pods); why != "" || err != nil {
-		return why, err
-	}
 	for _, p := range pods {
 		if up := st.health.Nodes[p].Facts.Uptime; up < minUptimeBeforeSignal {
 			return fmt.Sprintf("Aerospike on %s started %s ago", p, up), nil
 		}
 	}
-	return "", nil
+	return r.mayActNow(ctx, st, takeDown{what: "restart in place", pods: pods, decided: st.decidedAt(pods)})
 }
 
 // settling: an earlier attempt may have signalled without the operator learning of it; until the
@@ -230,9 +227,6 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 	}
 	if check, why := st.mayTakeDown(nil); check != "" {
 		return holdReason("live config change", check, why), nil
-	}
-	if st.split {
-		return "the nodes form more than one cluster", nil
 	}
 	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: task}, func(ctx context.Context) (string, error) {
 		return r.Live.Apply(ctx, pod, u.ConfigHash)

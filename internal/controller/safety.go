@@ -3,8 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,81 +17,214 @@ import (
 
 // takeDownCheck is a named safety predicate (as ECK's; ADR-0020, docs/adr/0020-restart-safety.md): it
 // returns "" when the given pods may go down now, or why they may not. Every act that takes Aerospike nodes
-// down runs them right before it acts, on this reconcile's fresh readings: rolling restarts, scale-down,
-// rack removal, operations.
+// down runs them through one door (mayActNow) at the moment it acts.
 type takeDownCheck struct {
 	name  string
-	check func(st *clusterState, pods []string) string
+	check func(v *takeDownView, pods []string) string
 }
 
-var takeDownChecks = []takeDownCheck{
-	{"SafetyRule", func(st *clusterState, pods []string) string {
+// takeDownView is what the checks judge: the pods, the nodes down or leaving and the readings as they are
+// at one moment.
+type takeDownView struct {
+	desired []string
+	pods    map[string]*corev1.Pod
+	members []string          // the pods that run: their nodes must all be in the cluster
+	down    map[string]string // pods down or leaving, and why
+	health  aerospike.ClusterHealth
+	now     time.Time
+	maxDown int
+	split   bool
+}
+
+var (
+	checkSafetyRule = takeDownCheck{"SafetyRule", func(v *takeDownView, pods []string) string {
 		var others []string
-		for p := range st.held {
+		for p, why := range v.down {
 			if !slices.Contains(pods, p) {
-				others = append(others, p)
+				others = append(others, p+" ("+why+")")
 			}
 		}
-		if len(pods)+len(others) > st.maxDown {
+		if len(pods)+len(others) > v.maxDown {
 			slices.Sort(others)
-			return fmt.Sprintf("%d pods would be down at once (%s taken down already), at most %d may be "+
-				"(replication-factor − 1)", len(pods)+len(others), strings.Join(others, ", "), st.maxDown)
+			return fmt.Sprintf("%d pods would be down at once (down or leaving already: %s), at most %d may be "+
+				"(replication-factor − 1)", len(pods)+len(others), strings.Join(others, ", "), v.maxDown)
 		}
 		return ""
-	}},
-	{"PodsReady", func(st *clusterState, pods []string) string {
-		if notReady := st.notReadyPods(pods); len(notReady) > 0 {
+	}}
+	checkPodsReady = takeDownCheck{"PodsReady", func(v *takeDownView, pods []string) string {
+		var notReady []string
+		for _, name := range v.desired {
+			if !resources.PodReady(v.pods[name]) && !slices.Contains(pods, name) {
+				notReady = append(notReady, name)
+			}
+		}
+		if len(notReady) > 0 {
 			return "pods not Ready: " + strings.Join(notReady, ", ")
 		}
 		return ""
-	}},
-	{"ClusterStable", func(st *clusterState, _ []string) string {
-		if stable, why := st.stable(aerospike.MaxReadingAge); !stable {
-			return why
+	}}
+	checkClusterStable = takeDownCheck{"ClusterStable", func(v *takeDownView, _ []string) string {
+		_, why := v.health.Gate(v.members, v.now)
+		return why
+	}}
+	// While split, a node of either side can hold writes the other lacks (AP mode): a restart of an
+	// in-memory node discards them. The operator takes nothing down; a user who accepts that asks with
+	// an operation.
+	checkNoSplitBrain = takeDownCheck{"NoSplitBrain", func(v *takeDownView, _ []string) string {
+		if v.split {
+			return "the nodes form more than one cluster: " + v.health.DescribeGroups(v.members) +
+				"; the operator tells lone nodes where the cluster is (NodeTipped events) and takes no node down " +
+				"until they form one; an operation restarts the pods it names anyway"
 		}
 		return ""
-	}},
-	{"NoSplitBrain", func(st *clusterState, pods []string) string {
-		// While split, only nodes outside the largest group may go (restarting them can heal it).
-		if !st.split {
-			return ""
-		}
-		groups, _ := st.health.Groups(st.members)
+	}}
+	// A broken pod's asd does not run (its container crashes or cannot start): deleting it takes nothing down.
+	checkStillBroken = takeDownCheck{"StillBroken", func(v *takeDownView, pods []string) string {
 		for _, p := range pods {
-			if len(groups) > 0 && slices.Contains(groups[0].Pods, p) {
-				return fmt.Sprintf("the nodes form more than one cluster and %s is in the largest: %s", p, st.describeGroups())
+			if broken, _ := resources.Broken(v.pods[p]); !broken {
+				return "pod " + p + " is no longer broken by its container state"
 			}
 		}
 		return ""
-	}},
+	}}
+)
+
+// takeDownChecks run before a roll, a scale-down step or a rack removal takes nodes down. A split is named
+// first: it explains the rest.
+var takeDownChecks = []takeDownCheck{checkNoSplitBrain, checkSafetyRule, checkPodsReady, checkClusterStable}
+
+// actKind selects the checks of a take-down.
+type actKind int
+
+const (
+	actRoll      actKind = iota // a rolling-restart step, a scale-down step, a rack removal: takeDownChecks
+	actOperation                // a restart the user asked for: while split, the safety rule and ready pods only
+	actReplace                  // deleting pods broken by their container state
+)
+
+func (k actKind) checks(split bool) []takeDownCheck {
+	switch {
+	case k == actReplace:
+		return []takeDownCheck{checkStillBroken}
+	case k == actOperation && split:
+		return []takeDownCheck{checkSafetyRule, checkPodsReady}
+	}
+	return takeDownChecks
 }
 
-// mayTakeDown runs the safety checks for taking pods down now; it returns the name of the first
-// check that holds them and why ("" when they may go). While the nodes are split, nodes outside the
-// largest group hold no copy the cluster serves from: restarting them (which can heal the split)
-// needs only the safety rule.
-func (st *clusterState) mayTakeDown(pods []string) (check, why string) {
-	checks := takeDownChecks
-	if st.split && len(pods) > 0 && st.outsideLargestGroup(pods) {
-		checks = checks[:1]
-	}
-	for _, c := range checks {
-		if why := c.check(st, pods); why != "" {
+// run returns the name of the first check that holds the pods and why ("" when they may go).
+func (v *takeDownView) run(kind actKind, pods []string) (check, why string) {
+	for _, c := range kind.checks(v.split) {
+		if why := c.check(v, pods); why != "" {
 			return c.name, why
 		}
 	}
 	return "", ""
 }
 
-// outsideLargestGroup: none of the pods' nodes is in the largest group of a split cluster.
-func (st *clusterState) outsideLargestGroup(pods []string) bool {
-	groups, _ := st.health.Groups(st.members)
-	for _, p := range pods {
-		if len(groups) == 0 || slices.Contains(groups[0].Pods, p) {
-			return false
+// view is the checks' view from this reconcile's observations (a decision; the act looks again).
+func (st *clusterState) view() *takeDownView {
+	return st.viewOf(st.pods, st.members, st.now)
+}
+
+// viewOf recomputes the nodes down or leaving from the given pods and the steps recorded now, not from
+// observe: a step recorded earlier in this reconcile counts.
+func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, now time.Time) *takeDownView {
+	down := maps.Clone(st.heldPods())
+	desired := st.cluster.DesiredPodNames()
+	for name, pod := range pods {
+		if _, held := down[name]; !held && !resources.PodReady(pod) {
+			down[name] = "not Ready"
 		}
 	}
-	return true
+	for _, name := range desired {
+		if pods[name] == nil {
+			down[name] = "missing"
+		}
+	}
+	return &takeDownView{desired: desired, pods: pods, members: members, down: down, health: st.health,
+		now: now, maxDown: st.maxDown, split: st.split}
+}
+
+// mayTakeDown runs the checks of a decision on this reconcile's observations; it returns the name of
+// the first check that holds the pods and why ("" when they may go). The act runs them again (mayActNow).
+func (st *clusterState) mayTakeDown(pods []string) (check, why string) {
+	return st.view().run(actRoll, pods)
+}
+
+// freshReadingAge bounds how old a reading may be when the operator acts: readings 5 s old said "stable"
+// while a node had stopped; a reading taken at that moment was never wrong.
+const freshReadingAge = time.Second
+
+// takeDown is one act that takes nodes down.
+type takeDown struct {
+	what    string // for the hold message: "eviction", "restart in place", ...
+	kind    actKind
+	pods    []string
+	decided time.Time // when the act was decided (its step recorded): readings must be newer
+}
+
+// mayActNow is the one door every act that takes nodes down goes through, right before it acts (an
+// eviction, a delete, a restart signal, a StatefulSet's replicas lowered, a rack removed): the named
+// checks on the pods read again from the API server, the nodes down or leaving recomputed at this
+// moment, and readings of every running node taken after the decision and at most freshReadingAge old.
+// Older readings ask the prober for new ones (it wakes the reconcile): no reconcile waits on the
+// network. It says why the act waits ("" when it may go now).
+func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterState, act takeDown) (string, error) {
+	pods, err := r.readPods(ctx, st)
+	if err != nil {
+		return "", err
+	}
+	v := st.viewOf(pods, runningPods(pods), r.Clock.Now())
+	if act.kind != actReplace {
+		if why := v.stale(act.decided); why != "" {
+			r.Probers.Refresh(st.key)
+			return why, nil
+		}
+	}
+	if check, why := v.run(act.kind, act.pods); check != "" {
+		return holdReason(act.what, check, why), nil
+	}
+	return "", nil
+}
+
+// stale names a running node without a reading taken after the decision and at most freshReadingAge
+// old ("" when every one has one).
+func (v *takeDownView) stale(decided time.Time) string {
+	for _, name := range v.members {
+		n, ok := v.health.Nodes[name]
+		if !ok || !n.ReadAt.After(decided) || v.now.Sub(n.ReadAt) > freshReadingAge {
+			return "waiting for a fresh reading of every node (" + name + ")"
+		}
+	}
+	return ""
+}
+
+// readPods reads the cluster's pods from the API server, not the cache: a drain may have evicted one a
+// moment ago.
+func (r *AerospikeClusterReconciler) readPods(ctx context.Context, st *clusterState) (map[string]*corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, list, client.InNamespace(st.cluster.Namespace),
+		client.MatchingLabels(st.cluster.SelectorLabels())); err != nil {
+		return nil, err
+	}
+	pods := make(map[string]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[list.Items[i].Name] = &list.Items[i]
+	}
+	return pods, nil
+}
+
+// runningPods are the pods whose container runs (and that are not terminating), sorted.
+func runningPods(pods map[string]*corev1.Pod) []string {
+	var out []string
+	for name, pod := range pods {
+		if resources.PodRunning(pod) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // budgetTaken reports whether the PodDisruptionBudget counts pods as disrupted already, so that a
@@ -110,31 +245,6 @@ func (st *clusterState) budgetTaken(pods []string) (bool, string) {
 		return false, fmt.Sprintf("waiting for PodDisruptionBudget %s to count %s as disrupted", pdb.Name, strings.Join(pods, ", "))
 	}
 	return true, ""
-}
-
-// lookAgain re-reads the cluster's pods from the API server, not the cache, right before an act that
-// takes nodes down: a pod the checks saw Ready that went down since (a drain evicted it a moment ago)
-// holds the act.
-func (r *AerospikeClusterReconciler) lookAgain(ctx context.Context, st *clusterState, pods []string) (string, error) {
-	list := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, list, client.InNamespace(st.cluster.Namespace),
-		client.MatchingLabels(st.cluster.SelectorLabels())); err != nil {
-		return "", err
-	}
-	fresh := map[string]*corev1.Pod{}
-	for i := range list.Items {
-		fresh[list.Items[i].Name] = &list.Items[i]
-	}
-	var down []string
-	for _, name := range st.cluster.DesiredPodNames() {
-		if !slices.Contains(pods, name) && resources.PodReady(st.pods[name]) && !resources.PodReady(fresh[name]) {
-			down = append(down, name)
-		}
-	}
-	if len(down) > 0 {
-		return "pods went down meanwhile: " + strings.Join(down, ", "), nil
-	}
-	return "", nil
 }
 
 // holdReason formats a held step for the Reconciling condition (reason RestartBlocked).

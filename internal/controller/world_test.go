@@ -352,6 +352,9 @@ func (w *world) Stop(key types.NamespacedName) {
 	delete(w.probed, key)
 }
 
+// Refresh implements Prober: a snapshot is read when it is asked for, so a new one is there at once.
+func (w *world) Refresh(types.NamespacedName) { w.wake() }
+
 // Snapshot implements Prober: every probed pod whose asd runs answers, in one cluster whose size is
 // the number of answering nodes (pods marked alone form clusters of their own), read just now.
 func (w *world) Snapshot(key types.NamespacedName) (aerospike.ClusterHealth, bool) {

@@ -49,7 +49,8 @@ func RecordConfig(ctx context.Context, c client.Client, pod *corev1.Pod, hash st
 		return nil
 	}
 	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{ackov1alpha1.AnnotationConfigHash: hash}}})
+		// The factor recorded at creation belonged to the config the pod ran until now.
+		"annotations": map[string]any{ackov1alpha1.AnnotationConfigHash: hash, ackov1alpha1.AnnotationReplicationFactor: nil}}})
 	if err != nil {
 		return err
 	}

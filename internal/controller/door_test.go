@@ -1,0 +1,417 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/status"
+	"github.com/acko-io/acko/internal/tasks"
+	"github.com/acko-io/acko/test/testcluster"
+)
+
+// Issue 22's data-loss sequences, each on a cluster observed through a fake client and a fake prober (no
+// control plane): the deciders and the door every take-down goes through run as in a reconcile.
+
+var doorNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeProber serves one reading and counts the fresh readings asked for.
+type fakeProber struct {
+	health    aerospike.ClusterHealth
+	refreshed int
+}
+
+func (p *fakeProber) Ensure(types.NamespacedName, aerospike.ProbeSpec) {}
+func (p *fakeProber) Stop(types.NamespacedName)                        {}
+func (p *fakeProber) Snapshot(types.NamespacedName) (aerospike.ClusterHealth, bool) {
+	return p.health, true
+}
+func (p *fakeProber) Refresh(types.NamespacedName) { p.refreshed++ }
+
+// doorFixture is a cluster whose pods were created from before's StatefulSets, all Ready, their nodes one
+// stable cluster read just now.
+type doorFixture struct {
+	t      *testing.T
+	ctx    context.Context
+	c      client.Client
+	r      *AerospikeClusterReconciler
+	prober *fakeProber
+	key    types.NamespacedName
+	// instances counts the pods created per name: each gets a new UID (uid-NAME first).
+	instances map[string]int
+}
+
+func newDoorFixture(t *testing.T, before *ackov1alpha1.AerospikeCluster) *doorFixture {
+	t.Helper()
+	f := &doorFixture{t: t, ctx: context.Background(), prober: &fakeProber{}, instances: map[string]int{}}
+	f.key = types.NamespacedName{Namespace: before.Namespace, Name: before.Name}
+	sch := runtime.NewScheme()
+	f.must(clientgoscheme.AddToScheme(sch))
+	f.must(ackov1alpha1.AddToScheme(sch))
+	f.c = fake.NewClientBuilder().WithScheme(sch).WithStatusSubresource(&ackov1alpha1.AerospikeCluster{}).Build()
+	f.r = &AerospikeClusterReconciler{Client: f.c, APIReader: f.c, Scheme: sch, Probers: f.prober,
+		Status: status.NewWriter(f.c, f.c), Tasks: tasks.New(0), Clock: clocktesting.NewFakePassiveClock(doorNow)}
+	f.must(f.c.Create(f.ctx, before.DeepCopy()))
+	st := newClusterState(before, doorNow)
+	if _, err := f.r.renderChildren(f.ctx, st); err != nil || st.invalid != "" {
+		t.Fatalf("render: %v %s", err, st.invalid)
+	}
+	f.prober.health = aerospike.ClusterHealth{Nodes: map[string]aerospike.NodeHealth{}, ReadAt: doorNow}
+	for _, sts := range st.sets {
+		sts.UID = types.UID("uid-" + sts.Name)
+		sts.OwnerReferences = []metav1.OwnerReference{{APIVersion: ackov1alpha1.GroupVersion.String(),
+			Kind: "AerospikeCluster", Name: before.Name, UID: before.UID, Controller: ptr.To(true)}}
+		f.must(f.c.Create(f.ctx, sts))
+		for o := range *sts.Spec.Replicas {
+			f.addPod(sts, before.PodName(rackOf(sts), o))
+		}
+	}
+	f.prober.health.ExpectedSize = len(f.prober.health.Nodes)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: before.Namespace,
+		Name: before.PodDisruptionBudgetName(), OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: ackov1alpha1.GroupVersion.String(), Kind: "AerospikeCluster", Name: before.Name,
+			UID: before.UID, Controller: ptr.To(true)}}}}
+	f.must(f.c.Create(f.ctx, pdb))
+	f.budget(int32(len(f.prober.health.Nodes)))
+	return f
+}
+
+func (f *doorFixture) must(err error) {
+	f.t.Helper()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// addPod creates a pod of sts as its StatefulSet controller would, Ready, its node a stable member.
+func (f *doorFixture) addPod(sts *appsv1.StatefulSet, name string) {
+	tmpl := sts.Spec.Template
+	uid := types.UID("uid-" + name)
+	if f.instances[name]++; f.instances[name] > 1 {
+		uid = types.UID(fmt.Sprintf("uid-%s-%d", name, f.instances[name]))
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: name, UID: uid,
+			Labels: tmpl.Labels, Annotations: tmpl.Annotations, OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
+		Spec: tmpl.Spec,
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1",
+			ContainerStatuses: []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+	f.must(f.c.Create(f.ctx, pod))
+	f.prober.health.Nodes[name] = aerospike.NodeHealth{ReadAt: doorNow, Facts: aerospike.NodeFacts{
+		NodeID: "BB9" + name, ClusterKey: "K", ClusterStableKey: "K", ClusterIntegrity: true, Uptime: time.Hour}}
+	for n, h := range f.prober.health.Nodes {
+		h.Facts.ClusterSize = len(f.prober.health.Nodes)
+		f.prober.health.Nodes[n] = h
+	}
+}
+
+// budget sets the PodDisruptionBudget's status as the disruption controller would: healthy of all pods.
+func (f *doorFixture) budget(healthy int32) {
+	pdb := &policyv1.PodDisruptionBudget{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: f.cluster().PodDisruptionBudgetName()}, pdb))
+	pdb.Status.ExpectedPods, pdb.Status.CurrentHealthy = int32(len(f.prober.health.Nodes)), healthy
+	f.must(f.c.Status().Update(f.ctx, pdb))
+}
+
+// edit changes the cluster's spec.
+func (f *doorFixture) edit(change func(c *ackov1alpha1.AerospikeCluster)) {
+	c := f.cluster()
+	change(c)
+	f.must(f.c.Update(f.ctx, c))
+}
+
+func (f *doorFixture) cluster() *ackov1alpha1.AerospikeCluster {
+	c := &ackov1alpha1.AerospikeCluster{}
+	f.must(f.c.Get(f.ctx, f.key, c))
+	return c
+}
+
+// pod changes a pod in the API server.
+func (f *doorFixture) pod(name string, change func(p *corev1.Pod)) {
+	p := &corev1.Pod{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name}, p))
+	change(p)
+	wanted := p.Status
+	f.must(f.c.Update(f.ctx, p))
+	p.Status = wanted
+	f.must(f.c.Status().Update(f.ctx, p))
+}
+
+func notReady(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionFalse }
+
+// node changes a node's reading.
+func (f *doorFixture) node(name string, change func(h *aerospike.NodeHealth)) {
+	h := f.prober.health.Nodes[name]
+	change(&h)
+	f.prober.health.Nodes[name] = h
+}
+
+// migrating: every node counts partitions to migrate and cluster-stable says so.
+func (f *doorFixture) migrating() {
+	for name := range f.prober.health.Nodes {
+		f.node(name, func(h *aerospike.NodeHealth) {
+			h.Facts.MigratePartitionsRemaining = 100
+			h.Facts.ClusterStableErr = &aerospike.InfoError{Command: "cluster-stable", Code: 7, Message: "unstable cluster"}
+		})
+	}
+}
+
+// record writes a pod's step into the cluster's status.
+func (f *doorFixture) record(name string, u ackov1alpha1.PodUpdate) {
+	c := f.cluster()
+	u.UID = "uid-" + name
+	setUpdate(&c.Status, name, &u)
+	f.must(f.c.Status().Update(f.ctx, c))
+}
+
+// observe runs a reconcile's first phases.
+func (f *doorFixture) observe() *clusterState {
+	f.t.Helper()
+	st := newClusterState(f.cluster(), doorNow)
+	for _, p := range []func(context.Context, *clusterState) (bool, error){f.r.renderChildren, f.r.observe} {
+		if stop, err := p(f.ctx, st); stop || err != nil {
+			f.t.Fatalf("stop=%v err=%v invalid=%s", stop, err, st.invalid)
+		}
+	}
+	return st
+}
+
+func (f *doorFixture) exists(name string) bool {
+	return f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name}, &corev1.Pod{}) == nil
+}
+
+func sized(n int32) func(*ackov1alpha1.AerospikeCluster) {
+	return func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = n }
+}
+
+func replicationFactor(rf int) func(*ackov1alpha1.AerospikeCluster) {
+	return func(c *ackov1alpha1.AerospikeCluster) {
+		c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)["replication-factor"] = int64(rf)
+	}
+}
+
+func newImage(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" }
+
+// Point 1: replication-factor 2, 5 → 4. aero-4 was recorded leaving while the cluster was stable; then
+// aero-1's asd crashed and came back empty, migrating. The budget shows 3 of 5 healthy (aero-4 held,
+// aero-1 not Ready): the replicas must stay at 5 until aero-1's data is back. Rack removal goes the same
+// way (removeOldRacks scales a removed rack down through plannedReplicas).
+func TestScaleDownActsOnlyThroughTheChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		crash func(f *doorFixture)
+	}{
+		{"a node migrates after a crash", func(f *doorFixture) {
+			f.pod("aero-1", notReady)
+			f.migrating()
+		}},
+		// lookAgain reported only pods the cache showed Ready: a pod the cache never saw Ready went unnoticed.
+		{"a pod is not Ready", func(f *doorFixture) { f.pod("aero-1", notReady) }},
+		{"a node is silent", func(f *doorFixture) {
+			f.node("aero-1", func(h *aerospike.NodeHealth) { h.Err = aerospike.ErrUnreachable })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newDoorFixture(t, testcluster.Build(sized(5)))
+			f.edit(func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 4 })
+			f.record("aero-4", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateRemove,
+				Started: metav1.NewMicroTime(doorNow.Add(-10 * time.Second))})
+			f.pod("aero-4", notReady) // its gate held
+			tc.crash(f)
+			f.budget(3)
+			st := f.observe()
+			budget := st.maxDown
+			replicas, err := f.r.plannedReplicas(f.ctx, st, st.existingSets["aero"], 4, &budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if replicas != 5 {
+				t.Fatalf("replicas = %d, want 5 (held: %v)", replicas, st.work)
+			}
+			if st.work == nil || st.work.reason != ackov1alpha1.ReasonRestartBlocked {
+				t.Fatalf("work = %+v, want RestartBlocked", st.work)
+			}
+		})
+	}
+}
+
+// Point 2: a size decrease together with a pending roll. The reconcile that records aero-4 leaving must
+// not take another pod down in its rolling restart: the set of pods down or leaving is recomputed when
+// the roll decides, not taken from observe.
+func TestALeaveRecordedInThisReconcileHoldsTheRoll(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(5)))
+	f.edit(newImage)
+	st := f.observe()
+	for _, sts := range st.sets { // the StatefulSets took the new template in an earlier reconcile
+		existing := st.existingSets[sts.Name]
+		existing.Spec.Template = sts.Spec.Template
+		f.must(f.c.Update(f.ctx, existing))
+	}
+	f.edit(sized(4))
+	st = f.observe()
+	budget := st.maxDown
+	if _, err := f.r.plannedReplicas(f.ctx, st, st.existingSets["aero"], 4, &budget); err != nil {
+		t.Fatal(err)
+	}
+	if u := st.cluster.Status.Pods["aero-4"].Update; u == nil || u.Method != ackov1alpha1.UpdateRemove {
+		t.Fatalf("aero-4 not recorded leaving: %+v", st.cluster.Status.Pods["aero-4"])
+	}
+	batch, hold := st.nextBatch()
+	if len(batch) > 0 || !strings.Contains(hold, "check SafetyRule") || !strings.Contains(hold, "aero-4 (leaving the cluster)") {
+		t.Fatalf("batch %v, hold %q: want the roll held by SafetyRule naming aero-4", podsOf(batch), hold)
+	}
+}
+
+// Point 11: a size decrease together with an image change does not restart the pod about to leave.
+func TestAPodThatLeavesIsNotRolled(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(5)))
+	f.edit(func(c *ackov1alpha1.AerospikeCluster) {
+		newImage(c)
+		c.Spec.Size = 4
+	})
+	st := f.observe()
+	got := podsOf(st.outdated)
+	if want := []string{"aero-3", "aero-2", "aero-1", "aero-0"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("outdated = %v, want %v", got, want)
+	}
+}
+
+// Point 3: raising replication-factor from 2 to 3 (with an image change and a batch of 2). Until every
+// node runs the new factor, the rule, the batch and the PodDisruptionBudget stay at one node.
+func TestTheRuleFollowsTheRunningReplicationFactor(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(5)))
+	f.edit(func(c *ackov1alpha1.AerospikeCluster) {
+		replicationFactor(3)(c)
+		newImage(c)
+		c.Spec.RollingUpdateBatchSize = ptr.To(int32(2))
+	})
+	st := f.observe()
+	if got := st.runningReplicationFactor(); got != 2 {
+		t.Fatalf("running replication factor = %d, want 2", got)
+	}
+	if st.maxDown != 1 || st.pdbMaxUnavailable() != 1 {
+		t.Fatalf("maxDown %d, PodDisruptionBudget maxUnavailable %d: want 1 and 1", st.maxDown, st.pdbMaxUnavailable())
+	}
+	if batch, hold := st.nextBatch(); len(batch) != 1 || hold != "" {
+		t.Fatalf("batch %v (hold %q), want one pod", podsOf(batch), hold)
+	}
+
+	// Every pod runs the new config: the new factor holds.
+	g := newDoorFixture(t, testcluster.Build(sized(5), replicationFactor(3)))
+	if st := g.observe(); st.runningReplicationFactor() != 3 || st.maxDown != 2 {
+		t.Fatalf("settled at factor 3: running %d, maxDown %d", st.runningReplicationFactor(), st.maxDown)
+	}
+	// A pod created by an older operator, without the annotation, that runs another config counts as 2.
+	g.pod("aero-3", func(p *corev1.Pod) {
+		delete(p.Annotations, ackov1alpha1.AnnotationReplicationFactor)
+		p.Annotations[ackov1alpha1.AnnotationConfigHash] = "older"
+	})
+	if st := g.observe(); st.runningReplicationFactor() != 2 {
+		t.Fatalf("a pod of unknown factor: running %d, want 2", st.runningReplicationFactor())
+	}
+}
+
+// Point 5: a reading older than the decision, or more than a moment old, is not enough to act on: the
+// door asks the prober for a new one and the pod stays. (Against a real asd, the prober's snapshot said
+// stable for 1.75 s after a node was stopped.)
+func TestTheDoorActsOnlyOnFreshReadings(t *testing.T) {
+	decided := doorNow.Add(-500 * time.Millisecond)
+	for _, tc := range []struct {
+		name   string
+		readAt time.Time
+		acts   bool
+	}{
+		{"read before the decision", decided.Add(-time.Millisecond), false},
+		{"read after the decision but 2 s ago", doorNow.Add(-2 * time.Second), false},
+		{"read after the decision, a moment ago", doorNow.Add(-100 * time.Millisecond), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newDoorFixture(t, testcluster.Build())
+			f.edit(newImage)
+			f.record("aero-2", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateEvict, Started: metav1.NewMicroTime(decided)})
+			for name := range f.prober.health.Nodes {
+				f.node(name, func(h *aerospike.NodeHealth) { h.ReadAt = tc.readAt })
+			}
+			st := f.observe()
+			why, err := f.r.takeStep(f.ctx, st, ackov1alpha1.UpdateEvict, []string{"aero-2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if acted := !f.exists("aero-2"); acted != tc.acts {
+				t.Fatalf("evicted = %v, want %v (%s)", acted, tc.acts, why)
+			}
+			if !tc.acts && (f.prober.refreshed == 0 || !strings.Contains(why, "fresh reading")) {
+				t.Fatalf("refreshed %d times, waits %q: want a fresh reading asked for", f.prober.refreshed, why)
+			}
+		})
+	}
+}
+
+// Point 6: while split, the operator takes no node down, inside the largest group or outside it; an
+// operation the user asks for still restarts the pods it names, under the safety rule.
+func TestNoTakeDownWhileSplit(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build())
+	f.edit(newImage)
+	f.node("aero-2", func(h *aerospike.NodeHealth) { h.Facts.ClusterKey, h.Facts.ClusterSize = "ALONE", 1 })
+	f.pod("aero-2", notReady)
+	f.prober.health.SplitSince, f.prober.health.SplitSettled = doorNow.Add(-time.Minute), true
+	st := f.observe()
+	if !st.split {
+		t.Fatal("not split")
+	}
+	// aero-2, alone, is the first to roll.
+	if batch, hold := st.nextBatch(); len(batch) > 0 || !strings.Contains(hold, "check NoSplitBrain") {
+		t.Fatalf("batch %v, hold %q: want the roll held by NoSplitBrain", podsOf(batch), hold)
+	}
+	for pod, held := range map[string]string{"aero-2": "", "aero-0": "check SafetyRule"} {
+		why, err := f.r.mayRestartForOperation(f.ctx, st, pod, false)
+		if err != nil || held == "" && why != "" || held != "" && !strings.Contains(why, held) {
+			t.Fatalf("operation restarting %s: %q, %v; want held %q", pod, why, err, held)
+		}
+	}
+}
+
+// Point 12: an eviction that went out is finished only by a new pod: the old instance, still Ready in a
+// cache that lags, does not clear the step.
+func TestAnEvictionEndsOnlyWithANewPod(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build())
+	f.record("aero-2", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateEvict, Done: true,
+		Started: metav1.NewMicroTime(doorNow.Add(-time.Second))})
+	st := f.observe()
+	why, err := f.r.followBack(f.ctx, st, "aero-2", st.cluster.Status.Pods["aero-2"].Update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why == "" || f.cluster().Status.Pods["aero-2"].Update == nil {
+		t.Fatalf("step cleared on the old instance (%q)", why)
+	}
+	f.must(f.c.Delete(f.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.key.Namespace, Name: "aero-2"}}))
+	f.addPod(f.observe().existingSets["aero"], "aero-2")
+	st = f.observe()
+	if why, err := f.r.followBack(f.ctx, st, "aero-2", st.cluster.Status.Pods["aero-2"].Update); why != "" || err != nil {
+		t.Fatalf("new pod, Ready: %q, %v", why, err)
+	}
+	if u := f.cluster().Status.Pods["aero-2"].Update; u != nil {
+		t.Fatalf("step not cleared: %+v", u)
+	}
+}
