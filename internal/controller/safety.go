@@ -98,7 +98,7 @@ type actKind int
 
 const (
 	actRoll      actKind = iota // a rolling-restart step, a scale-down step, a rack removal: takeDownChecks
-	actOperation                // a restart the user asked for: while split, the safety rule and ready pods only
+	actOperation                // a restart the user asked for: while split, the safety rule alone
 	actReplace                  // deleting pods broken by their container state
 )
 
@@ -107,7 +107,7 @@ func (k actKind) checks(split bool) []takeDownCheck {
 	case k == actReplace:
 		return []takeDownCheck{checkStillBroken}
 	case k == actOperation && split:
-		return []takeDownCheck{checkSafetyRule, checkPodsReady}
+		return []takeDownCheck{checkSafetyRule}
 	}
 	return takeDownChecks
 }
@@ -128,12 +128,15 @@ func (st *clusterState) view() *takeDownView {
 }
 
 // viewOf recomputes the nodes down or leaving from the given pods and the steps recorded now, not from
-// observe: a step recorded earlier in this reconcile counts.
+// observe: a step recorded earlier in this reconcile counts. A pod not Ready is down, unless the nodes
+// are split and its node answers: its gate then says it is outside the largest group or that group is
+// short, while it serves.
 func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, now time.Time) *takeDownView {
 	down := maps.Clone(st.heldPods())
 	desired := st.cluster.DesiredPodNames()
 	for name, pod := range pods {
-		if _, held := down[name]; !held && !resources.PodReady(pod) {
+		_, held := down[name]
+		if !held && !resources.PodReady(pod) && !(st.split && resources.PodRunning(pod) && st.answers(name)) {
 			down[name] = "not Ready"
 		}
 	}
@@ -150,6 +153,12 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 // the first check that holds the pods and why ("" when they may go). The act runs them again (mayActNow).
 func (st *clusterState) mayTakeDown(pods []string) (check, why string) {
 	return st.view().run(actRoll, pods)
+}
+
+// answers: the node's latest reading is an answer.
+func (st *clusterState) answers(pod string) bool {
+	n, ok := st.health.Nodes[pod]
+	return ok && n.Err == nil
 }
 
 // freshReadingAge bounds how old a reading may be when the operator acts: readings 5 s old said "stable"

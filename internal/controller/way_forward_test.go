@@ -149,7 +149,7 @@ var _ = Describe("Always a way forward", func() {
 		waitOperation(key, "next", ackov1alpha1.OperationCompleted)
 	})
 
-	It("reports a split brain, holds the largest group's restarts, and restarts the node outside", func() {
+	It("reports a split brain, takes no node down while split, and restarts a node an operation names", func() {
 		startOperator(w, operations.Config{})
 		key := create(sampleCluster(ns, "split", 3))
 		waitRunning(key)
@@ -160,16 +160,26 @@ var _ = Describe("Always a way forward", func() {
 		Expect(condition(key, ackov1alpha1.ConditionReady)()).To(HaveField("Status", metav1.ConditionFalse))
 		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventClusterSplit) }, timeout, poll).ShouldNot(BeEmpty())
 
-		// A config change restarts split-2 (outside the largest group) and holds the others.
+		// An operation the user asks for restarts the node it names, split or not (the user accepts the cost).
+		setOperation(key, ackov1alpha1.OperationWarmRestart, "heal", "split-2")
+		Eventually(func() int { return w.warmRestarts("split-2") }, timeout, poll).Should(Equal(1))
+		w.set(func(w *world) { delete(w.alone, "split-2") })
+		waitOperation(key, "heal", ackov1alpha1.OperationCompleted)
+		waitRunning(key)
+
+		// A config change while split restarts no node, on either side, and says why.
+		w.set(func(w *world) { w.alone["split-2"] = true })
+		Eventually(condition(key, ackov1alpha1.ConditionClusterSplit), timeout, poll).Should(HaveField("Status", metav1.ConditionTrue))
 		update(key, func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000)}
 		})
-		Eventually(func() int { return w.warmRestarts("split-2") }, timeout, poll).Should(Equal(1))
-		Consistently(func() int { return w.warmRestarts("split-1") + w.warmRestarts("split-0") }, 2*time.Second, poll).
-			Should(BeZero())
+		Eventually(condition(key, ackov1alpha1.ConditionReconciling), timeout, poll).Should(
+			HaveField("Message", ContainSubstring("check NoSplitBrain")))
+		Consistently(func() int { return w.warmRestarts("split-0") + w.warmRestarts("split-1") + w.warmRestarts("split-2") },
+			2*time.Second, poll).Should(Equal(1))
 		w.set(func(w *world) { delete(w.alone, "split-2") })
 		waitRunning(key)
-		Expect(w.warmRestarts("split-0") + w.warmRestarts("split-1") + w.warmRestarts("split-2")).To(Equal(3))
+		Expect(w.warmRestarts("split-0") + w.warmRestarts("split-1") + w.warmRestarts("split-2")).To(Equal(4))
 		Expect(condition(key, ackov1alpha1.ConditionClusterSplit)()).To(HaveField("Status", metav1.ConditionFalse))
 		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventClusterJoined) }, timeout, poll).ShouldNot(BeEmpty())
 	})
