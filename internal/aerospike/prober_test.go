@@ -110,6 +110,31 @@ func TestProberWakesOnlyOnChange(t *testing.T) {
 	}
 }
 
+// An act that takes a node down asks for readings newer than its decision: Refresh polls at once, without
+// waiting for the interval, and reports the reading even when nothing changed.
+func TestProberRefreshReadsNowAndReports(t *testing.T) {
+	s := newSim(t, aerosim.Options{})
+	targets := addCluster(t, s, "c1", 3)
+	h := newProberHarness(t, NewClient(ClientOptions{}))
+	h.m.Refresh(testKey) // no prober for the cluster yet: nothing to do
+	h.m.Ensure(testKey, ProbeSpec{Targets: targets})
+	h.expectEvent("first reading")
+	h.settle()
+	before, _ := h.m.Snapshot(testKey)
+
+	h.clk.Step(time.Millisecond) // far less than the interval
+	h.m.Refresh(testKey)
+	h.expectEvent("the reading asked for")
+	after, _ := h.m.Snapshot(testKey)
+	for _, tg := range targets {
+		if !after.Nodes[tg.PodName].ReadAt.After(before.Nodes[tg.PodName].ReadAt) {
+			t.Fatalf("%s not read again: %v, before %v", tg.PodName, after.Nodes[tg.PodName].ReadAt, before.Nodes[tg.PodName].ReadAt)
+		}
+	}
+	h.settle()
+	h.expectNoEvent("one reading per request")
+}
+
 func TestProberEnsure(t *testing.T) {
 	s := newSim(t, aerosim.Options{})
 	targets := addCluster(t, s, "c1", 3)
