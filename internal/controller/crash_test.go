@@ -3,6 +3,8 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,6 +14,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 const (
@@ -35,12 +38,27 @@ func (w *writeCounter) afterWrite(f func(n int)) {
 // uptime is trusted after half a second instead of the default 15s.
 var crashConfig = operations.Config{SettleDelay: 500 * time.Millisecond}
 
-// operateWithCrash sets operation id on the cluster and lets a fresh operator run it. With crashAfter
-// > 0 that operator dies right after its crashAfter-th write since the operation was set: every
-// later write and signal fails, so nothing more of it lands, and its manager is stopped. A second
-// fresh operator (new reconciler, cache and prober state; same world) then finishes the job.
-// It returns the first operator's writes for the operation and whether it died mid-way.
+// operateWithCrash sets operation id on the cluster and runs it with runWithCrash.
 func operateWithCrash(w *world, key types.NamespacedName, kind ackov1alpha1.OperationKind, id string, crashAfter int) ([]string, bool) {
+	GinkgoHelper()
+	return runWithCrash(w, key, crashAfter, func() { setOperation(key, kind, id) }, func() bool {
+		c := fetch(key)
+		st := c.Status.OperationStatus
+		return st != nil && st.ID == id && st.Phase != ackov1alpha1.OperationInProgress &&
+			c.Status.Phase == ackov1alpha1.PhaseRunning
+	}, func() {
+		waitOperation(key, id, ackov1alpha1.OperationCompleted)
+		waitRunning(key)
+	})
+}
+
+// runWithCrash lets a fresh operator start a change (start) and carry it out until finished. With
+// crashAfter > 0 that operator dies right after its crashAfter-th write since the start: every later
+// write and signal fails, so nothing more of it lands, and its manager is stopped. A second fresh
+// operator (new reconciler, cache and prober state; same world) then finishes the job (settled). It
+// returns the first operator's writes for the change and whether it died mid-way.
+func runWithCrash(w *world, key types.NamespacedName, crashAfter int, start func(), finished func() bool,
+	settled func()) ([]string, bool) {
 	GinkgoHelper()
 	first, err := newOperator(w, crashConfig)
 	Expect(err).NotTo(HaveOccurred())
@@ -59,17 +77,14 @@ func operateWithCrash(w *world, key types.NamespacedName, kind ackov1alpha1.Oper
 			close(died)
 		})
 	}
-	setOperation(key, kind, id)
+	start()
 	Eventually(func() bool {
 		select {
 		case <-died:
 			return true
 		default:
 		}
-		c := fetch(key)
-		st := c.Status.OperationStatus
-		return st != nil && st.ID == id && st.Phase != ackov1alpha1.OperationInProgress &&
-			c.Status.Phase == ackov1alpha1.PhaseRunning
+		return finished()
 	}, timeout, poll/5).Should(BeTrue())
 	first.stop()
 	writes := first.writes.list()[base:]
@@ -84,8 +99,7 @@ func operateWithCrash(w *world, key types.NamespacedName, kind ackov1alpha1.Oper
 	second, err := newOperator(w, crashConfig)
 	Expect(err).NotTo(HaveOccurred())
 	defer second.stop()
-	waitOperation(key, id, ackov1alpha1.OperationCompleted)
-	waitRunning(key)
+	settled()
 	return writes, true
 }
 
@@ -127,5 +141,94 @@ var _ = Describe("Operations survive an operator crash", func() {
 		// Labelled so that `make test` (hack/test.sh) runs each in a process of its own: they are the longest specs.
 		Entry("WarmRestart: each pod signalled exactly once", Label("crash-warm"), ackov1alpha1.OperationWarmRestart, "warm×1"),
 		Entry("PodRestart: each pod deleted exactly once", Label("crash-pod"), ackov1alpha1.OperationPodRestart, "recreated×1"),
+	)
+})
+
+// A roll or a scale step, changed there and back: the way there runs with a crash after each write in
+// turn, the way back (when it is not a crash point itself) with no crash.
+type crashChange struct {
+	size   int32
+	racks  []int32
+	there  func(c *ackov1alpha1.AerospikeCluster, n int) // the n-th change, a crash point
+	back   func(c *ackov1alpha1.AerospikeCluster)        // undoes it with no crash (nil: there alternates)
+	expect func(names []string) map[string]string       // what happens to the pods that remain
+}
+
+func proto(c *ackov1alpha1.AerospikeCluster, n int) {
+	c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000 + n)}
+}
+
+func image(c *ackov1alpha1.AerospikeCluster, n int) {
+	c.Spec.Image = []string{"aerospike:ce-8.1.2.0", testcluster.Image}[n%2]
+}
+
+var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
+	DescribeTable("after any write, a fresh operator finishes the change and no pod is restarted twice or left out",
+		func(cc crashChange) {
+			ns, w := newNamespace()
+			setup := startOperator(w, crashConfig)
+			c := sampleCluster(ns, "roll", cc.size)
+			if len(cc.racks) > 0 {
+				c.Spec.RackConfig = &ackov1alpha1.RackConfig{}
+				for _, id := range cc.racks {
+					c.Spec.RackConfig.Racks = append(c.Spec.RackConfig.Racks, ackov1alpha1.Rack{ID: id})
+				}
+			}
+			key := create(c)
+			waitRunning(key)
+			setup.stop()
+
+			change := func(n, crashAfter int) ([]string, bool, map[string]string) {
+				if cc.back != nil && n > 0 {
+					back := startOperator(w, crashConfig)
+					update(key, cc.back)
+					waitRunning(key)
+					back.stop()
+				}
+				before := traces(key, w)
+				writes, crashed := runWithCrash(w, key, crashAfter, func() {
+					update(key, func(c *ackov1alpha1.AerospikeCluster) { cc.there(c, n) })
+				}, func() bool {
+					c := fetch(key)
+					return c.Status.Phase == ackov1alpha1.PhaseRunning && c.Status.ObservedGeneration == c.Generation
+				}, func() { waitRunning(key) })
+				return writes, crashed, restartsSince(before, key, w)
+			}
+			writes, _, restarts := change(0, 0)
+			remaining := slices.Sorted(maps.Keys(podUIDs(key)))
+			Expect(restarts).To(Equal(cc.expect(remaining)))
+			AddReportEntry("writes of the change", fmt.Sprintf("%d: %v", len(writes), writes))
+
+			crashes := 0
+			for n := 1; n <= min(len(writes)+extraCrashPoints, maxCrashPoints); n++ {
+				writes, crashed, restarts := change(n, n)
+				at := "no crash: the change ended first"
+				if crashed {
+					crashes++
+					at = "crash after " + writes[n-1]
+				}
+				Expect(restarts).To(Equal(cc.expect(remaining)), "crash point %d, %s", n, at)
+				Expect(slices.Sorted(maps.Keys(podUIDs(key)))).To(Equal(remaining), "crash point %d, %s", n, at)
+			}
+			AddReportEntry("crash points", crashes)
+			Expect(crashes).To(BeNumerically(">=", 2), "the crash points were reached")
+		},
+		// Under the labels of the operations' tables: hack/test.sh runs the controller suite in three processes.
+		Entry("evict and recreate (image change)", Label("crash-pod"), crashChange{size: 3, there: image,
+			expect: func(names []string) map[string]string { return each(names, "recreated×1") }}),
+		Entry("restart in place (config change)", Label("crash-warm"), crashChange{size: 3, there: proto,
+			expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
+		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
+			there: func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
+			back:  func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },
+			expect: func([]string) map[string]string { return map[string]string{} }}),
+		Entry("rack removal", Label("crash-warm"), crashChange{size: 4, racks: []int32{1, 2},
+			there: func(c *ackov1alpha1.AerospikeCluster, _ int) {
+				c.Spec.Size, c.Spec.RackConfig.Racks = 2, c.Spec.RackConfig.Racks[:1]
+			},
+			back: func(c *ackov1alpha1.AerospikeCluster) {
+				c.Spec.Size, c.Spec.RackConfig.Racks = 4, append(c.Spec.RackConfig.Racks, ackov1alpha1.Rack{ID: 2})
+			},
+			expect: func([]string) map[string]string { return map[string]string{} }}),
 	)
 })
