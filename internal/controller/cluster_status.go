@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -237,9 +238,14 @@ func (st *clusterState) leavingNow() []string {
 
 // notReadyPods lists the pods the spec asks for that are missing or not Ready, except those given.
 func (st *clusterState) notReadyPods(except []string) []string {
+	return notReadyIn(st.cluster.DesiredPodNames(), st.pods, except)
+}
+
+// notReadyIn lists the desired pods that are missing from pods or not Ready, except those given.
+func notReadyIn(desired []string, pods map[string]*corev1.Pod, except []string) []string {
 	var notReady []string
-	for _, name := range st.cluster.DesiredPodNames() {
-		if !resources.PodReady(st.pods[name]) && !slices.Contains(except, name) {
+	for _, name := range desired {
+		if !resources.PodReady(pods[name]) && !slices.Contains(except, name) {
 			notReady = append(notReady, name)
 		}
 	}

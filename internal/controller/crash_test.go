@@ -151,7 +151,7 @@ type crashChange struct {
 	racks  []int32
 	there  func(c *ackov1alpha1.AerospikeCluster, n int) // the n-th change, a crash point
 	back   func(c *ackov1alpha1.AerospikeCluster)        // undoes it with no crash (nil: there alternates)
-	expect func(names []string) map[string]string       // what happens to the pods that remain
+	expect func(names []string) map[string]string        // what happens to the pods that remain
 }
 
 func proto(c *ackov1alpha1.AerospikeCluster, n int) {
@@ -219,8 +219,8 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 		Entry("restart in place (config change)", Label("crash-warm"), crashChange{size: 3, there: proto,
 			expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
-			there: func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
-			back:  func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },
+			there:  func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
+			back:   func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },
 			expect: func([]string) map[string]string { return map[string]string{} }}),
 		Entry("rack removal", Label("crash-warm"), crashChange{size: 4, racks: []int32{1, 2},
 			there: func(c *ackov1alpha1.AerospikeCluster, _ int) {

@@ -52,13 +52,7 @@ var (
 		return ""
 	}}
 	checkPodsReady = takeDownCheck{"PodsReady", func(v *takeDownView, pods []string) string {
-		var notReady []string
-		for _, name := range v.desired {
-			if !resources.PodReady(v.pods[name]) && !slices.Contains(pods, name) {
-				notReady = append(notReady, name)
-			}
-		}
-		if len(notReady) > 0 {
+		if notReady := notReadyIn(v.desired, v.pods, pods); len(notReady) > 0 {
 			return "pods not Ready: " + strings.Join(notReady, ", ")
 		}
 		return ""
@@ -136,7 +130,8 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 	desired := st.cluster.DesiredPodNames()
 	for name, pod := range pods {
 		_, held := down[name]
-		if !held && !resources.PodReady(pod) && !(st.split && resources.PodRunning(pod) && st.answers(name)) {
+		serving := st.split && resources.PodRunning(pod) && st.answers(name)
+		if !held && !resources.PodReady(pod) && !serving {
 			down[name] = "not Ready"
 		}
 	}

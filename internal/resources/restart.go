@@ -12,9 +12,10 @@ import (
 )
 
 // PodSpecHash is a short digest of a pod template without the Aerospike image (of the Aerospike container
-// and of the init container that copies the config) and without the two hash
-// annotations (and the replication-factor one, which follows the config). Leaving those out lets a pod's annotations and image tell the three kinds of change apart:
-// image (ImageChanged), rendered config (ConfigChanged) and everything else (PodSpecChanged).
+// and of the init container that copies the config) and without the two hash annotations (and the
+// replication-factor one, which follows the config). Leaving those out lets a pod's annotations and image
+// tell the three kinds of change apart: image (ImageChanged), rendered config (ConfigChanged) and everything
+// else (PodSpecChanged).
 func PodSpecHash(tmpl corev1.PodTemplateSpec) string {
 	t := tmpl.DeepCopy()
 	delete(t.Annotations, v1alpha1.AnnotationConfigHash)
