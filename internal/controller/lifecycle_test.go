@@ -101,9 +101,10 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 
 		w.set(func(w *world) { w.migrating = true })
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 2 })
-		// Migrating nodes are not Ready (the readiness gate), so the first check holds the scale down.
+		// Migrating nodes hold the scale down: counted down while their readiness gates say not Ready
+		// (SafetyRule, PodsReady), and by the stability gate (ClusterStable).
 		Eventually(condition(key, ackov1alpha1.ConditionReconciling), timeout, poll).Should(
-			HaveField("Message", ContainSubstring("Scale down of scale held by check PodsReady")))
+			HaveField("Message", MatchRegexp("Scale down of scale held by check (SafetyRule|PodsReady|ClusterStable)")))
 		Consistently(func() int { return len(podUIDs(key)) }, time.Second, poll).Should(Equal(5))
 
 		var mu sync.Mutex
@@ -202,10 +203,11 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 		before := podUIDs(key)
 		w.set(func(w *world) { w.migrating = true })
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
-		// Migrating nodes are not Ready (the readiness gate): PodsReady holds it first.
+		// Migrating nodes hold it: counted down while their readiness gates say not Ready (SafetyRule,
+		// PodsReady), and by the stability gate (ClusterStable).
 		Eventually(condition(key, ackov1alpha1.ConditionReconciling), timeout, poll).Should(And(
 			HaveField("Reason", ackov1alpha1.ReasonRestartBlocked),
-			HaveField("Message", ContainSubstring("Rolling restart held by check PodsReady"))))
+			HaveField("Message", MatchRegexp("Rolling restart held by check (SafetyRule|PodsReady|ClusterStable)"))))
 		Expect(condition(key, ackov1alpha1.ConditionReady)()).To(HaveField("Status", metav1.ConditionFalse))
 		Consistently(func() map[string]types.UID { return podUIDs(key) }, time.Second, poll).Should(Equal(before))
 		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventRollingRestartBlocked) }).
