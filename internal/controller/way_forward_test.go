@@ -142,7 +142,7 @@ var _ = Describe("Always a way forward", func() {
 		// Whether late-1 was begun (or even restarted) before late-2 went down or not, the wait ended after 3 s,
 		// saying why.
 		Expect(st.Message).To(Or(ContainSubstring("waited 3s: pod late-1 waits until the cluster is Running"),
-			ContainSubstring("could not be restarted within 3s: restart of late-1 held by check PodsReady"),
+			MatchRegexp("could not be restarted within 3s: restart of late-1 held by check (SafetyRule|PodsReady)"),
 			ContainSubstring("pod late-1 did not come back within 3s: cluster is not Running yet")))
 		w.set(func(w *world) { delete(w.holdReady, "late-2") })
 		setOperation(key, ackov1alpha1.OperationWarmRestart, "next")
