@@ -255,6 +255,25 @@ func TestScaleDownActsOnlyThroughTheChecks(t *testing.T) {
 	}
 }
 
+// A removed rack is scaled down like any other: one pod at a time, its ordinal read from the pod's name
+// (its rack is no longer in the spec; found by the crash table, which asked for -1 replicas).
+func TestARemovedRackStepsDownOnePodAtATime(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(4), testcluster.WithRacks(ackov1alpha1.Rack{ID: 1}, ackov1alpha1.Rack{ID: 2})))
+	f.edit(func(c *ackov1alpha1.AerospikeCluster) {
+		c.Spec.Size, c.Spec.RackConfig.Racks = 2, c.Spec.RackConfig.Racks[:1]
+	})
+	f.record("aero-2-1", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateRemove,
+		Started: metav1.NewMicroTime(doorNow.Add(-10 * time.Second))})
+	f.pod("aero-2-1", notReady)
+	f.budget(3)
+	st := f.observe()
+	budget := st.maxDown
+	replicas, err := f.r.plannedReplicas(f.ctx, st, st.existingSets["aero-2"], 0, &budget)
+	if err != nil || replicas != 1 {
+		t.Fatalf("replicas %d, %v (%+v); want 1", replicas, err, st.work)
+	}
+}
+
 // Point 2: a size decrease together with a pending roll. The reconcile that records aero-4 leaving must
 // not take another pod down in its rolling restart: the set of pods down or leaving is recomputed when
 // the roll decides, not taken from observe.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -155,7 +156,7 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 		return r.chooseLeaving(ctx, st, existing, desired, budget)
 	}
 	*budget -= len(leaving)
-	next := lowestOrdinal(st, leaving)
+	next := lowestOrdinal(leaving)
 	if next >= current {
 		st.setWork(ackov1alpha1.ReasonScaling, "Waiting for %s to leave", strings.Join(leaving, ", "))
 		return current, nil
@@ -179,11 +180,14 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 	return next, nil
 }
 
-func lowestOrdinal(st *clusterState, pods []string) int32 {
+// lowestOrdinal is the lowest StatefulSet ordinal among the pods, read from their names as the
+// StatefulSet controller writes them (<StatefulSet>-<ordinal>): a removed rack is no longer in the spec.
+func lowestOrdinal(pods []string) int32 {
 	lowest := int32(-1)
 	for _, p := range pods {
-		if _, o, ok := st.cluster.ParsePodName(p); ok && (lowest < 0 || o < lowest) {
-			lowest = o
+		o, err := strconv.ParseInt(p[strings.LastIndex(p, "-")+1:], 10, 32)
+		if err == nil && (lowest < 0 || int32(o) < lowest) {
+			lowest = int32(o)
 		}
 	}
 	return lowest
