@@ -21,6 +21,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/status"
 	"github.com/acko-io/acko/internal/tasks"
 	"github.com/acko-io/acko/test/testcluster"
@@ -347,6 +348,15 @@ func TestTheRuleFollowsTheRunningReplicationFactor(t *testing.T) {
 	})
 	if st := g.observe(); st.runningReplicationFactor() != 2 {
 		t.Fatalf("a pod of unknown factor: running %d, want 2", st.runningReplicationFactor())
+	}
+	// A restart in place records the new config and drops the factor of the one the pod was created with.
+	pod := &corev1.Pod{}
+	g.must(g.c.Get(g.ctx, client.ObjectKey{Namespace: g.key.Namespace, Name: "aero-2"}, pod))
+	g.must(pods.RecordConfig(g.ctx, g.c, pod, "loaded-in-place"))
+	g.must(g.c.Get(g.ctx, client.ObjectKey{Namespace: g.key.Namespace, Name: "aero-2"}, pod))
+	rf, kept := pod.Annotations[ackov1alpha1.AnnotationReplicationFactor]
+	if hash := pod.Annotations[ackov1alpha1.AnnotationConfigHash]; kept || hash != "loaded-in-place" {
+		t.Fatalf("after RecordConfig: factor %q (kept %v), config %q", rf, kept, hash)
 	}
 }
 
