@@ -111,7 +111,7 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 	}
 	st.health, st.healthOK = r.Probers.Snapshot(st.key)
 	st.split = st.healthOK && st.health.SplitSettled
-	st.maxDown = min(st.maxDown, max(1, st.runningReplicationFactor()-1))
+	st.maxDown = st.runningMaxDown()
 	st.outdated = st.findOutdated()
 	st.held = st.heldPods()
 	st.results = r.takeResults(st)
@@ -157,6 +157,12 @@ func (st *clusterState) runningReplicationFactor() int {
 		rf = min(rf, running)
 	}
 	return rf
+}
+
+// runningMaxDown is the safety rule at the running replication factor: how many nodes may be down or
+// leaving at once (the batch size and the PodDisruptionBudget follow it).
+func (st *clusterState) runningMaxDown() int {
+	return min(config.MaxDown(st.cluster), max(1, st.runningReplicationFactor()-1))
 }
 
 // updateMethod is how a rolling restart brings an outdated pod up to date: a pod broken by its
