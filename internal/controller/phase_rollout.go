@@ -256,7 +256,8 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 }
 
 // followBack follows a step that happened until its pod is back: a new instance that is Ready (its
-// node a member with no migrations pending), or, in place, a node that restarted and is Ready again.
+// node a member of the cluster again), or, in place, a node that restarted and is Ready again.
+// Migrations may still run: the next step's ClusterStable check waits for them.
 func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *clusterState, name string,
 	u *ackov1alpha1.PodUpdate) (string, error) {
 	pod := st.pods[name]
