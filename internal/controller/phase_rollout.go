@@ -256,8 +256,8 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 }
 
 // followBack follows a step that happened until its pod is back: a new instance that is Ready (its
-// node a member of the cluster again), or, in place, a node that restarted and is Ready again.
-// Migrations may still run: the next step's ClusterStable check waits for them.
+// node a member of the cluster again), or, in place, a node that restarted and is Ready again; then
+// until the cluster is stable again (afterStep).
 func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *clusterState, name string,
 	u *ackov1alpha1.PodUpdate) (string, error) {
 	pod := st.pods[name]
@@ -270,8 +270,21 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 		return "pod is being recreated", nil
 	case !resources.PodReady(pod):
 		return st.becauseUnstable("pod is not Ready yet"), nil
+	case st.afterStep() != "":
+		return st.afterStep(), nil
 	}
 	return "", r.clearUpdate(ctx, st, name)
+}
+
+// afterStep is what a step whose pod is back (Ready: its node serves again) still waits for: the
+// cluster stable, its migrations ended ("" once it is). Followed as the step's own wait, not as a next
+// step that a safety check holds, so that migrations, which take hours with a lot of data, are
+// progress (no RolloutStuck, no RollingRestartBlocked warning).
+func (st *clusterState) afterStep() string {
+	if stable, why := st.stable(0); !stable {
+		return "pod is back; waiting for the cluster to be stable: " + why
+	}
+	return ""
 }
 
 // markDone records that the step happened, with the pod's restart reason and time.
