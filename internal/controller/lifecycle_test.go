@@ -100,9 +100,9 @@ var _ = Describe("AerospikeCluster lifecycle", func() {
 
 		w.set(func(w *world) { w.migrating = true })
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 2 })
-		// Migrating nodes are not Ready (the readiness gate), so the first check holds the scale down.
+		// Migrating nodes are Ready (they serve); ClusterStable holds the scale down.
 		Eventually(condition(key, ackov1alpha1.ConditionReconciling), timeout, poll).Should(
-			HaveField("Message", ContainSubstring("Scale down of scale held by check PodsReady")))
+			HaveField("Message", ContainSubstring("Scale down of scale held by check ClusterStable")))
 		Consistently(func() int { return len(podUIDs(key)) }, time.Second, poll).Should(Equal(5))
 
 		var mu sync.Mutex

@@ -38,7 +38,12 @@ func ownedBy(obj metav1.Object, c *ackov1alpha1.AerospikeCluster) bool {
 // downs one batch at a time, and removes the StatefulSets of racks that are gone once empty.
 func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clusterState) (bool, error) {
 	st.pdb = resources.PodDisruptionBudget(st.cluster, st.pdbMaxUnavailable(st.maxDown), st.maxDown)
-	for _, obj := range append(slices.Clone(st.objects), st.pdb) {
+	objects := slices.Clone(st.objects)
+	if st.existingPDB == nil || resources.NeedsUpdate(st.existingPDB, st.pdb) {
+		// Compared with what syncBudget wrote in this reconcile, which the cache may not show yet.
+		objects = append(objects, st.pdb)
+	}
+	for _, obj := range objects {
 		if stop, err := r.applyChild(ctx, st, obj); stop || err != nil {
 			return stop, err
 		}
