@@ -115,8 +115,11 @@ func (r *AerospikeClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		}
 	}
 	if wait := r.Backoff.wait(&cluster.Status, r.Clock.Now()); wait > 0 {
-		r.logUnfollowed(ctx, followed)
 		r.ensureProber(st)
+		if followed != nil {
+			r.logUnfollowed(ctx, followed)
+			wait = min(wait, statusWriteRetry) // the guards try again sooner than the backoff
+		}
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	if followed != nil {

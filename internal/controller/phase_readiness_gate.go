@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
@@ -87,12 +86,12 @@ func (r *AerospikeClusterReconciler) syncBudget(ctx context.Context, st *cluster
 	if pdb.Spec.MaxUnavailable.Type == intstr.Int && current == want {
 		return nil
 	}
-	patched := pdb.DeepCopy()
-	patched.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(int32(want)))
-	if err := r.Patch(ctx, patched, client.MergeFrom(pdb)); err != nil {
+	desired := pdb.DeepCopy()
+	desired.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(int32(want)))
+	if _, err := r.applyChild(ctx, st, desired); err != nil {
 		return err
 	}
-	st.existingPDB = patched
+	st.existingPDB = desired
 	return nil
 }
 

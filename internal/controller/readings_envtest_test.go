@@ -95,7 +95,7 @@ var _ = Describe("Readiness gates and the budget follow the readings whatever en
 		uids := podUIDs(key)
 		crashAndComeBack(key, "asleep-1")
 		for _, wr := range op.writes.list()[mark:] {
-			Expect(wr).To(Or(HavePrefix("patch/status *v1.Pod "), HavePrefix("patch *v1.PodDisruptionBudget ")),
+			Expect(wr).To(Or(HavePrefix("patch/status *v1.Pod "), HavePrefix("update *v1.PodDisruptionBudget ")),
 				"while paused only the gates and the budget follow the readings")
 		}
 		Expect(podUIDs(key)).To(Equal(uids))
