@@ -29,6 +29,10 @@ const (
 	AnnotationReplicationFactor = "acko.io/replication-factor"
 	// AnnotationPodSpecHash is the hash of the pod template (without the config) a pod was created with.
 	AnnotationPodSpecHash = "acko.io/podspec-hash"
+	// AnnotationStableMaxUnavailable is the PodDisruptionBudget's maxUnavailable while the cluster is
+	// stable (replication-factor − 1 of the spec last applied), which the budget returns to after
+	// migrations even while the spec is paused or cannot be applied.
+	AnnotationStableMaxUnavailable = "acko.io/stable-max-unavailable"
 )
 
 // RackPlacement is one rack of the cluster with the number of pods it gets.

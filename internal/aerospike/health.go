@@ -167,17 +167,20 @@ func (h ClusterHealth) DescribeGroups(members []string) string {
 
 // Reasons of NodeReady, as the readiness-gate condition shows them.
 const (
-	ReasonNodeReady      = "AerospikeReady"
-	ReasonNoReading      = "NoReading"
-	ReasonNotAnswering   = "NotAnswering"
-	ReasonNotAMember     = "NotAMember"
-	ReasonNodeMigrating  = "Migrating"
-	ReasonNodeNotSettled = "NotSettled"
+	ReasonNodeReady    = "AerospikeReady"
+	ReasonNoReading    = "NoReading"
+	ReasonNotAnswering = "NotAnswering"
+	ReasonNotAMember   = "NotAMember"
 )
 
-// NodeReady is the pod's Aerospike readiness (the readiness gate): its node answers, is a member of
-// the members' cluster (the largest group's key) at its full size, and has no partitions of its own
-// left to migrate. A hung node, a node alone, and a node that migrates are not ready.
+// NodeReady is the pod's Aerospike readiness (the readiness gate): whether this node can serve. It
+// is ready when it answers and is a member of the cluster: it has formed a cluster (cluster_size > 0,
+// cluster_key not 0: a node that has just (re)started reports 0 / 0 until it joins) and reports the
+// cluster's key (see Cluster). Migrations and a cluster size that differs from the number of running
+// pods do not matter: after any membership change every node migrates and reports the new size for a
+// while, and the others still serve; keeping a second node from going down meanwhile is the
+// PodDisruptionBudget's job, not readiness. A hung node, a node that has not rejoined yet and a node
+// outside the cluster (alone, or on the smaller side of a split) are not ready.
 func (h ClusterHealth) NodeReady(pod string, members []string) (ready bool, reason, message string) {
 	n, ok := h.Nodes[pod]
 	switch {
@@ -187,18 +190,51 @@ func (h ClusterHealth) NodeReady(pod string, members []string) (ready bool, reas
 		return false, ReasonNotAnswering, "Aerospike node does not answer"
 	case n.Err != nil:
 		return false, ReasonNotAnswering, n.Err.Error()
+	case !formed(n.Facts):
+		return false, ReasonNotAMember, "has not joined a cluster yet (cluster_size 0)"
 	}
-	groups, _ := h.Groups(members)
-	if len(groups) > 1 && len(groups[0].Pods) == len(groups[1].Pods) || n.Facts.ClusterKey != groups[0].Key {
+	if key, found := h.Cluster(members); !found || n.Facts.ClusterKey != key {
 		return false, ReasonNotAMember, "not a member of the cluster: " + h.DescribeGroups(members)
 	}
-	if n.Facts.MigratePartitionsRemaining != 0 {
-		return false, ReasonNodeMigrating, "partitions left to migrate"
+	return true, ReasonNodeReady, "member of the cluster"
+}
+
+// formed: the node has formed or joined a cluster.
+func formed(f NodeFacts) bool {
+	return f.ClusterSize > 0 && f.ClusterKey != "0" && f.ClusterKey != ""
+}
+
+// Cluster is the key of the members' cluster: the largest group of nodes that have formed one. Two
+// groups of the same size (a node recreated alone next to the other node of a 2-node cluster, an even
+// split) are told apart by the node that has run longest: its group is the cluster the others left or
+// have not joined yet (a node that restarted has the shorter uptime). found is false when no node
+// that answers has formed a cluster.
+func (h ClusterHealth) Cluster(members []string) (key string, found bool) {
+	groups, _ := h.Groups(members)
+	best, bestUptime := -1, time.Duration(-1)
+	for i, g := range groups {
+		if !formed(h.Nodes[g.Pods[0]].Facts) {
+			continue
+		}
+		if best >= 0 && len(g.Pods) < len(groups[best].Pods) {
+			break // groups come largest first
+		}
+		if up := h.longestUptime(g.Pods); up > bestUptime {
+			best, bestUptime = i, up
+		}
 	}
-	if why := nodeUnstable(n.Facts, len(members)); why != "" {
-		return false, ReasonNodeNotSettled, why
+	if best < 0 {
+		return "", false
 	}
-	return true, ReasonNodeReady, "member of the cluster, no migrations pending"
+	return groups[best].Key, true
+}
+
+func (h ClusterHealth) longestUptime(pods []string) time.Duration {
+	longest := time.Duration(0)
+	for _, p := range pods {
+		longest = max(longest, h.Nodes[p].Facts.Uptime)
+	}
+	return longest
 }
 
 // NodeStarted is when the pod's asd started by its latest reading (zero without a good reading). asd

@@ -94,30 +94,73 @@ func TestGroupsAndSplit(t *testing.T) {
 	}
 }
 
+// NodeReady says whether this node can serve: a member of the cluster is ready while partitions
+// migrate and while the cluster's size differs from the pods that run (every node reports both for a
+// while after any membership change); a node that has not rejoined, one alone and one on the smaller
+// side of a split are not.
 func TestNodeReady(t *testing.T) {
-	h := ClusterHealth{Nodes: map[string]NodeHealth{
-		"a": settled("K", 3),
-		"b": with(settled("K", 3), func(h *NodeHealth) { h.Facts.MigratePartitionsRemaining = 10 }),
-		"c": {Err: errors.Join(ErrUnreachable, errors.New("i/o timeout"))},
-	}}
-	for pod, want := range map[string]string{
-		"a": ReasonNodeReady, "b": ReasonNodeMigrating, "c": ReasonNotAnswering, "d": ReasonNoReading,
-	} {
-		ok, reason, _ := h.NodeReady(pod, members3)
-		if ok != (want == ReasonNodeReady) || reason != want {
-			t.Errorf("NodeReady(%s) = %t %q, want %q", pod, ok, reason, want)
-		}
+	migrating := func(h NodeHealth) NodeHealth {
+		return with(h, func(h *NodeHealth) { h.Facts.MigratePartitionsRemaining = 10 })
 	}
-	alone := ClusterHealth{Nodes: map[string]NodeHealth{"a": settled("K", 2), "b": settled("K", 2), "c": settled("L", 1)}}
-	if ok, reason, why := alone.NodeReady("c", members3); ok || reason != ReasonNotAMember || !strings.Contains(why, "cluster_key L") {
-		t.Errorf("a node alone is never ready: %t %q %q", ok, reason, why)
+	up := func(h NodeHealth, d time.Duration) NodeHealth {
+		return with(h, func(h *NodeHealth) { h.Facts.Uptime = d })
 	}
-	if ok, _, why := alone.NodeReady("a", members3); ok || why != "cluster_size=2, want 3" {
-		t.Errorf("a member of a cluster short of a running node is not ready: %t %q", ok, why)
+	four := []string{"a", "b", "c", "d"}
+	tests := []struct {
+		name    string
+		nodes   map[string]NodeHealth
+		members []string
+		pod     string
+		reason  string
+		message string // a part of the message
+	}{
+		{"settled", map[string]NodeHealth{"a": settled("K", 3), "b": settled("K", 3), "c": settled("K", 3)},
+			members3, "a", ReasonNodeReady, "member of the cluster"},
+		{"migrating: still serves", map[string]NodeHealth{"a": migrating(settled("K", 3)), "b": settled("K", 3),
+			"c": settled("K", 3)}, members3, "a", ReasonNodeReady, ""},
+		{"the others of a node that restarts: smaller size, migrating", map[string]NodeHealth{
+			"a": migrating(settled("K2", 2)), "b": migrating(settled("K2", 2)), "c": {Err: ErrUnreachable}},
+			members3, "a", ReasonNodeReady, ""},
+		{"the restarted node before it rejoins (size 0, key 0)", map[string]NodeHealth{"a": settled("K", 3),
+			"b": settled("K", 3), "c": settled("0", 0)}, members3, "c", ReasonNotAMember, "has not joined a cluster yet"},
+		{"the restarted node once rejoined, migrating", map[string]NodeHealth{"a": migrating(settled("K3", 3)),
+			"b": migrating(settled("K3", 3)), "c": migrating(settled("K3", 3))}, members3, "c", ReasonNodeReady, ""},
+		{"a node alone", map[string]NodeHealth{"a": settled("K", 2), "b": settled("K", 2), "c": settled("L", 1)},
+			members3, "c", ReasonNotAMember, "cluster_key L"},
+		{"a member while another node is alone", map[string]NodeHealth{"a": settled("K", 2), "b": settled("K", 2),
+			"c": settled("L", 1)}, members3, "a", ReasonNodeReady, ""},
+		{"the smaller side of a split", map[string]NodeHealth{"a": settled("K", 3), "b": settled("K", 3),
+			"c": settled("K", 3), "d": settled("L", 1)}, four, "d", ReasonNotAMember, "cluster_key K, cluster_size 3"},
+		{"an even split: the side that has run longest is the cluster", map[string]NodeHealth{
+			"a": up(settled("K", 2), time.Hour), "b": up(settled("K", 2), time.Hour),
+			"c": up(settled("L", 2), time.Minute), "d": up(settled("L", 2), time.Hour+time.Second)}, four, "d", ReasonNodeReady, ""},
+		{"an even split: the other side", map[string]NodeHealth{
+			"a": up(settled("K", 2), time.Hour), "b": up(settled("K", 2), time.Hour),
+			"c": up(settled("L", 2), time.Minute), "d": up(settled("L", 2), time.Hour+time.Second)}, four, "a", ReasonNotAMember, ""},
+		{"2 nodes, one recreated alone: the survivor serves", map[string]NodeHealth{"a": up(settled("K", 1), time.Hour),
+			"b": up(settled("L", 1), 3*time.Second)}, []string{"a", "b"}, "a", ReasonNodeReady, ""},
+		{"2 nodes, one recreated alone: it has not rejoined", map[string]NodeHealth{"a": up(settled("K", 1), time.Hour),
+			"b": up(settled("L", 1), 3*time.Second)}, []string{"a", "b"}, "b", ReasonNotAMember, ""},
+		{"2 nodes, one restarting: the survivor serves", map[string]NodeHealth{"a": settled("K", 1),
+			"b": settled("0", 0)}, []string{"a", "b"}, "a", ReasonNodeReady, ""},
+		{"the only node that answers", map[string]NodeHealth{"a": settled("K", 1), "b": {Err: ErrUnreachable},
+			"c": {Err: ErrUnreachable}}, members3, "a", ReasonNodeReady, ""},
+		{"a single node cluster", map[string]NodeHealth{"a": settled("K", 1)}, []string{"a"}, "a", ReasonNodeReady, ""},
+		{"a single node starting", map[string]NodeHealth{"a": settled("0", 0)}, []string{"a"}, "a", ReasonNotAMember, ""},
+		{"hung", map[string]NodeHealth{"a": settled("K", 3), "b": settled("K", 3),
+			"c": {Err: errors.Join(ErrUnreachable, errors.New("i/o timeout"))}}, members3, "c", ReasonNotAnswering, ""},
+		{"a bad answer", map[string]NodeHealth{"a": settled("K", 3), "b": {Err: ErrBadResponse}}, members3, "b",
+			ReasonNotAnswering, "malformed"},
+		{"no reading", map[string]NodeHealth{"a": settled("K", 3)}, members3, "d", ReasonNoReading, ""},
 	}
-	even := ClusterHealth{Nodes: map[string]NodeHealth{"a": settled("K", 1), "b": settled("L", 1)}}
-	if ok, _, _ := even.NodeReady("a", []string{"a", "b"}); ok {
-		t.Error("with two groups of one, no node is a member")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := ClusterHealth{Nodes: tt.nodes}
+			ok, reason, message := h.NodeReady(tt.pod, tt.members)
+			if ok != (tt.reason == ReasonNodeReady) || reason != tt.reason || !strings.Contains(message, tt.message) {
+				t.Errorf("NodeReady(%s) = %t %q %q, want %q %q", tt.pod, ok, reason, message, tt.reason, tt.message)
+			}
+		})
 	}
 }
 

@@ -71,7 +71,8 @@ type ProberOptions struct {
 //	mgr.Add(probers) // Start stops every prober when the manager stops
 //	builder.WatchesRawSource(source.Channel(probers.Events(), &handler.EnqueueRequestForObject{}))
 //	// in Reconcile: probers.Ensure(key, spec) every time; probers.Snapshot(key) to read;
-//	// probers.Stop(key) when the cluster is deleted or paused.
+//	// probers.Stop(key) when the cluster is deleted (a paused cluster is still probed: its
+//	// readiness gates and budget follow the readings).
 //
 // Events carry a *metav1.PartialObjectMetadata with only Namespace and Name set (the cluster's
 // key): enough for EnqueueRequestForObject, and no dependency on the API types.

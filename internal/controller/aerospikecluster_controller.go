@@ -106,8 +106,11 @@ func (r *AerospikeClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
+	st := newClusterState(cluster, r.Clock.Now())
+	// The gates and the budget follow the readings first, whatever ends this reconcile.
+	followed := r.followReadings(ctx, st)
 	if cluster.Spec.Paused {
-		return r.handlePause(ctx, cluster)
+		return r.handlePause(ctx, st, followed)
 	}
 	if wasPaused(cluster) {
 		if err := r.handleResume(ctx, cluster); err != nil {
@@ -115,11 +118,26 @@ func (r *AerospikeClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		}
 	}
 	if wait := r.Backoff.wait(&cluster.Status, r.Clock.Now()); wait > 0 {
+		r.ensureProber(st)
+		if followed != nil {
+			r.logUnfollowed(ctx, followed)
+			wait = min(wait, statusWriteRetry) // the guards try again sooner than the backoff
+		}
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	st := newClusterState(cluster, r.Clock.Now())
+	if followed != nil {
+		return r.recordOutcome(ctx, st, &phaseError{phase: "followReadings", err: followed})
+	}
 	err := r.runPhases(ctx, st)
 	return r.recordOutcome(ctx, st, err)
+}
+
+// logUnfollowed logs a failure to follow the readings where no reconcile failure is counted (paused,
+// backing off): the next reading or reconcile tries again.
+func (r *AerospikeClusterReconciler) logUnfollowed(ctx context.Context, err error) {
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "could not set the readiness gates and the PodDisruptionBudget from the readings")
+	}
 }
 
 func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterState) error {
@@ -128,7 +146,6 @@ func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterS
 		{"renderChildren", r.renderChildren},
 		{"observe", r.observe},
 		{"holdViolations", r.holdViolations},
-		{"syncReadinessGates", r.syncReadinessGates},
 		{"applyChildren", r.applyChildren},
 		{"applyPodMonitor", r.applyPodMonitor},
 		{"runOperation", r.runOperation},
@@ -193,11 +210,12 @@ func (r *AerospikeClusterReconciler) recordFailure(ctx context.Context, st *clus
 	werr := r.Status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		if st.pods != nil { // the failure leaves the pod facts and Ready true
 			st.summarizePods(s)
-			ready, reason, message := st.readiness()
+			ready, reason, message := st.failedReadiness(s)
 			setReady(s, cluster.Generation, conditionStatus(ready), reason, message)
 		}
 		opened = r.Backoff.recordFailure(s, cluster.Generation, err, st.now)
 	})
+	r.ensureProber(st) // the prober keeps reading the pods that run now
 	if werr != nil {
 		logf.FromContext(ctx).Error(werr, "could not record the reconcile failure in status")
 	}

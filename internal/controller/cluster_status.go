@@ -223,6 +223,17 @@ func (st *clusterState) readiness() (ready bool, reason, message string) {
 		fmt.Sprintf("%d/%d pods Ready; Aerospike cluster stable", len(desired), len(desired))
 }
 
+// failedReadiness is the Ready condition after a failed reconcile: what the pods say, but never True
+// for a generation whose spec was not applied in full (a Service, PodDisruptionBudget or PodMonitor
+// change that failed), so that `kubectl wait --for=condition=Ready` does not pass on it.
+func (st *clusterState) failedReadiness(s *ackov1alpha1.AerospikeClusterStatus) (ready bool, reason, message string) {
+	ready, reason, message = st.readiness()
+	if ready && (s.ObservedGeneration != st.cluster.Generation || s.AppliedSpecHash != specHash(&st.cluster.Spec)) {
+		return false, ackov1alpha1.ReasonReconcileError, "The spec is not applied yet: the last reconcile failed (see ReconcileFailed)"
+	}
+	return ready, reason, message
+}
+
 // leavingNow lists the pods that exist but that the spec no longer asks for (a scale down or rack
 // removal under way).
 func (st *clusterState) leavingNow() []string {

@@ -189,6 +189,9 @@ func (f *doorFixture) record(name string, u ackov1alpha1.PodUpdate) {
 func (f *doorFixture) observe() *clusterState {
 	f.t.Helper()
 	st := newClusterState(f.cluster(), doorNow)
+	if err := f.r.observePods(f.ctx, st); err != nil {
+		f.t.Fatalf("observePods: %v", err)
+	}
 	for _, p := range []func(context.Context, *clusterState) (bool, error){f.r.renderChildren, f.r.observe} {
 		if stop, err := p(f.ctx, st); stop || err != nil {
 			f.t.Fatalf("stop=%v err=%v invalid=%s", stop, err, st.invalid)
@@ -329,8 +332,8 @@ func TestTheRuleFollowsTheRunningReplicationFactor(t *testing.T) {
 	if got := st.runningReplicationFactor(); got != 2 {
 		t.Fatalf("running replication factor = %d, want 2", got)
 	}
-	if st.maxDown != 1 || st.pdbMaxUnavailable() != 1 {
-		t.Fatalf("maxDown %d, PodDisruptionBudget maxUnavailable %d: want 1 and 1", st.maxDown, st.pdbMaxUnavailable())
+	if st.maxDown != 1 || st.pdbMaxUnavailable(st.maxDown) != 1 {
+		t.Fatalf("maxDown %d, PodDisruptionBudget maxUnavailable %d: want 1 and 1", st.maxDown, st.pdbMaxUnavailable(st.maxDown))
 	}
 	if batch, hold := st.nextBatch(); len(batch) != 1 || hold != "" {
 		t.Fatalf("batch %v (hold %q), want one pod", podsOf(batch), hold)

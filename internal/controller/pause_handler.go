@@ -6,19 +6,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
 
 // handlePause acknowledges spec.paused (ADR-0018, docs/adr/0018-pause-status-consistency.md, Option A):
-// phase Paused and the Paused condition in one status update, retried on conflict on a fresh read. Nothing
-// else is touched: no child, pod, operation step or prober. Once the status says Paused, a paused reconcile
-// reads the cache and returns: no write, no requeue.
-func (r *AerospikeClusterReconciler) handlePause(ctx context.Context,
-	cluster *ackov1alpha1.AerospikeCluster) (ctrl.Result, error) {
-	key := client.ObjectKeyFromObject(cluster)
-	r.Probers.Stop(key) // a paused cluster costs nothing, not even Aerospike polls
+// phase Paused and the Paused condition in one status update, retried on conflict on a fresh read. No
+// child is created, changed or deleted and no pod is signalled or deleted, with one exception, the
+// safety guards: the prober keeps reading, and the readiness gates (pod status conditions) and the
+// PodDisruptionBudget's maxUnavailable have followed the readings already (followReadings; docs/pause.md
+// says why and what it costs). Once the status says Paused, a paused reconcile reads the cache and
+// returns: no write unless a gate or the budget changes, no requeue.
+func (r *AerospikeClusterReconciler) handlePause(ctx context.Context, st *clusterState, followed error) (ctrl.Result, error) {
+	cluster := st.cluster
+	r.logUnfollowed(ctx, followed)
+	r.ensureProber(st)
 	wasPaused := meta.IsStatusConditionTrue(cluster.Status.Conditions, ackov1alpha1.ConditionPaused)
 	err := r.Status.UpdateFresh(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		pausedStatus(s, cluster)
@@ -28,6 +30,9 @@ func (r *AerospikeClusterReconciler) handlePause(ctx context.Context,
 	}
 	if !wasPaused {
 		r.event(cluster, corev1.EventTypeNormal, ackov1alpha1.EventPaused, "Pause", "Cluster paused by user")
+	}
+	if followed != nil {
+		return ctrl.Result{RequeueAfter: statusWriteRetry}, nil
 	}
 	return ctrl.Result{}, nil
 }

@@ -88,7 +88,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		Expect(op.requests.Load()).To(Equal(requests), "paused reconciles read the cache only")
 		Expect(eventMessages(key, ackov1alpha1.EventPaused)).To(HaveLen(1), "events on transitions only")
 		w.mu.Lock()
-		Expect(w.probed).NotTo(HaveKey(key), "a paused cluster is not probed")
+		Expect(w.probed[key].Targets).To(HaveLen(3), "a paused cluster is still probed: its gates and budget follow the readings")
 		w.mu.Unlock()
 	})
 

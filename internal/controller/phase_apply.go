@@ -38,8 +38,13 @@ func ownedBy(obj metav1.Object, c *ackov1alpha1.AerospikeCluster) bool {
 // applyChildren creates or updates every child that differs from its desired form, steps scale
 // downs one batch at a time, and removes the StatefulSets of racks that are gone once empty.
 func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clusterState) (bool, error) {
-	st.pdb = resources.PodDisruptionBudget(st.cluster, st.pdbMaxUnavailable())
-	for _, obj := range append(slices.Clone(st.objects), st.pdb) {
+	st.pdb = resources.PodDisruptionBudget(st.cluster, st.pdbMaxUnavailable(st.maxDown), st.maxDown)
+	objects := slices.Clone(st.objects)
+	if st.existingPDB == nil || resources.NeedsUpdate(st.existingPDB, st.pdb) {
+		// Compared with what syncBudget wrote in this reconcile, which the cache may not show yet.
+		objects = append(objects, st.pdb)
+	}
+	for _, obj := range objects {
 		if stop, err := r.applyChild(ctx, st, obj); stop || err != nil {
 			return stop, err
 		}
@@ -67,17 +72,21 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 	return false, nil
 }
 
-// pdbMaxUnavailable is the safety rule for drains: replication-factor − 1 nodes, and none while any
-// node migrates (a second node down before migrations finish can hold the last copy of a partition).
-func (st *clusterState) pdbMaxUnavailable() int {
-	if st.healthOK {
-		for _, n := range st.health.Nodes {
-			if n.Err == nil && n.Facts.MigratePartitionsRemaining > 0 {
-				return 0
-			}
+// pdbMaxUnavailable is the safety rule for drains: maxDown (replication-factor − 1) nodes while the
+// latest reading shows the cluster stable, and none while it is not: a node that migrates still serves
+// (it is Ready), but a second node down before migrations finish can hold the last copy of a partition.
+// Before the prober's first reading (the operator just started) the budget stays as it is.
+func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
+	if !st.healthOK {
+		if pdb := st.existingPDB; pdb != nil && pdb.Spec.MaxUnavailable != nil {
+			return min(pdb.Spec.MaxUnavailable.IntValue(), maxDown)
 		}
+		return 0
 	}
-	return st.maxDown
+	if stable, _ := st.stable(0); !stable {
+		return 0
+	}
+	return maxDown
 }
 
 // applyChild creates obj, or updates the existing child when it differs in what the operator owns.

@@ -54,7 +54,6 @@ func (r *AerospikeClusterReconciler) holdViolations(_ context.Context, st *clust
 func (r *AerospikeClusterReconciler) renderChildren(_ context.Context, st *clusterState) (bool, error) {
 	c := st.cluster
 	st.racks = c.RackPlan()
-	st.maxDown = config.MaxDown(c)
 	st.sets = map[string]*appsv1.StatefulSet{}
 	st.objects = []client.Object{resources.HeadlessService(c), resources.ClientService(c)}
 	for _, rack := range st.racks {
@@ -71,13 +70,14 @@ func (r *AerospikeClusterReconciler) renderChildren(_ context.Context, st *clust
 	return false, nil
 }
 
-// observe reads the pods, StatefulSets and the PodDisruptionBudget from the cache and the Aerospike
-// health from the prober's cache: no network call beyond the API server's cache.
-func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterState) (bool, error) {
+// observePods reads the pods and the PodDisruptionBudget from the cache and the Aerospike health from
+// the prober's cache: what the readiness gates and the budget follow (followReadings), which every
+// reconcile needs, paused or not. No network call beyond the API server's cache.
+func (r *AerospikeClusterReconciler) observePods(ctx context.Context, st *clusterState) error {
 	c := st.cluster
 	pods := &corev1.PodList{}
 	if err := r.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(c.SelectorLabels())); err != nil {
-		return true, err
+		return err
 	}
 	st.pods = map[string]*corev1.Pod{}
 	st.broken = map[string]string{}
@@ -92,6 +92,24 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 		}
 	}
 	slices.Sort(st.members)
+	pdb := &policyv1.PodDisruptionBudget{}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.PodDisruptionBudgetName()}, pdb); {
+	case err == nil && ownedBy(pdb, c):
+		st.existingPDB = pdb
+	case err != nil && !apierrors.IsNotFound(err):
+		return err
+	}
+	st.health, st.healthOK = r.Probers.Snapshot(st.key)
+	st.split = st.healthOK && st.health.SplitSettled
+	st.maxDown = st.runningMaxDown()
+	st.held = st.heldPods()
+	return nil
+}
+
+// observe reads the StatefulSets, finds the outdated pods and takes the background tasks' results
+// (the pods were read by observePods).
+func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterState) (bool, error) {
+	c := st.cluster
 	sets := &appsv1.StatefulSetList{}
 	if err := r.List(ctx, sets, client.InNamespace(c.Namespace), client.MatchingLabels(c.SelectorLabels())); err != nil {
 		return true, err
@@ -102,18 +120,7 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 			st.existingSets[sets.Items[i].Name] = &sets.Items[i]
 		}
 	}
-	pdb := &policyv1.PodDisruptionBudget{}
-	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.PodDisruptionBudgetName()}, pdb); {
-	case err == nil && ownedBy(pdb, c):
-		st.existingPDB = pdb
-	case err != nil && !apierrors.IsNotFound(err):
-		return true, err
-	}
-	st.health, st.healthOK = r.Probers.Snapshot(st.key)
-	st.split = st.healthOK && st.health.SplitSettled
-	st.maxDown = st.runningMaxDown()
 	st.outdated = st.findOutdated()
-	st.held = st.heldPods()
 	st.results = r.takeResults(st)
 	return false, nil
 }

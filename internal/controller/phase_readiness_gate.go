@@ -8,7 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
@@ -25,13 +27,29 @@ const (
 	gateNotRunning = "NotRunning"
 )
 
+// followReadings keeps the readiness gates and the PodDisruptionBudget in step with the prober's
+// readings. It runs at the start of every reconcile, whatever ends it early (a pause, the circuit
+// breaker's backoff, a spec that cannot be applied), so that an asd that crashes and comes back empty
+// meanwhile is not Ready until it has rejoined, and the budget allows no drain while it migrates.
+// It writes only what changes: a steady cluster costs nothing.
+func (r *AerospikeClusterReconciler) followReadings(ctx context.Context, st *clusterState) error {
+	if err := r.observePods(ctx, st); err != nil {
+		return err
+	}
+	if err := r.syncReadinessGates(ctx, st); err != nil {
+		return err
+	}
+	return r.syncBudget(ctx, st)
+}
+
 // syncReadinessGates sets every pod's acko.io/aerospike-ready condition from the prober's latest
-// reading (no network call): True only while its node answers, is a member of the cluster at its full
-// size and has no migrations pending. Services, the PodDisruptionBudget and `kubectl drain` see that
-// through the pod's Ready condition. It writes only when the status or reason changes.
-func (r *AerospikeClusterReconciler) syncReadinessGates(ctx context.Context, st *clusterState) (bool, error) {
+// reading (no network call): True only while its node answers and is a member of the cluster
+// (aerospike.NodeReady), and the operator does not hold it down. Services, the PodDisruptionBudget and
+// `kubectl drain` see that through the pod's Ready condition. It writes only when the status or reason
+// changes.
+func (r *AerospikeClusterReconciler) syncReadinessGates(ctx context.Context, st *clusterState) error {
 	if !st.healthOK {
-		return false, nil // before the first reading the gates stay as they are (unset: not Ready)
+		return nil // before the first reading the gates stay as they are (unset: not Ready)
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
 		pod := st.pods[name]
@@ -43,10 +61,38 @@ func (r *AerospikeClusterReconciler) syncReadinessGates(ctx context.Context, st 
 			continue
 		}
 		if err := pods.SetGate(ctx, r.Client, pod, ready, reason, message, r.Clock.Now()); err != nil {
-			return true, err
+			return err
 		}
 	}
-	return false, nil
+	return nil
+}
+
+// syncBudget moves the existing PodDisruptionBudget's maxUnavailable with the readings (see
+// pdbMaxUnavailable), up to the value it has while the cluster is stable, which applyChildren keeps in
+// its annotation from the spec last applied: so the budget follows the readings without the spec, which
+// may be paused or not applicable. A budget without the annotation (made by an older operator) is only
+// lowered. The budget is created by applyChildren.
+func (r *AerospikeClusterReconciler) syncBudget(ctx context.Context, st *clusterState) error {
+	pdb := st.existingPDB
+	if pdb == nil || pdb.Spec.MaxUnavailable == nil {
+		return nil
+	}
+	current := pdb.Spec.MaxUnavailable.IntValue()
+	whenStable, ok := resources.StableMaxUnavailable(pdb)
+	if !ok {
+		whenStable = current
+	}
+	want := st.pdbMaxUnavailable(whenStable)
+	if pdb.Spec.MaxUnavailable.Type == intstr.Int && current == want {
+		return nil
+	}
+	desired := pdb.DeepCopy()
+	desired.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(int32(want)))
+	if _, err := r.applyChild(ctx, st, desired); err != nil {
+		return err
+	}
+	st.existingPDB = desired
+	return nil
 }
 
 // gateFor decides one pod's readiness gate.

@@ -257,8 +257,9 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	return "pod is being recreated", nil
 }
 
-// followBack follows a step that happened until its pod is back: a new instance (a new UID) that is Ready (its
-// node a member with no migrations pending), or, in place, a node that restarted and is Ready again.
+// followBack follows a step that happened until its pod is back: a new instance (a new UID) that is
+// Ready (its node a member of the cluster again), or, in place, a node that restarted and is Ready
+// again; then until the cluster is stable again (afterStep).
 func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *clusterState, name string,
 	u *ackov1alpha1.PodUpdate) (string, error) {
 	pod := st.pods[name]
@@ -272,6 +273,8 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 		return "pod is being recreated", nil
 	case !resources.PodReady(pod):
 		return st.becauseUnstable("pod is not Ready yet"), nil
+	case st.afterStep() != "":
+		return st.afterStep(), nil
 	}
 	return "", r.clearUpdate(ctx, st, name)
 }
@@ -285,6 +288,17 @@ func (st *clusterState) decidedAt(pods []string) time.Time {
 		}
 	}
 	return at
+}
+
+// afterStep is what a step whose pod is back (Ready: its node serves again) still waits for: the
+// cluster stable, its migrations ended ("" once it is). Followed as the step's own wait, not as a next
+// step that a safety check holds, so that migrations, which take hours with a lot of data, are
+// progress (no RolloutStuck, no RollingRestartBlocked warning).
+func (st *clusterState) afterStep() string {
+	if stable, why := st.stable(0); !stable {
+		return "pod is back; waiting for the cluster to be stable: " + why
+	}
+	return ""
 }
 
 // markDone records that the step happened, with the pod's restart reason and time.

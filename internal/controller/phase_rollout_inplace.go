@@ -172,8 +172,8 @@ func eventForFallback(why error) string {
 	return ackov1alpha1.EventRollingRestartStarted
 }
 
-// followInPlace follows a signalled restart in place until the node restarted and the pod is Ready
-// again; then the pod records the config it runs.
+// followInPlace follows a signalled restart in place until the node restarted, the pod is Ready again
+// and the cluster stable (afterStep); then the pod records the config it runs.
 func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clusterState, pod *corev1.Pod,
 	u *ackov1alpha1.PodUpdate) (string, error) {
 	switch {
@@ -181,6 +181,8 @@ func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clus
 		return "waiting for asd to restart", nil
 	case !resources.PodReady(pod):
 		return st.becauseUnstable("waiting for the node to rejoin the cluster"), nil
+	case st.afterStep() != "":
+		return st.afterStep(), nil
 	}
 	return r.recordConfigThenClear(ctx, st, pod, u.ConfigHash)
 }

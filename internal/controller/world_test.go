@@ -54,7 +54,10 @@ type world struct {
 	// PID 1 is not tini, or the operator process is gone).
 	signalErr func(pod string) error
 	// alone are pods whose nodes form a cluster of their own (a split brain).
-	alone   map[string]bool
+	alone map[string]bool
+	// down are pods whose asd does not run (crashed, its container not yet restarted): their nodes do
+	// not answer.
+	down    map[string]bool
 	created map[string]int // pod instances created per name
 	probed  map[types.NamespacedName]aerospike.ProbeSpec
 	events  chan event.GenericEvent
@@ -80,6 +83,7 @@ func newWorld(c client.Client, namespace string) *world {
 		c: c, namespace: namespace,
 		started: map[types.UID]time.Time{}, warm: map[string]int{}, loaded: map[string]string{},
 		holdReady: map[string]bool{}, created: map[string]int{}, holdRecreated: map[string]bool{}, alone: map[string]bool{},
+		down:   map[string]bool{},
 		probed: map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
 	}
 }
@@ -400,7 +404,7 @@ func (w *world) upNodes(spec aerospike.ProbeSpec, byName map[string]*corev1.Pod)
 	var up []string
 	for _, t := range spec.Targets {
 		p := byName[t.PodName]
-		if p == nil || p.DeletionTimestamp != nil || w.unreachable || w.alone[t.PodName] {
+		if p == nil || p.DeletionTimestamp != nil || w.unreachable || w.alone[t.PodName] || w.down[t.PodName] {
 			continue
 		}
 		if _, started := w.started[p.UID]; started {

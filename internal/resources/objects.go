@@ -2,6 +2,7 @@ package resources
 
 import (
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -77,19 +78,29 @@ func service(c *v1alpha1.AerospikeCluster, name string, ports []namedPort) *core
 }
 
 // PodDisruptionBudget lets voluntary disruptions (node drains, and the operator's own evictions) take
-// at most maxUnavailable Aerospike pods at a time: replication-factor − 1 (config.MaxDown), and 0 while
-// any node migrates. It keeps the default unhealthyPodEvictionPolicy: a node that migrates is not
-// Ready, and must not be evicted for that.
-func PodDisruptionBudget(c *v1alpha1.AerospikeCluster, maxUnavailable int) *policyv1.PodDisruptionBudget {
+// at most maxUnavailable Aerospike pods at a time: whenStable (replication-factor − 1, config.MaxDown)
+// while the cluster is stable, and 0 while it migrates or is not stable; whenStable is kept in an
+// annotation, so that the budget can follow the readings without the spec. It keeps the default
+// unhealthyPodEvictionPolicy: a node that is not Ready must not be evicted for that.
+func PodDisruptionBudget(c *v1alpha1.AerospikeCluster, maxUnavailable, whenStable int) *policyv1.PodDisruptionBudget {
 	max := intstr.FromInt32(int32(maxUnavailable))
+	meta := objectMeta(c, c.PodDisruptionBudgetName(), c.SelectorLabels())
+	meta.Annotations = map[string]string{v1alpha1.AnnotationStableMaxUnavailable: strconv.Itoa(whenStable)}
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
-		ObjectMeta: objectMeta(c, c.PodDisruptionBudgetName(), c.SelectorLabels()),
+		ObjectMeta: meta,
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: &max,
 			Selector:       &metav1.LabelSelector{MatchLabels: c.SelectorLabels()},
 		},
 	}
+}
+
+// StableMaxUnavailable reads the budget's maxUnavailable while the cluster is stable (false when the
+// budget does not say: made by an older operator).
+func StableMaxUnavailable(pdb *policyv1.PodDisruptionBudget) (int, bool) {
+	n, err := strconv.Atoi(pdb.Annotations[v1alpha1.AnnotationStableMaxUnavailable])
+	return n, err == nil && n >= 0
 }
 
 // PodMonitorGVK is the Prometheus Operator's PodMonitor, created when its CRDs exist.

@@ -30,7 +30,7 @@ func allChildren(t *testing.T, c *v1alpha1.AerospikeCluster) []client.Object {
 	t.Helper()
 	plan := c.RackPlan()
 	objs := make([]client.Object, 0, 3+2*len(plan))
-	objs = append(objs, HeadlessService(c), ClientService(c), PodDisruptionBudget(c, 1))
+	objs = append(objs, HeadlessService(c), ClientService(c), PodDisruptionBudget(c, 1, 1))
 	for _, rack := range plan {
 		conf, err := config.Render(c, rack, v1alpha1.DefaultClusterDomain)
 		if err != nil {
@@ -146,13 +146,16 @@ func portMap(ports []corev1.ServicePort) map[string]int32 {
 func TestPodDisruptionBudget(t *testing.T) {
 	c := newCluster(withRacks(v1alpha1.Rack{ID: 1}, v1alpha1.Rack{ID: 2}))
 	for _, n := range []int{0, 1, 2} {
-		pdb := PodDisruptionBudget(c, n)
+		pdb := PodDisruptionBudget(c, n, 2)
 		if pdb.Spec.MaxUnavailable == nil || *pdb.Spec.MaxUnavailable != intstr.FromInt32(int32(n)) ||
 			pdb.Spec.MinAvailable != nil || pdb.Spec.UnhealthyPodEvictionPolicy != nil {
 			t.Errorf("budget = %+v, want maxUnavailable %d and the default unhealthy pod eviction policy", pdb.Spec, n)
 		}
+		if stable, ok := StableMaxUnavailable(pdb); !ok || stable != 2 {
+			t.Errorf("maxUnavailable while stable = %d %t, want 2", stable, ok)
+		}
 	}
-	pdb := PodDisruptionBudget(c, 1)
+	pdb := PodDisruptionBudget(c, 1, 1)
 	// One budget over every rack: a drain may take one pod of the whole cluster, not one per rack.
 	if !maps.Equal(pdb.Spec.Selector.MatchLabels, c.SelectorLabels()) {
 		t.Errorf("selector = %v", pdb.Spec.Selector)

@@ -45,7 +45,8 @@ func NeedsUpdate(existing, desired client.Object) bool {
 	case *policyv1.PodDisruptionBudget:
 		e, ok := existing.(*policyv1.PodDisruptionBudget)
 		return !ok || !equality.Semantic.DeepEqual(e.Spec.MaxUnavailable, d.Spec.MaxUnavailable) ||
-			!equality.Semantic.DeepEqual(e.Spec.Selector, d.Spec.Selector)
+			!equality.Semantic.DeepEqual(e.Spec.Selector, d.Spec.Selector) ||
+			!containsAll(e.Annotations, d.Annotations)
 	case *unstructured.Unstructured:
 		e, ok := existing.(*unstructured.Unstructured)
 		return !ok || !equality.Semantic.DeepEqual(e.Object["spec"], d.Object["spec"])
@@ -87,6 +88,10 @@ func ApplyOwnedFields(existing, desired client.Object) {
 		if e, ok := existing.(*policyv1.PodDisruptionBudget); ok {
 			e.Spec.MaxUnavailable = d.Spec.MaxUnavailable
 			e.Spec.Selector = d.Spec.Selector.DeepCopy()
+			if e.Annotations == nil {
+				e.Annotations = map[string]string{}
+			}
+			maps.Copy(e.Annotations, d.Annotations)
 		}
 	case *unstructured.Unstructured:
 		if e, ok := existing.(*unstructured.Unstructured); ok {

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"maps"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,7 +24,12 @@ func asStored(obj client.Object) client.Object {
 	stored.SetCreationTimestamp(metav1.Now())
 	stored.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "acko", Operation: metav1.ManagedFieldsOperationUpdate}})
 	stored.GetLabels()["added-by"] = "someone-else"
-	stored.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"})
+	annotations := maps.Clone(stored.GetAnnotations())
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}"
+	stored.SetAnnotations(annotations)
 	switch o := stored.(type) {
 	case *corev1.Service:
 		defaultService(o)
@@ -90,7 +96,7 @@ func TestNeedsUpdateSeesRealChanges(t *testing.T) {
 		return StatefulSet(c, c.RackPlan()[0], "hash-1")
 	}
 	headless := HeadlessService(c)
-	pdb := PodDisruptionBudget(c, 1)
+	pdb := PodDisruptionBudget(c, 1, 1)
 	for _, tc := range []struct {
 		name              string
 		existing, desired client.Object
@@ -118,6 +124,7 @@ func TestNeedsUpdateSeesRealChanges(t *testing.T) {
 		{"budget", mutate(asStored(pdb), func(p *policyv1.PodDisruptionBudget) {
 			p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(2))
 		}), pdb},
+		{"budget while stable", asStored(PodDisruptionBudget(c, 1, 2)), pdb},
 		{"kind mismatch", asStored(headless), pdb},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

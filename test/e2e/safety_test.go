@@ -318,7 +318,8 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		hungAt := time.Now()
 		DeferCleanup(func() { _, _ = sim().SetFault(context.Background(), hung, aerosim.FaultNone) })
 		Eventually(func() (string, error) { return condition(ns, single, ackov1alpha1.ConditionReconciling) }).
-			Should(Or(ContainSubstring("not answering: "+hungPod), ContainSubstring(hungPod+": does not answer")))
+			Should(Or(ContainSubstring("not answering: "+hungPod), ContainSubstring(hungPod+": does not answer"),
+				ContainSubstring("pods not Ready: "+hungPod)))
 		namedAt := time.Now()
 		reconciling, err := condition(ns, single, ackov1alpha1.ConditionReconciling)
 		Expect(err).NotTo(HaveOccurred())
@@ -348,3 +349,115 @@ func clusterHistory(since time.Time) aerosim.History {
 	Expect(err).NotTo(HaveOccurred())
 	return h
 }
+
+// notReadyWatch polls the Ready condition of a cluster's pods, as `kubectl get pods` shows it, and
+// keeps the most pods that were not Ready at once.
+type notReadyWatch struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	most    int
+	when    string
+	samples int
+}
+
+func watchNotReady(namespace, name string) *notReadyWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	wt := &notReadyWatch{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer GinkgoRecover()
+		defer close(wt.done)
+		for ctx.Err() == nil {
+			out, err := kubectlErr("get", "pods", "-n", namespace, "-l", "app.kubernetes.io/instance="+name, "-o",
+				`jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{" "}{end}`)
+			if err == nil {
+				var notReady []string
+				for _, f := range strings.Fields(out) {
+					if pod, status, _ := strings.Cut(f, "="); status != "True" {
+						notReady = append(notReady, pod)
+					}
+				}
+				wt.samples++
+				if len(notReady) > wt.most {
+					wt.most, wt.when = len(notReady), time.Now().Format(time.StampMilli)+": "+strings.Join(notReady, ", ")
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(400 * time.Millisecond):
+			}
+		}
+	}()
+	return wt
+}
+
+// stop ends the polling and returns the most pods not Ready at once, when and which, and the number of
+// samples taken.
+func (wt *notReadyWatch) stop() (int, string, int) {
+	wt.cancel()
+	<-wt.done
+	return wt.most, wt.when, wt.samples
+}
+
+// Issue 22: readiness says whether this node can serve. A member of the cluster stays Ready while
+// partitions migrate (the PodDisruptionBudget, at maxUnavailable 0 meanwhile, keeps drains off), so during
+// a roll, a scale step and an operation no more pods are NotReady at any moment than the safety rule
+// takes down: 1 at replication-factor 2. (Before, every pod was NotReady while the cluster migrated after
+// each restart: the client Service had no endpoint at all.)
+var _ = Describe("Pods that serve while partitions migrate", Ordered, Label("ready-while-migrating"), func() {
+	const ns, name = "e2e-ready", "avail"
+	prefix := ns + "/" + name + "-"
+
+	BeforeAll(func() {
+		applyYAML(clusterYAML(ns, name, 4, ""))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		waitRunningObserved(ns, name)
+		allUp(prefix, 4)
+	})
+
+	// notReadyDuring runs act and returns the most pods not Ready at once meanwhile, with when and which.
+	notReadyDuring := func(what string, act func()) (int, string) {
+		GinkgoHelper()
+		watch := watchNotReady(ns, name)
+		act()
+		most, when, samples := watch.stop()
+		reportFigure("most pods not Ready at once during "+what, fmt.Sprintf("%d (%s; %d samples)", most, when, samples))
+		return most, when
+	}
+
+	It("a roll restarts one node at a time and leaves the others Ready while they migrate", func() {
+		most, when := notReadyDuring("a 4-pod roll", func() {
+			before, start := startRoll(ns, name, 512)
+			awaitConfig(prefix, 4, before, start)
+			waitRunningObserved(ns, name)
+		})
+		Expect(most).To(Equal(1), "the restarting node only: %s", when)
+	})
+
+	It("a scale step down and back up", func() {
+		most, when := notReadyDuring("scaling 4 → 3 → 4", func() {
+			_, err := mergePatch(ns, name, `{"spec":{"size":3}}`)
+			Expect(err).NotTo(HaveOccurred())
+			waitRunningObserved(ns, name)
+			allUp(prefix, 3)
+			_, err = mergePatch(ns, name, `{"spec":{"size":4}}`)
+			Expect(err).NotTo(HaveOccurred())
+			waitRunningObserved(ns, name)
+			allUp(prefix, 4)
+		})
+		Expect(most).To(Equal(1), "the leaving pod, then the joining one: %s", when)
+	})
+
+	It("a WarmRestart operation of every pod", func() {
+		for o := range 4 {
+			awaitExec(ns, fmt.Sprintf("%s-%d", name, o))
+		}
+		most, when := notReadyDuring("a 4-pod WarmRestart", func() {
+			_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"WarmRestart","id":"avail-warm"}]}}`)
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(func() (string, error) { return field(ns, "asc/"+name, "{.status.operationStatus.phase}") }).
+				WithTimeout(5 * time.Minute).WithPolling(500 * time.Millisecond).Should(Equal("Completed"))
+			waitRunningObserved(ns, name)
+		})
+		Expect(most).To(Equal(1), "the node restarting in place only: %s", when)
+	})
+})
