@@ -63,9 +63,9 @@ type world struct {
 	// when the test says so (crashNow), as the kubelet reports asd's exit a while after the signal.
 	refuses   func(configHash string) bool
 	crashFrom map[types.UID]time.Time
-	created map[string]int // pod instances created per name
-	probed  map[types.NamespacedName]aerospike.ProbeSpec
-	events  chan event.GenericEvent
+	created   map[string]int // pod instances created per name
+	probed    map[types.NamespacedName]aerospike.ProbeSpec
+	events    chan event.GenericEvent
 	// prober, when set, replaces the world's own health (a real prober over a simulator).
 	prober *aerospike.ProberManager
 	// podIP, when set, picks pod addresses (e.g. loopback addresses a simulator serves).
