@@ -12,16 +12,21 @@ import (
 const maxOperationSteps = 8
 
 // runOperation advances the on-demand operation. An operation InProgress goes before the rolling
-// restart; a new operation waits until the cluster is Running and no rolling restart is pending.
+// restart and a scale-down, which wait for it: its pods wait only for the nodes to be up and stable,
+// never for the spec to be rolled out (each would wait for the other). A new operation waits until the
+// cluster is Running and no rolling restart is pending.
 // Every pod it restarts goes through the same safety checks as a rolling restart, right before it acts.
 func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clusterState) (bool, error) {
 	ready, _, why := st.readiness()
+	up, _, down := st.nodesUp()
 	obs := operations.Observed{
 		Pods:                  st.pods,
 		Health:                st.health,
 		HealthOK:              st.healthOK,
 		ClusterReady:          (ready || st.splitOnly()) && st.work == nil,
 		NotReady:              why,
+		NodesUp:               up,
+		NodesDown:             down,
 		RollingRestartPending: len(st.outdated) > 0 || st.updatesPending(),
 		Now:                   st.now,
 		Results:               st.results,

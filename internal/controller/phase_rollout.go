@@ -175,14 +175,10 @@ func (r *AerospikeClusterReconciler) followStarted(ctx context.Context, st *clus
 		if u == nil || u.Method == ackov1alpha1.UpdateRemove {
 			continue
 		}
-		pod := st.pods[name]
-		sameInstance := pod != nil && string(pod.UID) == u.UID && pod.DeletionTimestamp == nil
-		switch {
-		// The pod came back broken and the spec changed again (a corrected spec replaces it at once), or
-		// a step not taken yet no longer fits (reverted, or the pod broke): decided again.
-		case !sameInstance && u.Done && st.replacing(name), sameInstance && st.superseded(name, u):
+		switch st.fateOf(name, u) {
+		case decideAgain:
 			err = r.clearUpdate(ctx, st, name)
-		case sameInstance && !u.Done:
+		case stepPending:
 			pending[u.Method] = append(pending[u.Method], name)
 		default:
 			var why string
@@ -198,6 +194,54 @@ func (r *AerospikeClusterReconciler) followStarted(ctx context.Context, st *clus
 	return waiting, pending, nil
 }
 
+// stepFate is what becomes of a recorded step in this reconcile.
+type stepFate int
+
+const (
+	// followStep: the step happened (or is being settled); it is followed until the pod is back.
+	followStep stepFate = iota
+	// stepPending: the step has not happened yet; it is taken after the checks.
+	stepPending
+	// decideAgain: the step no longer fits; it is cleared and the pod is decided again.
+	decideAgain
+)
+
+// fateOf decides what becomes of a recorded step. A step not taken yet that no longer fits (reverted,
+// changed again, or the pod broke) is decided again. So is a finished step whose restart is over while
+// its pod is outdated again (the spec changed since, e.g. a revert): that pod can never come back as the
+// spec now wants it, so following it would wait forever. Decided again, it is replaced or restarted
+// like any other outdated pod, through the same checks (a broken pod is replaced at once).
+func (st *clusterState) fateOf(name string, u *ackov1alpha1.PodUpdate) stepFate {
+	pod := st.pods[name]
+	sameInstance := pod != nil && string(pod.UID) == u.UID && pod.DeletionTimestamp == nil
+	switch {
+	case sameInstance && !u.Done && st.superseded(name, u):
+		return decideAgain
+	case sameInstance && !u.Done:
+		return stepPending
+	case u.Done && st.isOutdated(name) && st.restartOver(name, u, sameInstance):
+		return decideAgain
+	}
+	return followStep
+}
+
+// restartOver: the finished step's pod is no longer on its way back from it: a new instance runs, or,
+// restarted in place, its node started again or it is broken (asd crash-loops on the file it was given).
+// The pod must already record the config its own copy holds: deciding again forgets the step, and the
+// annotation is then what tells that the pod is outdated.
+func (st *clusterState) restartOver(name string, u *ackov1alpha1.PodUpdate, sameInstance bool) bool {
+	if !sameInstance {
+		return true
+	}
+	pod := st.pods[name]
+	return u.Method == ackov1alpha1.UpdateInPlace && pod.Annotations[ackov1alpha1.AnnotationConfigHash] == u.ConfigHash &&
+		(st.broken[name] != "" || st.restartedSince(name, u.NodeStartedBefore))
+}
+
+func (st *clusterState) isOutdated(name string) bool {
+	return slices.ContainsFunc(st.outdated, func(o outdatedPod) bool { return o.pod.Name == name })
+}
+
 // superseded: the recorded step has not happened and no longer fits the pod: the change was
 // reverted or changed again, or the pod broke and is to be replaced instead. It is decided again.
 func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool {
@@ -211,13 +255,6 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	o := st.outdated[idx]
 	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
 	return (o.method != u.Method && !fellBack) || u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod)
-}
-
-// replacing: the pod is outdated and broken by its container state, so it is to be replaced.
-func (st *clusterState) replacing(name string) bool {
-	return slices.ContainsFunc(st.outdated, func(o outdatedPod) bool {
-		return o.pod.Name == name && o.method == ackov1alpha1.UpdateReplace
-	})
 }
 
 // takeStep takes the recorded steps of one method that have not happened yet, and says what they
@@ -345,25 +382,31 @@ func (st *clusterState) updatesPending() bool {
 }
 
 // checkDeadline stops the rollout when a restarted pod has not come back within the progress
-// deadline, counted from the restart. It stops counting once the pod runs and its node is a member of
-// the cluster: real migrations take minutes, and a node that migrates is making progress. (A step
-// not taken yet waits on the safety checks, which name what they wait for.)
+// deadline, counted from the restart. It counts until the pod is Ready, or until every container of
+// the pod is ready and its node is a member of the cluster: real migrations take minutes, and a node
+// that migrates is making progress, but a container whose readiness never passes (a sidecar's probe)
+// is not. (A step not taken yet waits on the safety checks, which name what they wait for.)
 func (st *clusterState) checkDeadline(name string, u *ackov1alpha1.PodUpdate, why string) {
 	deadline := st.cluster.ProgressDeadline()
 	since := u.Started.Time
 	if at := st.cluster.Status.Pods[name].LastRestartTime; u.Done && at != nil {
 		since = at.Time
 	}
-	if st.now.Sub(since) <= deadline || st.isMember(name) {
+	pod := st.pods[name]
+	notReady := resources.NotReadyContainers(pod)
+	if st.now.Sub(since) <= deadline || resources.PodReady(pod) || len(notReady) == 0 && st.isMember(name) {
 		return
 	}
 	state := why
-	if broken := st.broken[name]; broken != "" {
+	switch broken := st.broken[name]; {
+	case broken != "":
 		state = broken
+	case len(notReady) > 0:
+		state = "containers not ready: " + strings.Join(notReady, ", ")
 	}
 	st.stuck = fmt.Sprintf("pod %s did not come back within the progress deadline (%s): %s; no further pod is "+
-		"restarted: fix the spec (a corrected spec replaces the pod at once) or raise spec.progressDeadlineSeconds",
-		name, deadline, state)
+		"restarted: fix the spec (the pod is then replaced or restarted with it, at once when it is broken, "+
+		"else after the safety checks) or raise spec.progressDeadlineSeconds", name, deadline, state)
 }
 
 // isMember: the pod runs and its node is in the cluster (the largest group).

@@ -173,26 +173,21 @@ func eventForFallback(why error) string {
 }
 
 // followInPlace follows a signalled restart in place until the node restarted, the pod is Ready again
-// and the cluster stable (afterStep); then the pod records the config it runs.
+// and the cluster stable (afterStep). First the pod records the config its own copy holds now: asd loads
+// that file, at this restart and at any later one, so the pod runs it even when asd refuses it and
+// crash-loops; if the spec is reverted meanwhile, the pod must be outdated, or nothing would ever bring
+// the good file back.
 func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clusterState, pod *corev1.Pod,
 	u *ackov1alpha1.PodUpdate) (string, error) {
 	switch {
+	case u.ConfigHash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != u.ConfigHash:
+		return "recording the config the pod runs", pods.RecordConfig(ctx, r.Client, pod, u.ConfigHash)
 	case !st.restartedSince(pod.Name, u.NodeStartedBefore):
 		return "waiting for asd to restart", nil
 	case !resources.PodReady(pod):
 		return st.becauseUnstable("waiting for the node to rejoin the cluster"), nil
 	case st.afterStep() != "":
 		return st.afterStep(), nil
-	}
-	return r.recordConfigThenClear(ctx, st, pod, u.ConfigHash)
-}
-
-// recordConfigThenClear records the config the pod's node runs now in the pod's annotation, and
-// clears the step once the cache shows it: cleared earlier, the pod would look outdated once more.
-func (r *AerospikeClusterReconciler) recordConfigThenClear(ctx context.Context, st *clusterState, pod *corev1.Pod,
-	hash string) (string, error) {
-	if hash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != hash {
-		return "recording the config the pod runs", pods.RecordConfig(ctx, r.Client, pod, hash)
 	}
 	return "", r.clearUpdate(ctx, st, pod.Name)
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,8 +11,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,6 +64,66 @@ var _ = Describe("Always a way forward", func() {
 		Expect(condOf(healed, ackov1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
 		Expect(kstatusOf(healed)).To(Equal(kstatus.CurrentStatus))
 		Expect(eventMessages(key, ackov1alpha1.EventPodReplaced)).To(ContainElement(ContainSubstring("stuck-2")))
+	})
+
+	// Issue 22, point 7: a pod whose node joins but that never becomes Ready held the roll forever.
+	It("stops a roll whose pod joins but never becomes Ready, and replaces that pod once the spec is reverted", func() {
+		startOperator(w, operations.Config{})
+		w.set(func(w *world) { w.neverReady["stuck-probe"] = true })
+		c := sampleCluster(ns, "sidecar", 3)
+		c.Spec.ProgressDeadlineSeconds = ptr.To(int32(10))
+		key := create(c)
+		waitRunning(key)
+
+		update(key, func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.PodSpec = &ackov1alpha1.PodOverrides{Sidecars: []ackov1alpha1.Sidecar{
+				{Container: corev1.Container{Name: "stuck-probe", Image: "busybox:1.37"}}}}
+		})
+		Eventually(condition(key, ackov1alpha1.ConditionStalled), timeout, poll).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ackov1alpha1.ReasonRolloutStuck),
+			HaveField("Message", And(ContainSubstring("pod sidecar-2 did not come back within the progress deadline (10s)"),
+				ContainSubstring("containers not ready: stuck-probe")))))
+		Expect(w.creations()).To(Equal(map[string]int{"sidecar-0": 1, "sidecar-1": 1, "sidecar-2": 2}))
+
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.PodSpec = nil })
+		waitRunning(key)
+		Expect(w.creations()).To(Equal(map[string]int{"sidecar-0": 1, "sidecar-1": 1, "sidecar-2": 3}),
+			"the pod that never became Ready is replaced, the others are left alone")
+		Expect(condOf(fetch(key), ackov1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+	})
+
+	// Issue 22, point 8: a restart in place into a config asd refuses left the refused file in the
+	// pod's own copy; after a revert the pod matched the spec by its annotation and was never fixed.
+	It("replaces a pod whose asd crash-loops on a config it refused once that config is reverted", func() {
+		startOperator(w, operations.Config{})
+		c := sampleCluster(ns, "refused", 3)
+		c.Spec.ProgressDeadlineSeconds = ptr.To(int32(10))
+		key := create(c)
+		waitRunning(key)
+		good := fetch(key).Status.Pods["refused-2"].ConfigHash
+		Expect(good).NotTo(BeEmpty())
+		w.set(func(w *world) { w.refuses = func(hash string) bool { return hash != good } })
+
+		update(key, func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000)}
+		})
+		// The operator records the restart in place; then the kubelet reports asd's exit.
+		Eventually(func() *ackov1alpha1.PodUpdate { return fetch(key).Status.Pods["refused-2"].Update }, timeout, poll).
+			Should(And(Not(BeNil()), HaveField("Method", ackov1alpha1.UpdateInPlace), HaveField("Done", true)))
+		w.crashNow()
+		Eventually(condition(key, ackov1alpha1.ConditionStalled), timeout, poll).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ackov1alpha1.ReasonRolloutStuck),
+			HaveField("Message", And(ContainSubstring("pod refused-2 did not come back"), ContainSubstring("CrashLoopBackOff"),
+				ContainSubstring("at once when it is broken")))))
+		Expect(fetch(key).Status.Pods["refused-2"].ConfigHash).NotTo(Equal(good), "the pod records the file it was given")
+
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { delete(c.Spec.AerospikeConfig.Value, "service") })
+		waitRunning(key)
+		Expect(w.creations()).To(Equal(map[string]int{"refused-0": 1, "refused-1": 1, "refused-2": 2}),
+			"the crash-looping pod is replaced (its new copy is the reverted config), the others are left alone")
+		Expect(w.warmRestarts("refused-0") + w.warmRestarts("refused-1")).To(BeZero())
+		Expect(fetch(key).Status.Pods["refused-2"].ConfigHash).To(Equal(good))
+		Expect(eventMessages(key, ackov1alpha1.EventPodReplaced)).To(ContainElement(ContainSubstring("refused-2")))
 	})
 
 	It("reports Ready only once the last pod rolled: kubectl wait returns after the change is in", func() {
@@ -147,6 +210,52 @@ var _ = Describe("Always a way forward", func() {
 		w.set(func(w *world) { delete(w.holdReady, "late-2") })
 		setOperation(key, ackov1alpha1.OperationWarmRestart, "next")
 		waitOperation(key, "next", ackov1alpha1.OperationCompleted)
+	})
+
+	// Issue 22, point 9: a pod under two budgets cannot be evicted at all (the API server answers 500);
+	// the operation looped through the circuit breaker with no deadline.
+	It("ends a PodRestart whose pod another PodDisruptionBudget also selects, after the pod timeout, saying why", func() {
+		key := startCluster(ns, w, operations.Config{PodTimeout: 5 * time.Second})
+		second := &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "someone-elses"},
+			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+				Selector: &metav1.LabelSelector{MatchLabels: fetch(key).SelectorLabels()}},
+		}
+		Expect(k8s.Create(context.Background(), second)).To(Succeed())
+		setOperation(key, podRestart, "evict", "ops-1")
+		Eventually(condition(key, ackov1alpha1.ConditionReconciling), timeout, poll).Should(
+			HaveField("Message", ContainSubstring("more than one PodDisruptionBudget")), "the wait says why")
+		st := waitOperation(key, "evict", ackov1alpha1.OperationError)
+		Expect(st.FailedPods).To(Equal([]string{"ops-1"}))
+		Expect(st.Message).To(And(ContainSubstring("could not be restarted within 5s: eviction of pod ops-1 refused"),
+			ContainSubstring("more than one PodDisruptionBudget")))
+		Expect(condition(key, ackov1alpha1.ConditionCircuitBreakerOpen)()).To(BeNil(), "a refusal is no reconcile failure")
+		Expect(w.creations()).To(Equal(map[string]int{"ops-0": 1, "ops-1": 1, "ops-2": 1}))
+	})
+
+	// Issue 22, point 10: the roll waits for the operation InProgress; the operation's next pod waited
+	// for the cluster to be Running, which needs no outdated pod: each waited for the other.
+	It("finishes an operation before the roll of a spec change made during it, without waiting for its deadline", func() {
+		key := startCluster(ns, w, operations.Config{}) // the default 10-minute waits
+		setOperation(key, warmRestart, "during")
+		Eventually(func() []string {
+			if st := operationStatus(key); st != nil {
+				return st.CompletedPods
+			}
+			return nil
+		}, timeout, poll).Should(ContainElement("ops-0"))
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
+		st := waitOperation(key, "during", ackov1alpha1.OperationCompleted)
+		Expect(st.CompletedPods).To(Equal(allPods))
+		waitRunning(key)
+		for name, p := range fetch(key).Status.Pods {
+			Expect(p.Image).To(Equal("aerospike:ce-8.1.2.0"), name)
+		}
+		events := timeline(key, allPods, ackov1alpha1.EventOperation, ackov1alpha1.EventRollingRestartStarted)
+		finished := slices.Index(events, "Operation/Finish")
+		Expect(finished).To(BeNumerically(">=", 0))
+		Expect(slices.Index(events, ackov1alpha1.EventRollingRestartStarted+"/Restart")).To(BeNumerically(">", finished),
+			"the operation goes first, the roll after it: %v", events)
 	})
 
 	It("reports a split brain, takes no node down while split, and restarts a node an operation names", func() {

@@ -57,10 +57,18 @@ type world struct {
 	alone map[string]bool
 	// down are pods whose asd does not run (crashed, its container not yet restarted): their nodes do
 	// not answer.
-	down    map[string]bool
-	created map[string]int // pod instances created per name
-	probed  map[types.NamespacedName]aerospike.ProbeSpec
-	events  chan event.GenericEvent
+	down map[string]bool
+	// neverReady are container names whose readiness probe never passes (a sidecar's).
+	neverReady map[string]bool
+	// refuses, when set, says which config identities asd refuses. A pod instance whose own copy holds
+	// such a file (copied by its init container, or by a warm restart) has an asd that never answers and
+	// whose container crash-loops from crashFrom on: at once for a new instance, and after a warm restart
+	// when the test says so (crashNow), as the kubelet reports asd's exit a while after the signal.
+	refuses   func(configHash string) bool
+	crashFrom map[types.UID]time.Time
+	created   map[string]int // pod instances created per name
+	probed    map[types.NamespacedName]aerospike.ProbeSpec
+	events    chan event.GenericEvent
 	// prober, when set, replaces the world's own health (a real prober over a simulator).
 	prober *aerospike.ProberManager
 	// podIP, when set, picks pod addresses (e.g. loopback addresses a simulator serves).
@@ -83,7 +91,7 @@ func newWorld(c client.Client, namespace string) *world {
 		c: c, namespace: namespace,
 		started: map[types.UID]time.Time{}, warm: map[string]int{}, loaded: map[string]string{},
 		holdReady: map[string]bool{}, created: map[string]int{}, holdRecreated: map[string]bool{}, alone: map[string]bool{},
-		down:   map[string]bool{},
+		down: map[string]bool{}, neverReady: map[string]bool{}, crashFrom: map[types.UID]time.Time{},
 		probed: map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
 	}
 }
@@ -187,6 +195,9 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 	if w.holdRecreated[pod.Name] {
 		w.holdReady[pod.Name] = true
 	}
+	if w.refuses != nil && w.refuses(t.Annotations[ackov1alpha1.AnnotationConfigHash]) {
+		w.crashFrom[pod.UID] = time.Now()
+	}
 	w.mu.Unlock()
 	return nil
 }
@@ -199,7 +210,8 @@ func (w *world) creations() map[string]int {
 }
 
 // kubelet runs a pod: an IP, the copy-config init container done, the Aerospike container running
-// (or, for an image tag with "broken", failing to pull), and Ready when the containers are and every
+// (or, for an image tag with "broken", failing to pull; crash-looping on a refused config), the other
+// containers running and ready unless named in neverReady, and Ready when the containers are and every
 // readiness gate is True. A pod being deleted is left alone: the API server removes it (no grace in
 // envtest's namespace controller-less world: the test deletes with the default grace, which kube-
 // apiserver applies at once for pods without a node).
@@ -207,12 +219,15 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	if pod.DeletionTimestamp != nil {
 		return false, nil
 	}
-	broken := strings.Contains(resources.AerospikeImage(pod), "broken")
 	w.mu.Lock()
-	hold := w.holdReady[pod.Name]
-	if _, ok := w.started[pod.UID]; !ok && !broken {
+	crashFrom, refused := w.crashFrom[pod.UID]
+	crashing := refused && !time.Now().Before(crashFrom)
+	broken := strings.Contains(resources.AerospikeImage(pod), "broken")
+	hold := w.holdReady[pod.Name] || refused
+	if _, ok := w.started[pod.UID]; !ok && !broken && !refused {
 		w.started[pod.UID] = time.Now()
 	}
+	neverReady := maps.Clone(w.neverReady)
 	w.mu.Unlock()
 	want := pod.Status.DeepCopy()
 	want.Phase = corev1.PodRunning
@@ -222,8 +237,13 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 			want.PodIP = w.podIP(pod, ordinal)
 		}
 	}
-	state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	if broken {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	state := running
+	switch {
+	case crashing:
+		state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+			Message: "back-off restarting failed container aerospike-server"}}
+	case broken:
 		state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff",
 			Message: "Back-off pulling image " + resources.AerospikeImage(pod)}}
 	}
@@ -231,8 +251,16 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
 	want.ContainerStatuses = []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName, Ready: !hold && !broken,
 		State: state, Image: resources.AerospikeImage(pod)}}
-	ready := !hold && !broken && gatesTrue(pod)
-	setPodCondition(want, corev1.ContainersReady, !hold && !broken)
+	containersReady := !hold && !broken
+	for _, c := range pod.Spec.Containers {
+		if c.Name != ackov1alpha1.AerospikeContainerName {
+			want.ContainerStatuses = append(want.ContainerStatuses, corev1.ContainerStatus{Name: c.Name,
+				Ready: !neverReady[c.Name], State: running, Image: c.Image})
+			containersReady = containersReady && !neverReady[c.Name]
+		}
+	}
+	ready := containersReady && gatesTrue(pod)
+	setPodCondition(want, corev1.ContainersReady, containersReady)
 	setPodCondition(want, corev1.PodReady, ready)
 	if equality.Semantic.DeepEqual(&pod.Status, want) {
 		return false, nil
@@ -448,9 +476,24 @@ func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash strin
 	w.warm[pod.Name]++
 	w.loaded[pod.Name] = configHash
 	w.started[pod.UID] = time.Now()
+	if w.refuses != nil && w.refuses(configHash) {
+		// The file is copied and the signal goes out; the new asd exits on the file, and so does every
+		// later start of this container: the pod's own copy keeps it.
+		w.crashFrom[pod.UID] = time.Now().Add(time.Hour)
+		delete(w.started, pod.UID)
+	}
 	w.mu.Unlock()
 	w.wake()
 	return nil
+}
+
+// crashNow makes the kubelet report the crash loop of every asd that refused its config.
+func (w *world) crashNow() {
+	w.set(func(w *world) {
+		for uid := range w.crashFrom {
+			w.crashFrom[uid] = time.Now()
+		}
+	})
 }
 
 // ReadConfigs implements podexec.Signaller; the world keeps no files.

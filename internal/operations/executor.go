@@ -188,7 +188,7 @@ func (e *Executor) begin(pod *corev1.Pod, obs Observed) transition {
 }
 
 // act restarts the current pod after the safety checks: a PodRestart evicts it (the
-// PodDisruptionBudget arbitrates; a refusal is a wait), a WarmRestart records the node's start time
+// PodDisruptionBudget arbitrates; a refusal is a wait, up to the pod timeout), a WarmRestart records the node's start time
 // and the attempt, then signals in the background.
 func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, pod *corev1.Pod, obs Observed) (Result, error) {
 	st := c.Status.OperationStatus
@@ -205,8 +205,11 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 	}
 	if !warm {
 		refused, err := pods.Remove(ctx, e.Client, pod, types.UID(st.CurrentPodUID), true)
-		if err != nil || refused != "" {
-			return Result{Active: true, Waiting: refused}, err
+		if err != nil {
+			return Result{Active: true}, err
+		}
+		if refused != "" {
+			return e.waitOrFail(ctx, c, obs, refused) // a refusal is a wait like the checks': it has the pod's deadline
 		}
 		return e.progress(ctx, c, e.confirm(c, pod.Name, obs))
 	}

@@ -58,9 +58,15 @@ type Observed struct {
 	Health   aerospike.ClusterHealth
 	HealthOK bool
 	// ClusterReady: every desired pod runs the current spec and is Ready, and the Aerospike cluster is
-	// stable. A new operation starts only then, and each next pod waits for it. NotReady says why not.
+	// stable. A new operation starts only then. NotReady says why not.
 	ClusterReady bool
 	NotReady     string
+	// NodesUp: every desired pod is Ready and the Aerospike nodes form one stable cluster, whether or
+	// not the pods run the current spec. An operation InProgress goes before a rolling restart or a
+	// scale-down, so a spec change made meanwhile must not hold it: each next pod waits for this, and a
+	// restarted pod counts as back with it. NodesDown says why not.
+	NodesUp   bool
+	NodesDown string
 	// RollingRestartPending: pods still run an outdated template. A new operation waits for the
 	// rolling restart to finish; one already InProgress goes first.
 	RollingRestartPending bool
@@ -190,8 +196,8 @@ func planInProgress(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) 
 	return planWaitBack(st, obs, cfg)
 }
 
-// planNext waits, with a deadline, until the next target pod exists and the cluster is Running, then
-// begins it.
+// planNext waits, with a deadline, until the next target pod exists and every node is up and stable,
+// then begins it.
 func planNext(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
 	next := nextTarget(st)
 	if next == "" {
@@ -203,9 +209,10 @@ func planNext(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
 	case pod == nil || pod.DeletionTimestamp != nil:
 		// Being recreated (a drain, a crash): its StatefulSet brings it back.
 		why, limit = fmt.Sprintf("pod %s does not exist (its StatefulSet recreates it)", next), cfg.PodTimeout
-	case !obs.ClusterReady:
+	case !obs.NodesUp:
 		// e.g. after a pause, or another pod went down meanwhile: never take a second node away.
-		why, limit = fmt.Sprintf("pod %s waits until the cluster is Running: %s", next, obs.NotReady), cfg.ClusterTimeout
+		why, limit = fmt.Sprintf("pod %s waits until every node is up and the cluster is stable: %s", next, obs.NodesDown),
+			cfg.ClusterTimeout
 	case st.Kind == ackov1alpha1.OperationWarmRestart && obs.HealthOK && obs.Health.Nodes[next].Err == nil &&
 		obs.Health.Nodes[next].Facts.Uptime < minUptime:
 		return Step{Kind: StepWait, Pod: next, Reason: fmt.Sprintf("pod %s: Aerospike started less than %s ago", next, minUptime)}
@@ -263,8 +270,8 @@ func planWaitBack(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) St
 
 // notBack says why the current pod does not count as completed yet ("" when it does): it must be
 // Ready again (a new instance for PodRestart; its readiness gate says its node is a member with no
-// migrations pending), its node must have restarted since the signal (WarmRestart), and the
-// Aerospike cluster must be stable again.
+// migrations pending), its node must have restarted since the signal (WarmRestart), and every node
+// must be up and the Aerospike cluster stable again.
 func notBack(st *ackov1alpha1.OperationStatus, obs Observed) string {
 	pod := obs.Pods[st.CurrentPod]
 	switch {
@@ -285,8 +292,8 @@ func notBack(st *ackov1alpha1.OperationStatus, obs Observed) string {
 	if !ok || node.Err != nil || !node.ReadAt.After(resources.ReadySince(pod)) {
 		return "Aerospike node has not answered since the pod became Ready"
 	}
-	if !obs.ClusterReady {
-		return "cluster is not Running yet: " + obs.NotReady
+	if !obs.NodesUp {
+		return "the nodes are not all up and stable yet: " + obs.NodesDown
 	}
 	return ""
 }

@@ -67,7 +67,7 @@ func build(changes ...change) scene {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"},
 			Spec:       ackov1alpha1.AerospikeClusterSpec{Size: 3},
 		},
-		obs: operations.Observed{ClusterReady: true, Now: began.Add(30 * time.Second)},
+		obs: operations.Observed{ClusterReady: true, NodesUp: true, Now: began.Add(30 * time.Second)},
 	}
 	withPods("c-0", "c-1", "c-2")(&s)
 	for _, ch := range changes {
@@ -160,8 +160,19 @@ func waiting(s *scene) {
 	s.c.Status.OperationStatus.WaitingSince = &t
 }
 
+// clusterNotReady: a node is down or the cluster is not stable, so the cluster is not Running either.
 func clusterNotReady(why string) change {
-	return func(s *scene) { s.obs.ClusterReady, s.obs.NotReady = false, why }
+	return func(s *scene) {
+		s.obs.ClusterReady, s.obs.NotReady = false, why
+		s.obs.NodesUp, s.obs.NodesDown = false, why
+	}
+}
+
+// specChanged: the spec changed during the operation (pods are outdated, the roll waits for the
+// operation): the cluster is not Running, but every node is up and stable.
+func specChanged(s *scene) {
+	s.obs.ClusterReady, s.obs.NotReady = false, "1/3 pods run an older template or config: c-2"
+	s.obs.RollingRestartPending = true
 }
 
 // recreated replaces c-1 by a new instance, Ready since the given time after began.
@@ -265,17 +276,28 @@ var _ = Describe("Plan", func() {
 		Entry("PodRestart: the next pod goes whatever its uptime (the UID settles a PodRestart)",
 			decide(operations.StepBegin, "c-1"), "",
 			running(cold, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), uptime("c-1", 0)),
-		Entry("the next pod waits while the cluster is not Running: the wait is recorded, for its deadline",
-			decide(operations.StepWaitSince, "c-1"), "pod c-1 waits until the cluster is Running: c-2 not Ready",
+		Entry("the next pod waits while a node is down: the wait is recorded, for its deadline",
+			decide(operations.StepWaitSince, "c-1"), "pod c-1 waits until every node is up and the cluster is stable: c-2 not Ready",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), clusterNotReady("c-2 not Ready")),
 		Entry("... and goes on waiting within the deadline",
-			decide(operations.StepWait, "c-1"), "pod c-1 waits until the cluster is Running",
+			decide(operations.StepWait, "c-1"), "pod c-1 waits until every node is up and the cluster is stable",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), clusterNotReady("c-2 not Ready"),
 			waiting, at(2*time.Minute)),
 		Entry("... and ends the operation past it, saying what it waited for",
-			decide(operations.StepPodFailed, "c-1"), "waited 2m0s: pod c-1 waits until the cluster is Running: c-2 not Ready",
+			decide(operations.StepPodFailed, "c-1"), "waited 2m0s: pod c-1 waits until every node is up and the cluster is stable: c-2 not Ready",
 			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), clusterNotReady("c-2 not Ready"),
 			waiting, at(2*time.Minute+time.Second)),
+		// Issue 22, point 10: the roll waits for the operation InProgress, so the operation must not wait
+		// for the roll (for Running, which needs no outdated pod).
+		Entry("a spec change during the operation does not hold its next pod",
+			decide(operations.StepBegin, "c-1"), "",
+			running(warm, []string{"c-0", "c-1", "c-2"}, []string{"c-0"}), specChanged),
+		Entry("... nor keep its current pod from counting as back",
+			decide(operations.StepPodDone, "c-1"), "",
+			current(warm, true), asdStarted(time.Second, 30*time.Second), specChanged),
+		Entry("... while a new operation still waits for the cluster to be Running",
+			decide(operations.StepWait, ""), "operation b waits until the cluster is Running: 1/3 pods run an older",
+			operation(warm, "b"), specChanged),
 		Entry("the targets stay frozen: a pod added later is not restarted, the operation finishes",
 			decide(operations.StepPodDone, ""), "",
 			running(warm, []string{"c-0", "c-1"}, []string{"c-0", "c-1"}), withPods("c-0", "c-1", "c-2", "c-3")),
@@ -327,8 +349,8 @@ var _ = Describe("Plan", func() {
 			current(cold, true), recreated(31*time.Second)),
 		Entry("PodRestart: the node answers with an error", decide(operations.StepWait, "c-1"),
 			"has not answered since the pod became Ready", current(cold, true), recreated(5*time.Second), nodeErr("c-1")),
-		Entry("PodRestart: the cluster is not Running yet (migrating)", decide(operations.StepWait, "c-1"),
-			"cluster is not Running yet: c-0: migrate_partitions_remaining=12",
+		Entry("PodRestart: the cluster is not stable yet (migrating)", decide(operations.StepWait, "c-1"),
+			"the nodes are not all up and stable yet: c-0: migrate_partitions_remaining=12",
 			current(cold, true), recreated(5*time.Second), clusterNotReady("c-0: migrate_partitions_remaining=12")),
 		Entry("PodRestart: back", decide(operations.StepPodDone, "c-1"), "", current(cold, true), recreated(5*time.Second)),
 		Entry("WarmRestart: asd has not restarted yet", decide(operations.StepWait, "c-1"), "Aerospike node has not restarted yet",

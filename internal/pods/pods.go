@@ -6,7 +6,10 @@ package pods
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +25,8 @@ import (
 
 // Remove evicts the pod instance uid (the PodDisruptionBudget arbitrates with drains), or deletes it
 // when evict is false (a broken pod, which the budget already counts as down). refused says why an
-// eviction must wait (429). A pod already gone or replaced by another instance counts as removed.
+// eviction must wait: the budget allows no disruption now (429), or several budgets select the pod
+// (500), which only the user can end. A pod already gone or replaced by another instance counts as removed.
 func Remove(ctx context.Context, c client.Client, pod *corev1.Pod, uid types.UID, evict bool) (refused string, err error) {
 	pre := &metav1.Preconditions{UID: &uid}
 	if evict {
@@ -36,10 +40,25 @@ func Remove(ctx context.Context, c client.Client, pod *corev1.Pod, uid types.UID
 	switch {
 	case apierrors.IsTooManyRequests(err):
 		return fmt.Sprintf("eviction of pod %s refused, waiting: %v", pod.Name, err), nil
+	case evict && underSeveralBudgets(err):
+		return fmt.Sprintf("eviction of pod %s refused: %v (another PodDisruptionBudget selects the cluster's pods; "+
+			"no pod of the cluster can be evicted until it is deleted)", pod.Name, err), nil
 	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		return "", nil
 	}
 	return "", err
+}
+
+// severalBudgets is what the API server answers (500) to an eviction of a pod that more than one
+// PodDisruptionBudget selects, whatever the budgets allow.
+const severalBudgets = "more than one PodDisruptionBudget"
+
+// underSeveralBudgets: the eviction was refused because several budgets select the pod. It is no
+// failure of the operator's: retried as one (through the circuit breaker) it would never end.
+func underSeveralBudgets(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Code == http.StatusInternalServerError &&
+		strings.Contains(status.Status().Message, severalBudgets)
 }
 
 // RecordConfig sets the pod's acko.io/config-hash annotation to the identity of the config its node

@@ -44,6 +44,22 @@ func PodRunning(pod *corev1.Pod) bool {
 	return s != nil && s.State.Running != nil
 }
 
+// NotReadyContainers lists the pod's containers that are not ready (not started, crash-looping, or
+// a readiness probe that fails, as a sidecar's may): they keep the pod not Ready however well its
+// node does.
+func NotReadyContainers(pod *corev1.Pod) []string {
+	if pod == nil {
+		return nil
+	}
+	var names []string
+	for _, s := range pod.Status.ContainerStatuses {
+		if !s.Ready {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
 // brokenWaiting are the waiting reasons of a container that will not start by itself.
 var brokenWaiting = map[string]bool{
 	"ImagePullBackOff": true, "ErrImagePull": true, "InvalidImageName": true, "ErrImageNeverPull": true,

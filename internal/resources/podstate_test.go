@@ -105,3 +105,17 @@ func TestPVCRetention(t *testing.T) {
 		t.Error("a new retention policy must update the StatefulSet")
 	}
 }
+
+func TestNotReadyContainers(t *testing.T) {
+	pod := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+		{Name: v1alpha1.AerospikeContainerName, Ready: true},
+		{Name: "probe-fails", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+		{Name: "not-started", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}},
+	}}}
+	if got := NotReadyContainers(pod); len(got) != 2 || got[0] != "probe-fails" || got[1] != "not-started" {
+		t.Errorf("got %v, want [probe-fails not-started]", got)
+	}
+	if got := NotReadyContainers(nil); got != nil {
+		t.Errorf("no pod: got %v", got)
+	}
+}

@@ -1,0 +1,85 @@
+package operations_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/tasks"
+)
+
+// inPlace writes status by mutating the cluster it is given, as the real writer does after a write.
+type inPlace struct{}
+
+func (inPlace) WriteStatus(_ context.Context, c *ackov1alpha1.AerospikeCluster, mutate func(*ackov1alpha1.AerospikeClusterStatus)) error {
+	mutate(&c.Status)
+	return nil
+}
+
+// evictionAnswers is a client whose evictions the API server answers with err.
+func evictionAnswers(err error) client.Client {
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	return fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+		SubResourceCreate: func(context.Context, client.Client, string, client.Object, client.Object, ...client.SubResourceCreateOption) error {
+			return err
+		},
+	}).Build()
+}
+
+// tooManyBudgets is the API server's answer to an eviction of a pod that two budgets select.
+var tooManyBudgets = &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+	Message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."}}
+
+// Issue 22, point 9: a refused eviction of a PodRestart was a plain wait, and a pod under two budgets
+// a reconcile failure: neither had a deadline.
+var _ = Describe("A PodRestart whose eviction is refused", func() {
+	DescribeTable("waits for the pod timeout, then ends the operation in Error saying why",
+		func(answer error, says string) {
+			e := &operations.Executor{Client: evictionAnswers(answer), Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+			s := build(current(cold, false))
+			s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+
+			res, err := e.Step(context.Background(), s.c, s.obs)
+			Expect(err).NotTo(HaveOccurred(), "a refusal is a wait, not a reconcile failure")
+			Expect(res.Waiting).To(ContainSubstring(says))
+			Expect(s.c.Status.OperationStatus.Phase).To(Equal(ackov1alpha1.OperationInProgress))
+
+			at(cfg.PodTimeout + time.Second)(&s)
+			_, err = e.Step(context.Background(), s.c, s.obs)
+			Expect(err).NotTo(HaveOccurred())
+			op := s.c.Status.OperationStatus
+			Expect(op.Phase).To(Equal(ackov1alpha1.OperationError))
+			Expect(op.FailedPods).To(Equal([]string{"c-1"}))
+			Expect(op.Message).To(And(ContainSubstring("pod c-1 failed: could not be restarted within 1m0s: eviction of pod c-1 refused"),
+				ContainSubstring(says)))
+			Expect(s.c.Status.FinishedOperations).To(ContainElement("op"), "spec.operations is free again")
+		},
+		Entry("by the budget (429)", apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10),
+			"would violate the pod's disruption budget"),
+		Entry("because two budgets select the pod (500)", tooManyBudgets,
+			"more than one PodDisruptionBudget, which the eviction subresource does not support"),
+	)
+
+	It("still fails the reconcile on any other error (retried through the breaker)", func() {
+		e := &operations.Executor{Client: evictionAnswers(apierrors.NewInternalError(errors.New("etcd timeout"))),
+			Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		s := build(current(cold, false))
+		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+		_, err := e.Step(context.Background(), s.c, s.obs)
+		Expect(err).To(MatchError(ContainSubstring("etcd timeout")))
+	})
+})
