@@ -164,7 +164,9 @@ func (r Report) LostPercent() float64 {
 func (r Report) Table() string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	row := func(name, format string, args ...any) { _, _ = fmt.Fprintf(w, "%s\t"+format+"\n", append([]any{name}, args...)...) }
+	row := func(name, format string, args ...any) {
+		_, _ = fmt.Fprintf(w, "%s\t"+format+"\n", append([]any{name}, args...)...)
+	}
 	row("duration", "%s", r.Duration.Round(time.Millisecond))
 	row("operations", "%d writes, %d reads: %.1f ops/s", r.Writes, r.Reads, r.OpsPerSec)
 	row("availability", "%.2f%% (%d succeeded, %d failed)", r.Availability, r.Succeeded, r.Failed)
