@@ -14,6 +14,7 @@ import (
 const (
 	maxErrors   = 50 // Report.Errors
 	maxLostKeys = 20 // Report.LostKeys
+	tableErrors = 10 // the first errors a table shows
 )
 
 // Report is what a run measured. Durations are Go duration strings in JSON ("1.5s").
@@ -182,12 +183,15 @@ func (r Report) Table() string {
 	} else {
 		row("lost", "not verified")
 	}
-	for i, e := range r.Errors {
+	for i, e := range r.Errors[:min(len(r.Errors), tableErrors)] {
 		name := ""
 		if i == 0 {
 			name = "first errors"
 		}
 		row(name, "+%s %s key %d %s", e.At.Round(time.Millisecond), e.Op, e.Key, e.Code)
+	}
+	if more := r.Failed - min(len(r.Errors), tableErrors); more > 0 && len(r.Errors) > 0 {
+		row("", "(%d more)", more)
 	}
 	_ = w.Flush()
 	return b.String()

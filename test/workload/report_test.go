@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
 	"github.com/aerospike/aerospike-client-go/v7/types"
@@ -143,11 +144,21 @@ func TestTable(t *testing.T) {
 		"acknowledged keys  2000\n",
 		"lost               2 (0.10%) KEY_NOT_FOUND_ERROR 2, verified in 3s\n",
 		"lost keys          [17 1999]\n",
-		"first errors       +12.3s write key 17 TIMEOUT\n",
+		"first errors       +12.3s write key 17 TIMEOUT\n                   (9 more)\n",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
+	}
+	many := sampleReport()
+	many.Errors = nil
+	for i := range maxErrors {
+		many.Errors = append(many.Errors, ErrorAt{At: time.Duration(i) * time.Second, Op: opRead, Key: i, Code: "TIMEOUT"})
+	}
+	many.Failed = 70
+	table = many.Table()
+	if !strings.Contains(table, "+9s read key 9 TIMEOUT\n                   (60 more)\n") || strings.Contains(table, "key 10 ") {
+		t.Errorf("a table shows the first %d errors, then how many more:\n%s", tableErrors, table)
 	}
 	unverified := Report{Duration: time.Second}.Table()
 	if !strings.Contains(unverified, "lost               not verified\n") ||
@@ -182,6 +193,15 @@ func TestReportJSON(t *testing.T) {
 	}
 }
 
+// maxRetries is the error the client returns when it gave up retrying after inner: its
+// chainErrors sets the unexported field wrapped, which only reflection reaches from here.
+func maxRetries(inner error) error {
+	outer := &as.AerospikeError{ResultCode: types.MAX_RETRIES_EXCEEDED}
+	field := reflect.ValueOf(outer).Elem().FieldByName("wrapped")
+	reflect.NewAt(field.Type(), unsafe.Pointer(field.UnsafeAddr())).Elem().Set(reflect.ValueOf(&inner).Elem())
+	return outer
+}
+
 func TestResultCode(t *testing.T) {
 	cases := []struct {
 		err  error
@@ -191,6 +211,9 @@ func TestResultCode(t *testing.T) {
 		{&as.AerospikeError{ResultCode: types.KEY_NOT_FOUND_ERROR}, "KEY_NOT_FOUND_ERROR"},
 		{fmt.Errorf("put: %w", &as.AerospikeError{ResultCode: types.NETWORK_ERROR}), "NETWORK_ERROR"},
 		{errors.New("not the client's"), "COMMON_ERROR"},
+		{maxRetries(&as.AerospikeError{ResultCode: types.NETWORK_ERROR}), "NETWORK_ERROR"},
+		{maxRetries(maxRetries(&as.AerospikeError{ResultCode: types.TIMEOUT})), "TIMEOUT"},
+		{maxRetries(errors.New("dial tcp: connection refused")), "MAX_RETRIES_EXCEEDED"},
 	}
 	for _, c := range cases {
 		if got := resultCode(c.err); got != c.want {

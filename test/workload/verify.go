@@ -95,7 +95,7 @@ func (r *Run) check(client *as.Client, k int) string {
 func migrationsDone(client *as.Client) bool {
 	nodes := client.GetNodes()
 	for _, n := range nodes {
-		stats, err := n.RequestInfo(nil, "statistics")
+		stats, err := n.RequestInfo(as.NewInfoPolicy(), "statistics")
 		if err != nil {
 			return false
 		}

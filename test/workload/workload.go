@@ -312,10 +312,15 @@ func (r *Run) progress(ctx context.Context) {
 	}
 }
 
-// resultCode names an error of the client by its result code.
+// resultCode names an error of the client by its result code. MAX_RETRIES_EXCEEDED says only
+// that the client gave up: the last attempt's code (which it wraps) says why.
 func resultCode(err error) string {
-	if ae := (*as.AerospikeError)(nil); errors.As(err, &ae) {
-		return ae.ResultCode.String()
+	ae := (*as.AerospikeError)(nil)
+	if !errors.As(err, &ae) {
+		return types.COMMON_ERROR.String()
 	}
-	return types.COMMON_ERROR.String()
+	if inner := (*as.AerospikeError)(nil); ae.ResultCode == types.MAX_RETRIES_EXCEEDED && errors.As(ae.Unwrap(), &inner) {
+		return resultCode(inner)
+	}
+	return ae.ResultCode.String()
 }
