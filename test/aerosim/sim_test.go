@@ -63,7 +63,17 @@ func exchange(addr string, cmds ...string) ([]byte, error) {
 // The embedded fixtures are, byte for byte, the files whose sha256 the manifest recorded when they were copied
 // from the project's shared facts (a real CE 8.1.2.0 server's answers); an edit by hand shows up here.
 func TestEmbeddedFixturesMatchTheirProvenance(t *testing.T) {
-	manifest, err := fixtureFS.ReadFile("fixtures/aerospike-ce-8.1.2.0.sha256")
+	dataplane, err := fs.Sub(fixtureFS, dataplaneRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkManifest(t, "fixtures/aerospike-ce-8.1.2.0.sha256", Fixtures())
+	checkManifest(t, dataplaneRoot+".sha256", dataplane)
+}
+
+func checkManifest(t *testing.T, manifestPath string, root fs.FS) {
+	t.Helper()
+	manifest, err := fixtureFS.ReadFile(manifestPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +86,11 @@ func TestEmbeddedFixturesMatchTheirProvenance(t *testing.T) {
 		want[name] = sum
 	}
 	seen := 0
-	err = fs.WalkDir(Fixtures(), ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, _ := fs.ReadFile(Fixtures(), p)
+		data, _ := fs.ReadFile(root, p)
 		sum := sha256.Sum256(data)
 		if got := hex.EncodeToString(sum[:]); got != want[p] {
 			t.Errorf("%s: sha256 %s, manifest says %q", p, got, want[p])
@@ -92,7 +102,7 @@ func TestEmbeddedFixturesMatchTheirProvenance(t *testing.T) {
 		t.Fatal(err)
 	}
 	if seen != len(want) {
-		t.Errorf("%d files embedded, the manifest lists %d", seen, len(want))
+		t.Errorf("%s: %d files embedded, the manifest lists %d", manifestPath, seen, len(want))
 	}
 }
 
