@@ -135,6 +135,7 @@ type link struct {
 	hearing bool
 	since   time.Time     // when they stopped hearing each other
 	delay   time.Duration // how long they still count each other after since
+	refused bool          // a namespace's replication-factor differs (logged once)
 }
 
 func keyOf(a, b *node) linkKey {
@@ -390,7 +391,22 @@ func (s *Sim) updateHearing(t time.Time) {
 		case !l.hearing && h:
 			l.hearing = true
 		}
+		s.checkReplicationFactors(l, t)
 	}
+}
+
+// checkReplicationFactors logs, once, that two nodes that hear each other's heartbeats do not cluster
+// because a namespace's replication-factor differs (the line is inferred, not captured).
+func (s *Sim) checkReplicationFactors(l *link, t time.Time) {
+	ns := rfMismatch(l.a.asd.namespaces, l.b.asd.namespaces)
+	refused := ns != "" && l.a.heartbeating() && l.b.heartbeating() && l.a.clusterName() == l.b.clusterName()
+	if refused && !l.refused {
+		for _, pair := range [][2]*node{{l.a, l.b}, {l.b, l.a}} {
+			pair[0].logf(t, "WARNING (exchange): node %s: namespace %s replication-factor differs - not clustering with it",
+				pair[1].spec.NodeID, ns)
+		}
+	}
+	l.refused = refused
 }
 
 // form groups the counted nodes (members, and nodes the others still count) by adjacency into

@@ -2,7 +2,7 @@ package aerosim
 
 import (
 	"bytes"
-		"encoding/hex"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"io/fs"

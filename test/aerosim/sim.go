@@ -285,17 +285,57 @@ func (s *Sim) RemoveNode(name string) error {
 // and starts again after RestartDowntime with uptime 0, reading its config anew.
 func (s *Sim) WarmRestart(name string) (NodeState, error) {
 	return s.update(name, func(n *node, now time.Time) error {
-		switch n.asd.phase {
-		case phaseDown:
-			return fmt.Errorf("%w: node %q is already restarting", ErrConflict, name)
-		case phaseFailed:
-			return fmt.Errorf("%w: node %q has no running asd: %s", ErrConflict, name, n.asd.err)
+		if err := n.restartable(); err != nil {
+			return err
 		}
-		n.restarts++
-		n.stop(now.Add(s.opts.RestartDowntime))
-		n.logf(now, "INFO (as): SIGUSR1 to tini: restarting asd")
+		s.warmRestart(n, now)
 		return nil
 	})
+}
+
+// WarmRestartNodes warm-restarts several nodes at the same instant, as if their asd were killed
+// together (the negative control: two copies of a partition gone at once). Either every node
+// restarts or, if one cannot, none does.
+func (s *Sim) WarmRestartNodes(names []string) ([]NodeState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nodes := make([]*node, 0, len(names))
+	var now time.Time
+	for _, name := range names {
+		n, at, err := s.find(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := n.restartable(); err != nil {
+			return nil, err
+		}
+		nodes, now = append(nodes, n), at
+	}
+	for _, n := range nodes {
+		s.warmRestart(n, now)
+	}
+	s.settle(now)
+	out := make([]NodeState, len(nodes))
+	for i, n := range nodes {
+		out[i] = s.state(n, now)
+	}
+	return out, nil
+}
+
+func (n *node) restartable() error {
+	switch n.asd.phase {
+	case phaseDown:
+		return fmt.Errorf("%w: node %q is already restarting", ErrConflict, n.spec.Name)
+	case phaseFailed:
+		return fmt.Errorf("%w: node %q has no running asd: %s", ErrConflict, n.spec.Name, n.asd.err)
+	}
+	return nil
+}
+
+func (s *Sim) warmRestart(n *node, now time.Time) {
+	n.restarts++
+	n.stop(now.Add(s.opts.RestartDowntime))
+	n.logf(now, "INFO (as): SIGUSR1 to tini: restarting asd")
 }
 
 // SetLatency delays every answer of the node by d (wall-clock time, even with a fake Clock).
