@@ -26,14 +26,15 @@
 //
 // Stop ends the load, then reads back with a fresh client every key that has at least one
 // acknowledged write. A key is lost when it cannot be read back, or reads back with a value
-// older than its newest acknowledged write (or a value nobody wrote). Reads that fail are retried
-// in passes one second apart so that migrations can finish: the verification ends when every
-// key is kept, or when the cluster is settled (every node the client sees reports
-// migrate_partitions_remaining 0 in its statistics, before and after a whole pass, at least
-// settleTime after the verification began, so that the server has dropped a node that just
-// stopped), or at Config.VerifyTimeout (or the end of Stop's context). A key still failing then is
-// lost, by its last reason: KEY_NOT_FOUND_ERROR, OLDER_VALUE, WRONG_VALUE or the read's result
-// code.
+// older than its newest acknowledged write (or a value nobody wrote). Until the cluster is
+// settled a migration or a split's merge may still change what a key reads back, so the
+// verification first waits until every node the client sees reports migrate_partitions_remaining
+// 0 in its statistics, and at least settleTime after it began (the server counts a node that
+// just stopped for 2 s); then it reads every key, and reads those that failed again, one second
+// apart, until a whole pass ran on a settled cluster. Config.VerifyTimeout (or the end of Stop's
+// context) ends the waiting: the keys still failing then are lost, by their last reason:
+// KEY_NOT_FOUND_ERROR, OLDER_VALUE, WRONG_VALUE or the read's result code. Errors are named
+// by the client's result code, except MAX_RETRIES_EXCEEDED, named by its last attempt's code.
 //
 // # Split brain
 //
@@ -45,8 +46,10 @@
 // verification, the key is kept if it reads back with any value of this run at or above that
 // floor: a write acknowledged on either side (or one with an unknown outcome) survived. A key
 // that reads back not found is lost even so: no copy of it survived. Without a window (no error,
-// no MarkSplit) the floor is the newest acknowledged write, as without the flag. Reads during the
-// run are judged as always, so the stale reads of the split show up as STALE_READ.
+// no MarkSplit) the floor is the newest acknowledged write, as without the flag. The kept keys
+// whose newest acknowledged write did not survive (the strict rule would count them lost) are
+// Report.SplitOverwritten. Reads during the run are judged as always, so the stale reads of the
+// split show up as STALE_READ.
 //
 // # Limits
 //

@@ -182,11 +182,11 @@ func (r *Run) Stop(ctx context.Context) (Report, error) {
 	r.mu.Lock()
 	rep := r.tally.report(end)
 	r.mu.Unlock()
-	lost, err := r.verify(ctx)
+	lost, overwritten, err := r.verify(ctx)
 	if err != nil {
 		return rep, err
 	}
-	rep.setLost(lost, time.Since(end))
+	rep.setLost(lost, overwritten, time.Since(end))
 	_, _ = fmt.Fprintf(r.cfg.Log, "workload: verified %d acknowledged keys in %s: %d lost\n",
 		rep.Acknowledged, rep.VerifyDuration.Round(time.Millisecond), rep.Lost)
 	return rep, nil
