@@ -39,12 +39,9 @@ func (r *Run) verify(ctx context.Context) (lost map[int]string, overwritten int,
 		return nil, 0, fmt.Errorf("workload: verify: %w", err)
 	}
 	defer client.Close()
-	for !(time.Since(begin) >= settleTime && migrationsDone(client)) {
-		if !sleep(ctx, verifyRetryInterval) {
-			_, _ = fmt.Fprintf(r.cfg.Log, "workload: verify: the cluster did not settle in %s; reading anyway\n",
-				time.Since(begin).Round(time.Second))
-			break
-		}
+	if !waitSettled(ctx, client, begin) {
+		_, _ = fmt.Fprintf(r.cfg.Log, "workload: verify: the cluster did not settle in %s; reading anyway\n",
+			time.Since(begin).Round(time.Second))
 	}
 	pending := map[int]verdict{}
 	for k, st := range r.keys {
@@ -107,6 +104,17 @@ func (r *Run) check(client *as.Client, k int) verdict {
 	}
 	return verdict{strict: judge(v, r.id, k, verifyFloor(st, false), st.sent),
 		kept: judge(v, r.id, k, verifyFloor(st, r.cfg.SplitTolerant), st.sent)}
+}
+
+// waitSettled waits until settleTime has passed since begin and no node has partitions left to
+// migrate; false when ctx ended first.
+func waitSettled(ctx context.Context, client *as.Client, begin time.Time) bool {
+	for time.Since(begin) < settleTime || !migrationsDone(client) {
+		if !sleep(ctx, verifyRetryInterval) {
+			return false
+		}
+	}
+	return true
 }
 
 // migrationsDone says whether every node the client knows reports no partition left to migrate.
