@@ -1,6 +1,7 @@
 package aerosim
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -117,8 +118,9 @@ func (s *Sim) serving(n *node) bool {
 func (s *Sim) serve(n *node, conn net.Conn) {
 	defer s.untrack(n, conn)
 	defer func() { _ = conn.Close() }()
+	in := bufio.NewReader(conn) // a request's header and body in one read
 	for {
-		typ, body, err := readFrame(conn)
+		typ, body, err := readFrame(in)
 		if err != nil {
 			return
 		}
