@@ -39,17 +39,18 @@ type answer struct {
 	ops        []op
 }
 
-// execute answers one AS_MSG on node n whose cluster has view v (nil while n is not a member).
-func (s *Sim) execute(n *node, v *clusterView, m *message) []byte {
+// execute answers one AS_MSG on a node running namespaces whose cluster has view v (nil while the
+// node is not a member).
+func (s *Sim) execute(namespaces []nsConfig, v *clusterView, m *message) []byte {
 	w := newWriter()
 	ns, _ := m.field(fieldNamespace)
-	nv, rc := namespaceView(n, v, string(ns))
+	nv, rc := namespaceView(namespaces, v, string(ns))
 	_, hasDigest := m.field(fieldDigest)
 	switch {
 	case rc != rcOK && m.info1&info1Batch == 0:
 		w.single(msgHeader{resultCode: rc}, nil)
 	case m.info1&info1Batch != 0:
-		s.batch(n, v, m, w)
+		s.batch(namespaces, v, m, w)
 	case !hasDigest:
 		scan(v, nv, m, w)
 	default:
@@ -65,8 +66,8 @@ func (s *Sim) execute(n *node, v *clusterView, m *message) []byte {
 }
 
 // namespaceView is the namespace's partition map, or the code asd answers without one.
-func namespaceView(n *node, v *clusterView, ns string) (*nsView, byte) {
-	runs := slices.ContainsFunc(n.asd.namespaces, func(c nsConfig) bool { return c.name == ns })
+func namespaceView(namespaces []nsConfig, v *clusterView, ns string) (*nsView, byte) {
+	runs := slices.ContainsFunc(namespaces, func(c nsConfig) bool { return c.name == ns })
 	switch {
 	case !runs:
 		return nil, rcInvalidNamespace

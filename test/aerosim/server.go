@@ -157,12 +157,9 @@ func (s *Sim) dataReply(n *node, typ byte, body []byte) (reply, bool) {
 		return reply{}, false
 	}
 	r := reply{fault: n.fault, latency: n.latency, framed: true}
-	var v *clusterView
-	if n.cluster != nil {
-		v = n.cluster.view
-	}
+	v, namespaces := n.view(), n.asd.namespaces
 	s.mu.Unlock()
-	r.body = s.execute(n, v, m)
+	r.body = s.execute(namespaces, v, m)
 	if m.info1&info1CompressResponse != 0 {
 		r.body = compress(r.body)
 	}
