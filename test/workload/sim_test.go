@@ -197,3 +197,22 @@ func TestSplitBrainHealedKeepsACopyOfEveryKey(t *testing.T) {
 			rep.Verified, rep.LostByReason)
 	}
 }
+
+// The verification's client finds the cluster when the only seed is gone (a pod's address moves
+// when it is recreated): it also tries the nodes the load's client knew. Removing one node of
+// three loses nothing with replication-factor 2.
+func TestVerificationWithoutItsSeed(t *testing.T) {
+	s, seeds := cluster(t, "a", "b", "c")
+	const keys = 500
+	r := start(t, workload.Config{Seeds: seeds[:1], Keys: keys, Rate: 1000})
+	waitAcknowledged(t, r, keys)
+	if err := s.RemoveNode("a"); err != nil {
+		t.Fatal(err)
+	}
+	waitSettled(t, s, 2)
+	rep := stop(t, r)
+	if rep.Lost != 0 || !rep.Verified {
+		t.Errorf("lost %d of %d keys (verified %v) after removing the seed node, want 0", rep.Lost, rep.Acknowledged,
+			rep.Verified)
+	}
+}

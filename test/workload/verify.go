@@ -30,11 +30,11 @@ type verdict struct{ strict, kept string }
 // It reads once the cluster is settled, since until then a migration or a split's merge may
 // still change what a key reads back; keys that fail are read again until a whole pass ran on a
 // settled cluster.
-func (r *Run) verify(ctx context.Context) (lost map[int]string, overwritten int, err error) {
+func (r *Run) verify(ctx context.Context, hosts []*as.Host) (lost map[int]string, overwritten int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.VerifyTimeout)
 	defer cancel()
 	begin := time.Now()
-	client, err := connect(ctx, r.hosts, r.cfg.Log)
+	client, err := connect(ctx, hosts, r.cfg.Log)
 	if err != nil {
 		return nil, 0, fmt.Errorf("workload: verify: %w", err)
 	}

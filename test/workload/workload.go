@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,11 +179,12 @@ func (r *Run) Stop(ctx context.Context) (Report, error) {
 	r.cancel()
 	r.workers.Wait()
 	end := time.Now()
+	hosts := r.seedsAndNodes()
 	r.client.Close()
 	r.mu.Lock()
 	rep := r.tally.report(end)
 	r.mu.Unlock()
-	lost, overwritten, err := r.verify(ctx)
+	lost, overwritten, err := r.verify(ctx, hosts)
 	if err != nil {
 		return rep, err
 	}
@@ -190,6 +192,19 @@ func (r *Run) Stop(ctx context.Context) (Report, error) {
 	_, _ = fmt.Fprintf(r.cfg.Log, "workload: verified %d acknowledged keys in %s: %d lost\n",
 		rep.Acknowledged, rep.VerifyDuration.Round(time.Millisecond), rep.Lost)
 	return rep, nil
+}
+
+// seedsAndNodes is where the verification's client connects: the seeds, and the nodes the
+// load's client knows now (a seed's pod may have moved to another address meanwhile).
+func (r *Run) seedsAndNodes() []*as.Host {
+	hosts := slices.Clone(r.hosts)
+	for _, n := range r.client.GetNodes() {
+		h := n.GetHost()
+		if !slices.ContainsFunc(hosts, func(o *as.Host) bool { return o.Name == h.Name && o.Port == h.Port }) {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
 }
 
 // work is worker w's loop: a write, then a read, at its share of the rate.
