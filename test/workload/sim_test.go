@@ -119,6 +119,13 @@ func TestHealthyClusterLosesNothing(t *testing.T) {
 	if rep.Reads < keys/2 || rep.LongestWriteGap > time.Second {
 		t.Errorf("%d reads, longest write gap %s: the load did not run at its rate", rep.Reads, rep.LongestWriteGap)
 	}
+	if snap := r.Snapshot(); snap.Duration != rep.Duration || snap.Writes != rep.Writes {
+		t.Errorf("a snapshot after Stop: %s, %d writes; want the stopped load's %s, %d", snap.Duration, snap.Writes,
+			rep.Duration, rep.Writes)
+	}
+	if _, err := r.Stop(context.Background()); err == nil {
+		t.Error("a second Stop succeeded")
+	}
 }
 
 // One node of three restarting (memory: it comes back empty) loses nothing with replication-factor

@@ -103,6 +103,7 @@ type Run struct {
 	windowOpen atomic.Bool // the split window (SplitTolerant)
 	mu         sync.Mutex
 	tally      *tally
+	end        time.Time // when Stop ended the load
 }
 
 // Start connects to the cluster, retrying until ctx ends, then runs the load in the background
@@ -154,18 +155,21 @@ func connect(ctx context.Context, hosts []*as.Host, log io.Writer) (*as.Client, 
 	}
 }
 
-// MarkSplit opens the split window now (Config.SplitTolerant), if the first failed operation
-// has not opened it already: call it when the test cuts the cluster in two.
+// MarkSplit opens the split window now, if the first failed operation has not opened it
+// already: call it when the test cuts the cluster in two. Only Config.SplitTolerant uses it.
 func (r *Run) MarkSplit() {
 	if r.windowOpen.CompareAndSwap(false, true) {
 		_, _ = fmt.Fprintf(r.cfg.Log, "workload: split window opened at +%s\n", time.Since(r.start).Round(time.Millisecond))
 	}
 }
 
-// Snapshot is the figures so far, without verification.
+// Snapshot is the figures so far (up to Stop once it was called), without verification.
 func (r *Run) Snapshot() Report {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.end.IsZero() {
+		return r.tally.report(r.end)
+	}
 	return r.tally.report(time.Now())
 }
 
@@ -178,11 +182,11 @@ func (r *Run) Stop(ctx context.Context) (Report, error) {
 	}
 	r.cancel()
 	r.workers.Wait()
-	end := time.Now()
 	hosts := r.seedsAndNodes()
 	r.client.Close()
 	r.mu.Lock()
-	rep := r.tally.report(end)
+	r.end = time.Now()
+	end, rep := r.end, r.tally.report(r.end)
 	r.mu.Unlock()
 	lost, overwritten, err := r.verify(ctx, hosts)
 	if err != nil {
