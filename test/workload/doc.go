@@ -20,7 +20,9 @@
 // unknown). A not-found answer then counts as KEY_NOT_FOUND_ERROR, an older value (or another
 // run's) as STALE_READ, a value nobody wrote (another key's, or a seq never sent) as WRONG_VALUE.
 // A not-found answer for a key with no acknowledged write is a success. Errors are counted by
-// the client's result code name (types.ResultCode.String: TIMEOUT, KEY_NOT_FOUND_ERROR, ...).
+// the client's result code name (types.ResultCode.String: TIMEOUT, KEY_NOT_FOUND_ERROR, ...),
+// except MAX_RETRIES_EXCEEDED, which says only that the client gave up: it is named by its last
+// attempt's code (NETWORK_ERROR, PARTITION_UNAVAILABLE, ...).
 //
 // # The verification
 //
@@ -33,8 +35,7 @@
 // just stopped for 2 s); then it reads every key, and reads those that failed again, one second
 // apart, until a whole pass ran on a settled cluster. Config.VerifyTimeout (or the end of Stop's
 // context) ends the waiting: the keys still failing then are lost, by their last reason:
-// KEY_NOT_FOUND_ERROR, OLDER_VALUE, WRONG_VALUE or the read's result code. Errors are named
-// by the client's result code, except MAX_RETRIES_EXCEEDED, named by its last attempt's code.
+// KEY_NOT_FOUND_ERROR, OLDER_VALUE, WRONG_VALUE or the read's result code.
 //
 // # Split brain
 //
@@ -56,6 +57,5 @@
 // One run per namespace and set at a time: two runs would overwrite each other's keys. A write
 // whose outcome was unknown could in principle still be applied by the server after a later
 // write of the same key was acknowledged (a request that sat in a socket); the workload would
-// then count that key lost. The simulator never does that and the real server does so only
-// under a timeout; the reported LostByReason and Errors show when it happens.
+// then count that key lost, as OLDER_VALUE, right after a TIMEOUT of that key in Errors.
 package workload
