@@ -270,3 +270,19 @@ func TestOfficialClientCompression(t *testing.T) {
 		t.Fatalf("compressed get: %v", err)
 	}
 }
+
+// Operations the simulator does not model fail loudly (rc 4) instead of answering wrongly.
+func TestOfficialClientUnsupportedOperations(t *testing.T) {
+	s := newSim(t, Options{})
+	c := connect(t, simpleCluster(t, s, 1)[0])
+	k := key(t, "demo", "cdt")
+	if err := c.Put(nil, k, as.BinMap{"l": []any{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Operate(nil, k, as.ListSizeOp("l")); resultCode(err) != types.PARAMETER_ERROR {
+		t.Fatalf("list size: %v", err)
+	}
+	if _, err := c.Operate(nil, k, as.ListAppendOp("l", 3)); resultCode(err) != types.PARAMETER_ERROR {
+		t.Fatalf("list append: %v", err)
+	}
+}

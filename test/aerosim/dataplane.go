@@ -152,6 +152,9 @@ func readAnswer(req request, rec *record) answer {
 		return a
 	}
 	for _, o := range req.ops {
+		if o.op != opRead {
+			return answer{rc: rcParameter, generation: rec.generation} // e.g. a CDT read: not simulated
+		}
 		a.ops = append(a.ops, readOp(rec.bins, o)...)
 	}
 	return a
@@ -167,9 +170,6 @@ func allBins(bins []bin) []op {
 
 // readOp answers a READ op: a named bin (nothing if absent), or every bin when it names none.
 func readOp(bins []bin, o op) []op {
-	if o.op != opRead {
-		return nil
-	}
 	if o.name == "" {
 		return allBins(bins)
 	}
