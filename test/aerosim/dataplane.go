@@ -10,7 +10,6 @@ import (
 // client's names for asd's codes).
 const (
 	rcOK               = 0
-	rcServerError      = 1
 	rcKeyNotFound      = 2
 	rcGeneration       = 3
 	rcParameter        = 4
