@@ -35,6 +35,19 @@ func TestClientInfoAnswers(t *testing.T) {
 			t.Fatalf("peers-clear-std %q lacks %s", peers, n.Name)
 		}
 	}
+	for p, c := range replicaCounts(t, nodes) {
+		if c != [2]int{1, 1} {
+			t.Fatalf("partition %d: %v masters and replicas", p, c)
+		}
+	}
+	if got := infoValue(t, nodes[0].Addr, "services"); strings.Count(got, ";") != 1 {
+		t.Fatalf("services %q", got)
+	}
+}
+
+// replicaCounts counts, per partition, the nodes whose replicas answer holds it at each position.
+func replicaCounts(t *testing.T, nodes []NodeState) [][2]int {
+	t.Helper()
 	counts := make([][2]int, nPartitions)
 	for _, n := range nodes {
 		value := infoValue(t, n.Addr, "replicas")
@@ -54,12 +67,5 @@ func TestClientInfoAnswers(t *testing.T) {
 			}
 		}
 	}
-	for p, c := range counts {
-		if c != [2]int{1, 1} {
-			t.Fatalf("partition %d: %v masters and replicas", p, c)
-		}
-	}
-	if got := infoValue(t, nodes[0].Addr, "services"); strings.Count(got, ";") != 1 {
-		t.Fatalf("services %q", got)
-	}
+	return counts
 }
