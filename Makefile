@@ -130,6 +130,26 @@ BENCH_FLAGS ?=
 bench-scale: local-assets build ## Scale bench on the local cluster with N clusters (docs/performance.md); not in CI.
 	go run ./hack/benchscale -n $(N) $(BENCH_FLAGS)
 
+# `make load`: SEED (host:port) defaults to the first pod of the sample of `make run-local`; LOAD_FLAGS adds
+# e.g. -json or -keys 10000.
+SEED ?=
+DURATION ?= 60s
+RATE ?= 500
+LOAD_FLAGS ?=
+
+.PHONY: load
+load: ## Workload of the official client on the local cluster's sample (SEED, DURATION, RATE); exits 1 if it lost keys.
+	@seed="$(SEED)"; if [ -z "$$seed" ]; then \
+		[ -f .local/kubeconfig ] || { echo "load: no .local/kubeconfig: start make run-local, or set SEED=host:port" >&2; exit 2; }; \
+		kubectl="$$(hack/build-assets.sh kubectl | tail -n 1)/kubectl"; \
+		ip=$$(KUBECONFIG=.local/kubeconfig "$$kubectl" -n aerospike get pods -l app.kubernetes.io/instance=aerospike-3node \
+			--sort-by=.metadata.name -o jsonpath='{.items[0].status.podIP}') || true; \
+		[ -n "$$ip" ] || { echo "load: no pod IP of aerospike/aerospike-3node: is make run-local up? Or set SEED=host:port" >&2; exit 2; }; \
+		seed="$$ip:3000"; \
+	fi; \
+	echo "load: seed $$seed, $(DURATION) at $(RATE) ops/s"; \
+	go run ./test/workload/cmd/load -seed "$$seed" -duration $(DURATION) -rate $(RATE) $(LOAD_FLAGS)
+
 ##@ Build
 
 .PHONY: build

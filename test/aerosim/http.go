@@ -16,6 +16,7 @@ import (
 //	GET    /nodes/{name}              → NodeState
 //	DELETE /nodes/{name}              → 204
 //	POST   /nodes/{name}/warm-restart → NodeState
+//	POST   /nodes/warm-restart        {"nodes":["<name>", ...]} → [NodeState] (all at the same instant)
 //	PUT    /nodes/{name}/latency      {"latency":"250ms"} → NodeState
 //	PUT    /nodes/{name}/fault        {"fault":"hang"} → NodeState ("" clears it)
 //	PUT    /nodes/{name}/pin          Pin → NodeState
@@ -56,6 +57,20 @@ func nodeRoutes(mux *http.ServeMux, s *Sim) {
 	})
 	mux.HandleFunc("POST /nodes/{name}/warm-restart", func(w http.ResponseWriter, r *http.Request) {
 		respond(w, http.StatusOK)(s.WarmRestart(r.PathValue("name")))
+	})
+	mux.HandleFunc("POST /nodes/warm-restart", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Nodes []string `json:"nodes"`
+		}
+		if !decode(w, r, &body) {
+			return
+		}
+		states, err := s.WarmRestartNodes(body.Nodes)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, states)
 	})
 	mux.HandleFunc("PUT /nodes/{name}/latency", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +53,7 @@ type asd struct {
 	configHash string
 	err        string
 	seeds      []*seed
+	namespaces []nsConfig
 }
 
 type seed struct {
@@ -135,6 +135,7 @@ type link struct {
 	hearing bool
 	since   time.Time     // when they stopped hearing each other
 	delay   time.Duration // how long they still count each other after since
+	refused bool          // a namespace's replication-factor differs (logged once)
 }
 
 func keyOf(a, b *node) linkKey {
@@ -147,21 +148,14 @@ func keyOf(a, b *node) linkKey {
 // adjacent: each still counts the other at t.
 func (l *link) adjacent(t time.Time) bool { return l.hearing || t.Before(l.since.Add(l.delay)) }
 
-// cluster is a group of nodes that agree on a key.
+// cluster is a group of nodes that agree on a key, and their partition map.
 type cluster struct {
 	members   []*node
 	key       string
 	changedAt time.Time
-	migrating bool
-}
-
-// migrationsLeft counts down linearly from total to 0 over d.
-func (c *cluster) migrationsLeft(now time.Time, d time.Duration, total int64) int64 {
-	left := c.changedAt.Add(d).Sub(now)
-	if !c.migrating || left <= 0 {
-		return 0
-	}
-	return int64(math.Ceil(float64(total) * float64(left) / float64(d)))
+	view      *clusterView
+	pending   []migration // in due order
+	done      int         // pending[:done] are finished
 }
 
 // advance settles the simulation at every deadline up to now, in order, and returns now. Callers
@@ -171,8 +165,10 @@ func (s *Sim) advance() time.Time {
 	for {
 		next, ok := s.nextDeadline(now)
 		if !ok {
+			s.migrate(now)
 			return now
 		}
+		s.migrate(next)
 		s.settle(next)
 	}
 }
@@ -264,7 +260,7 @@ func (s *Sim) start(n *node, at time.Time) {
 		return
 	}
 	a := asd{phase: phaseJoining, startedAt: at, joinAt: at.Add(s.opts.JoinDelay), simple: simple, conf: conf,
-		live: live}
+		live: live, namespaces: namespacesOf(live)}
 	if !simple {
 		a.configHash, a.loaded = config.Hash(text), live.clone()
 	}
@@ -272,6 +268,9 @@ func (s *Sim) start(n *node, at time.Time) {
 		a.addSeed(sd)
 	}
 	n.asd = a
+	n.data.Store(s.openStore(n))
+	n.partGen.Store(-1)
+	n.peersGen, n.peers = 0, ""
 	n.logf(at, "INFO (as): service ready: soon there will be cake!")
 }
 
@@ -358,7 +357,8 @@ func (s *Sim) linkSimple(nodes []*node) {
 
 // hears: a and b exchange heartbeats now.
 func (s *Sim) hears(a, b *node) bool {
-	return a.heartbeating() && b.heartbeating() && a.clusterName() == b.clusterName() && !s.cut(a, b)
+	return a.heartbeating() && b.heartbeating() && a.clusterName() == b.clusterName() && !s.cut(a, b) &&
+		rfMismatch(a.asd.namespaces, b.asd.namespaces) == ""
 }
 
 // discover lets everyone in a group of nodes that hear each other know everyone else, as asd's
@@ -391,7 +391,22 @@ func (s *Sim) updateHearing(t time.Time) {
 		case !l.hearing && h:
 			l.hearing = true
 		}
+		s.checkReplicationFactors(l, t)
 	}
+}
+
+// checkReplicationFactors logs, once, that two nodes that hear each other's heartbeats do not cluster
+// because a namespace's replication-factor differs (the line is inferred, not captured).
+func (s *Sim) checkReplicationFactors(l *link, t time.Time) {
+	ns := rfMismatch(l.a.asd.namespaces, l.b.asd.namespaces)
+	refused := ns != "" && l.a.heartbeating() && l.b.heartbeating() && l.a.clusterName() == l.b.clusterName()
+	if refused && !l.refused {
+		for _, pair := range [][2]*node{{l.a, l.b}, {l.b, l.a}} {
+			pair[0].logf(t, "WARNING (exchange): node %s: namespace %s replication-factor differs - not clustering with it",
+				pair[1].spec.NodeID, ns)
+		}
+	}
+	l.refused = refused
 }
 
 // form groups the counted nodes (members, and nodes the others still count) by adjacency into
@@ -447,9 +462,29 @@ func (s *Sim) forget(group []*node) {
 func (s *Sim) newCluster(members []*node, t time.Time) *cluster {
 	s.gen++
 	c := &cluster{members: members, key: hexID("cluster/" + strconv.FormatUint(s.gen, 10)), changedAt: t,
-		migrating: len(members) >= 2}
+		view: newView(s.gen, members)}
+	for _, m := range members {
+		m.partGen.Add(1)
+		if peers := peerIDs(members, m); peers != m.peers {
+			m.peers = peers
+			m.peersGen++
+		}
+	}
+	c.pending = s.plan(c.view, t)
 	s.history.cluster(t, c)
 	return c
+}
+
+// peerIDs names the other members of a cluster, as a node's peers-generation follows them.
+func peerIDs(members []*node, self *node) string {
+	ids := make([]string, 0, len(members))
+	for _, m := range members {
+		if m != self {
+			ids = append(ids, m.spec.NodeID)
+		}
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ",")
 }
 
 // identity names a membership: each node with the incarnation that is counted.

@@ -318,7 +318,9 @@ func TestRemovedNodeDropped(t *testing.T) {
 	if !allSame(got) || !strings.HasPrefix(got[0], "2/") || got[0] == before[0] {
 		t.Fatalf("after DropDelay: %v", got)
 	}
-	if m := mustNode(t, s, "db-1").MigratePartitionsRemaining; m != 4096 {
+	// The partitions db-0 held a copy of move: about 2/3 of 4096 (the real server: 2729 when one of
+	// three RF2 nodes stopped, dataplane fixtures README, step 4).
+	if m := mustNode(t, s, "db-1").MigratePartitionsRemaining; m < 2600 || m > 2900 {
 		t.Errorf("migrations after the drop: %d", m)
 	}
 }

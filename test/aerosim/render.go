@@ -37,6 +37,9 @@ func (s *Sim) answer(n *node, now time.Time, cmd string) string {
 	if name == "tip" {
 		return s.tip(n, params, now)
 	}
+	if answer, ok := s.clientAnswer(n, now, name, params, cmd); ok {
+		return answer
+	}
 	if live := n.asd.live; live != nil {
 		if answer, ok := s.liveAnswer(n, live, now, name, params); ok {
 			return answer

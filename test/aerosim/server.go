@@ -1,6 +1,7 @@
 package aerosim
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -117,16 +118,52 @@ func (s *Sim) serving(n *node) bool {
 func (s *Sim) serve(n *node, conn net.Conn) {
 	defer s.untrack(n, conn)
 	defer func() { _ = conn.Close() }()
+	in := bufio.NewReader(conn) // a request's header and body in one read
 	for {
-		cmds, err := readRequest(conn)
+		typ, body, err := readFrame(in)
 		if err != nil {
 			return
 		}
-		r, ok := s.reply(n, cmds)
+		var r reply
+		var ok bool
+		if typ == msgInfo {
+			r, ok = s.reply(n, infoCommands(body))
+		} else {
+			r, ok = s.dataReply(n, typ, body)
+		}
 		if !ok || !r.deliver(conn, n.gone) {
 			return
 		}
 	}
+}
+
+// dataReply answers an AS_MSG (type 3, or 4 compressed). Only the cluster view is taken under s.mu:
+// records have their own locks.
+func (s *Sim) dataReply(n *node, typ byte, body []byte) (reply, bool) {
+	if typ == msgCompressed {
+		var err error
+		if body, err = decompress(body); err != nil {
+			return reply{}, false
+		}
+	}
+	m, err := parseMessage(body)
+	if err != nil {
+		return reply{}, false
+	}
+	s.mu.Lock()
+	s.advance()
+	if !s.serving(n) {
+		s.mu.Unlock()
+		return reply{}, false
+	}
+	r := reply{fault: n.fault, latency: n.latency, framed: true}
+	v, namespaces := n.view(), n.asd.namespaces
+	s.mu.Unlock()
+	r.body = s.execute(namespaces, v, m)
+	if m.info1&info1CompressResponse != 0 {
+		r.body = compress(r.body)
+	}
+	return r, true
 }
 
 // reply is one answer and how to misbehave while sending it.
@@ -134,6 +171,7 @@ type reply struct {
 	body    []byte
 	fault   Fault
 	latency time.Duration
+	framed  bool // body holds whole protos (AS_MSG answers); an info body gets its header on delivery
 }
 
 func (s *Sim) reply(n *node, cmds []string) (reply, bool) {
@@ -167,30 +205,22 @@ func (r reply) deliver(conn net.Conn, gone <-chan struct{}) bool {
 	case FaultOversized:
 		r.body = bytes.Repeat([]byte("x"), oversizedBody)
 	}
+	if r.framed {
+		_, err := conn.Write(r.body)
+		return err == nil
+	}
 	_, err := conn.Write(append(frameHeader(uint64(len(r.body))), r.body...))
 	return err == nil
 }
 
-// readRequest reads one info request: an 8-byte header (version 2, type 1, 48-bit big-endian
-// length) and commands separated by "\n".
-func readRequest(r io.Reader) ([]string, error) {
-	h := make([]byte, headerSize)
-	if _, err := io.ReadFull(r, h); err != nil {
-		return nil, err
+// infoCommands splits an info request body into its commands, each ended by "\n". asd answers a
+// body whose last command lacks its newline with nothing (info/n0.json, node_no_newline).
+func infoCommands(body []byte) []string {
+	text, ok := strings.CutSuffix(string(body), "\n")
+	if !ok || text == "" {
+		return nil
 	}
-	n := frameLength(h)
-	if h[0] != 2 || h[1] != 1 || n > maxRequest {
-		return nil, errBadFrame
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
-		return nil, err
-	}
-	text := strings.TrimSuffix(string(body), "\n")
-	if text == "" {
-		return nil, nil
-	}
-	return strings.Split(text, "\n"), nil
+	return strings.Split(text, "\n")
 }
 
 func frameHeader(n uint64) []byte {

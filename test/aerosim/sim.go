@@ -10,9 +10,12 @@
 // membership spreads through the mesh. A node given only a cluster name (simple mode) reaches every
 // other simple node of that name. Timing follows the real server (Options): a started node reports
 // cluster_size 0 for JoinDelay, the others drop a node that stopped after DropDelay (HangDropDelay
-// for a hung one), and every membership change of a cluster of two nodes or more starts migrations
-// that count down over MigrationDuration. State is computed from Options.Clock when observed, so a
-// fake clock drives it deterministically. Sim is the Go API; NewHandler exposes it over HTTP.
+// for a hung one), and every membership change moves the copies of the partitions whose replicas
+// change, over MigrationDuration. State is computed from Options.Clock when observed, so a fake clock
+// drives it deterministically. Sim is the Go API; NewHandler exposes it over HTTP.
+//
+// Each node also stores records and answers the data protocol the official client speaks (dataplane*.go,
+// partitions.go, info_client.go): partitions, copies and migrations as docs/development.md describes.
 package aerosim
 
 import (
@@ -23,6 +26,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -40,11 +44,9 @@ var (
 // what a real CE 8.1.2.0 server showed (fixtures README, "How the same server behaves over time").
 type Options struct {
 	Port int // every node's info port; default 3000
-	// MigrationDuration is how long migrate_partitions_remaining takes to reach 0 after a
-	// membership change of a cluster of two nodes or more (real: 20–50 s with 30,000 records).
+	// MigrationDuration is how long the migrations after a membership change take: they finish one
+	// partition at a time, spread over it (real: 20–50 s with 30,000 records).
 	MigrationDuration time.Duration
-	// MigratePartitions is migrate_partitions_remaining right after a change; default 4096.
-	MigratePartitions int64
 	// RestartDowntime is how long a warm-restarted asd does not listen (real: 0.2–0.3 s).
 	RestartDowntime time.Duration
 	// JoinDelay is how long a started asd answers cluster_size 0 / cluster_key 0 before it joins
@@ -76,6 +78,9 @@ type NodeSpec struct {
 	Image      string            `json:"image,omitempty"`
 	ConfigFile string            `json:"configFile,omitempty"`
 	Files      map[string]string `json:"files,omitempty"` // path → content: the pod's files as asd sees them
+	// Volume names the volume a persistent namespace (storage-engine device or file) keeps its records
+	// on: a node added again with the same Volume finds them. Empty: they live and die with the pod.
+	Volume string `json:"volume,omitempty"`
 }
 
 // Fault makes a node misbehave on every request until cleared with FaultNone.
@@ -136,13 +141,17 @@ type NodeState struct {
 	Latency       Duration    `json:"latency"`
 	Fault         Fault       `json:"fault,omitempty"`
 	Pin           Pin         `json:"pin"`
+	// Objects counts the records the node holds per namespace (every copy: master, replica, or a
+	// migration's source).
+	Objects map[string]int64 `json:"objects,omitempty"`
 }
 
 // Sim is a set of simulated nodes and the mesh between them. It is safe for concurrent use.
 type Sim struct {
-	opts Options
-	tmpl templates
-	wg   sync.WaitGroup // accept loops and connections
+	opts   Options
+	tmpl   templates
+	client map[string]string // the data plane fixtures' answers to the client's static commands
+	wg     sync.WaitGroup    // accept loops and connections
 
 	mu       sync.Mutex
 	closed   bool
@@ -156,6 +165,7 @@ type Sim struct {
 	dns      resolver
 	groups   map[string]int // mesh cut: node name → group
 	history  history
+	disks    map[string]map[string]*nsStore // diskKey → persistent namespace → its records
 }
 
 type node struct {
@@ -180,15 +190,25 @@ type node struct {
 	pin       Pin
 	log       []string
 	status    status // last recorded in the history
+
+	data     atomic.Pointer[store] // the running asd's records (emptyStore while it is down)
+	partGen  atomic.Int64          // partition-generation: +1 whenever this node's partition map changes
+	peersGen int64                 // peers-generation: +1 whenever the other members change
+	peers    string                // their node ids, as peersGen last counted them
+}
+
+// store is the running asd's records; the data path reads it without s.mu.
+func (n *node) store() *store {
+	if st := n.data.Load(); st != nil {
+		return st
+	}
+	return emptyStore
 }
 
 // New returns an empty simulator.
 func New(opts Options) (*Sim, error) {
 	if opts.Port == 0 {
 		opts.Port = 3000
-	}
-	if opts.MigratePartitions == 0 {
-		opts.MigratePartitions = 4096
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -197,9 +217,13 @@ func New(opts Options) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sim{opts: opts, tmpl: tmpl, nodes: map[string]*node{}, ghosts: map[uint64]*node{},
+	client, err := loadClientAnswers()
+	if err != nil {
+		return nil, err
+	}
+	return &Sim{opts: opts, tmpl: tmpl, client: client, nodes: map[string]*node{}, ghosts: map[uint64]*node{},
 		links: map[linkKey]*link{}, clusters: map[string]*cluster{}, dns: newResolver(),
-		settled: opts.Clock.Now()}, nil
+		settled: opts.Clock.Now(), disks: map[string]map[string]*nsStore{}}, nil
 }
 
 // AddNode starts a node listening on spec.IP; its asd starts at once.
@@ -244,6 +268,10 @@ func (s *Sim) RemoveNode(name string) error {
 	}
 	n.removed = true
 	n.cluster = nil
+	n.data.Store(emptyStore)
+	if n.spec.Volume == "" {
+		delete(s.disks, n.diskKey()) // an emptyDir goes with its pod
+	}
 	delete(s.nodes, name)
 	s.history.node(now, n, statusOf(n))
 	if n.counted {
@@ -260,17 +288,57 @@ func (s *Sim) RemoveNode(name string) error {
 // and starts again after RestartDowntime with uptime 0, reading its config anew.
 func (s *Sim) WarmRestart(name string) (NodeState, error) {
 	return s.update(name, func(n *node, now time.Time) error {
-		switch n.asd.phase {
-		case phaseDown:
-			return fmt.Errorf("%w: node %q is already restarting", ErrConflict, name)
-		case phaseFailed:
-			return fmt.Errorf("%w: node %q has no running asd: %s", ErrConflict, name, n.asd.err)
+		if err := n.restartable(); err != nil {
+			return err
 		}
-		n.restarts++
-		n.stop(now.Add(s.opts.RestartDowntime))
-		n.logf(now, "INFO (as): SIGUSR1 to tini: restarting asd")
+		s.warmRestart(n, now)
 		return nil
 	})
+}
+
+// WarmRestartNodes warm-restarts several nodes at the same instant, as if their asd were killed
+// together (the negative control: two copies of a partition gone at once). Either every node
+// restarts or, if one cannot, none does.
+func (s *Sim) WarmRestartNodes(names []string) ([]NodeState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nodes := make([]*node, 0, len(names))
+	var now time.Time
+	for _, name := range names {
+		n, at, err := s.find(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := n.restartable(); err != nil {
+			return nil, err
+		}
+		nodes, now = append(nodes, n), at
+	}
+	for _, n := range nodes {
+		s.warmRestart(n, now)
+	}
+	s.settle(now)
+	out := make([]NodeState, len(nodes))
+	for i, n := range nodes {
+		out[i] = s.state(n, now)
+	}
+	return out, nil
+}
+
+func (n *node) restartable() error {
+	switch n.asd.phase {
+	case phaseDown:
+		return fmt.Errorf("%w: node %q is already restarting", ErrConflict, n.spec.Name)
+	case phaseFailed:
+		return fmt.Errorf("%w: node %q has no running asd: %s", ErrConflict, n.spec.Name, n.asd.err)
+	}
+	return nil
+}
+
+func (s *Sim) warmRestart(n *node, now time.Time) {
+	n.restarts++
+	n.stop(now.Add(s.opts.RestartDowntime))
+	n.logf(now, "INFO (as): SIGUSR1 to tini: restarting asd")
 }
 
 // SetLatency delays every answer of the node by d (wall-clock time, even with a fake Clock).
@@ -394,7 +462,7 @@ func (s *Sim) state(n *node, now time.Time) NodeState {
 		Crashes: n.crashes, ClusterSize: f.clusterSize, ClusterKey: f.clusterKey, ClusterIntegrity: f.integrity,
 		MigratePartitionsRemaining: f.migrations, ConfigHash: n.asd.configHash, Seeds: n.asd.seedStates(),
 		ConfigDiffers: n.asd.live != nil && !n.asd.live.equal(n.asd.loaded),
-		Latency:       Duration{n.latency}, Fault: n.fault, Pin: n.pin,
+		Latency:       Duration{n.latency}, Fault: n.fault, Pin: n.pin, Objects: n.store().objects(),
 	}
 }
 
@@ -411,7 +479,7 @@ func (s *Sim) facts(n *node, now time.Time) nodeFacts {
 		f.member, f.integrity = true, true
 		f.clusterSize = len(c.members)
 		f.clusterKey = c.key
-		f.migrations = c.migrationsLeft(now, s.opts.MigrationDuration, s.opts.MigratePartitions)
+		f.migrations = c.migrationsOf(n)
 	}
 	return n.pin.apply(f)
 }
@@ -420,6 +488,7 @@ func (s *Sim) facts(n *node, now time.Time) nodeFacts {
 func (n *node) stop(start time.Time) {
 	n.asd = asd{phase: phaseDown, downUntil: start}
 	n.cluster = nil
+	n.data.Store(emptyStore)
 	n.closeConns()
 }
 

@@ -62,6 +62,14 @@ func (c *Client) WarmRestart(ctx context.Context, name string) (aerosim.NodeStat
 	return out, c.do(ctx, http.MethodPost, nodePath(name, "/warm-restart"), nil, &out)
 }
 
+// WarmRestartNodes warm-restarts the nodes at the same instant (all or none), e.g. two of three
+// nodes of a replication-factor-2 memory namespace to lose the records whose copies were both there.
+func (c *Client) WarmRestartNodes(ctx context.Context, names ...string) ([]aerosim.NodeState, error) {
+	var out []aerosim.NodeState
+	body := map[string][]string{"nodes": names}
+	return out, c.do(ctx, http.MethodPost, "/nodes/warm-restart", body, &out)
+}
+
 // SetLatency delays every answer of the node.
 func (c *Client) SetLatency(ctx context.Context, name string, d time.Duration) (aerosim.NodeState, error) {
 	var out aerosim.NodeState

@@ -49,6 +49,31 @@ func TestClientAgainstTheSimulator(t *testing.T) {
 	}
 }
 
+// Several nodes restart at once, or none does when one of them cannot.
+func TestWarmRestartNodes(t *testing.T) {
+	c, ctx := newClient(t)
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := c.AddNode(ctx, aerosim.NodeSpec{Cluster: "c1", Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states, err := c.WarmRestartNodes(ctx, "a", "b")
+	if err != nil || len(states) != 2 || states[0].Restarts != 1 || states[1].Phase != aerosim.PhaseRestarting {
+		t.Fatalf("restart a, b: %+v, %v", states, err)
+	}
+	if _, err := c.WarmRestartNodes(ctx, "c", "a"); !errors.Is(err, aerosim.ErrConflict) {
+		t.Fatalf("a is restarting: %v", err)
+	}
+	if st, err := c.Node(ctx, "c"); err != nil || st.Restarts != 0 {
+		t.Fatalf("c must not have restarted: %+v, %v", st, err)
+	}
+	if st, err := c.Node(ctx, "c"); err != nil || st.Objects == nil {
+		t.Fatalf("c's object counts per namespace: %+v, %v", st.Objects, err)
+	} else if _, ok := st.Objects["test"]; !ok {
+		t.Fatalf("a simple node runs namespace test: %+v", st.Objects)
+	}
+}
+
 func TestMeshCalls(t *testing.T) {
 	c, ctx := newClient(t)
 	name := NodeName("ns", "pod-0")

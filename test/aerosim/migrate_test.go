@@ -1,0 +1,350 @@
+package aerosim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	as "github.com/aerospike/aerospike-client-go/v7"
+	"github.com/aerospike/aerospike-client-go/v7/types"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+const loadKeys = 3000
+
+// stableThree is a formed 3-node RF2 memory cluster on a fake clock, holding loadKeys keys written
+// through the official client (set load, bin v = i).
+func stableThree(t *testing.T, opts Options) (*Sim, *testingclock.FakeClock, []NodeState, []*as.Key) {
+	t.Helper()
+	s, clk := newFakeSim(t, opts)
+	nodes := simpleCluster(t, s, 3)
+	clk.Step(opts.JoinDelay)
+	clk.Step(opts.MigrationDuration)
+	keys := writeLoad(t, connect(t, nodes[0]))
+	return s, clk, nodes, keys
+}
+
+func writeLoad(t *testing.T, c *as.Client) []*as.Key {
+	t.Helper()
+	keys := make([]*as.Key, loadKeys)
+	for i := range keys {
+		keys[i] = key(t, "load", i)
+		if err := c.Put(nil, keys[i], as.BinMap{"v": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// lostKeys reads every key with a fresh client on seed, as the real experiment did at each stage:
+// a key that is not found, or holds another value, is lost; any other error fails the test.
+func lostKeys(t *testing.T, seed NodeState, keys []*as.Key) int {
+	t.Helper()
+	c := connect(t, seed)
+	defer c.Close()
+	lost := 0
+	for i, k := range keys {
+		rec, err := c.Get(nil, k)
+		switch {
+		case resultCode(err) == types.KEY_NOT_FOUND_ERROR:
+			lost++
+		case err != nil:
+			t.Fatalf("key %d: %v", i, err)
+		case rec.Bins["v"] != i:
+			lost++
+		}
+	}
+	return lost
+}
+
+func objects(t *testing.T, s *Sim) (total int64, perNode []int64) {
+	t.Helper()
+	for _, st := range s.Nodes() {
+		total += st.Objects["test"]
+		perNode = append(perNode, st.Objects["test"])
+	}
+	return total, perNode
+}
+
+// One node restarting (its memory namespace comes back empty) loses nothing: every partition kept a
+// copy. The README's stages B-D: the survivors drop it and migrate the partitions it held a copy of
+// (counted by the partitions that really move: the real server showed 2729), then it rejoins empty and
+// migrations refill it.
+func TestOneRestartLosesNothing(t *testing.T) {
+	opts := realTimings
+	opts.RestartDowntime = 30 * time.Second // long enough for the two survivors to finish migrating
+	s, clk, nodes, keys := stableThree(t, opts)
+	if total, _ := objects(t, s); total != 2*loadKeys {
+		t.Fatalf("RF2: %d objects for %d keys", total, loadKeys)
+	}
+	if _, err := s.WarmRestart("n2"); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustNode(t, s, "n2"); st.Objects["test"] != 0 {
+		t.Fatalf("a memory namespace restarts empty: %+v", st.Objects)
+	}
+	clk.Step(opts.DropDelay)
+	start := assertMigrating(t, s, clk, opts.MigrationDuration)
+	if start < 2400 || start > 3100 {
+		t.Fatalf("migrations after the drop: %d", start)
+	}
+	if lost := lostKeys(t, nodes[0], keys); lost != 0 {
+		t.Fatalf("one node down lost %d of %d keys", lost, loadKeys)
+	}
+	clk.Step(opts.RestartDowntime - opts.DropDelay - opts.MigrationDuration + opts.JoinDelay)
+	if st := mustNode(t, s, "n2"); st.ClusterSize != 3 || st.Objects["test"] != 0 {
+		t.Fatalf("n2 rejoins empty: %+v", st)
+	}
+	assertMigrating(t, s, clk, opts.MigrationDuration)
+	total, perNode := objects(t, s)
+	if total != 2*loadKeys || perNode[2] == 0 {
+		t.Fatalf("after migrations: objects %v", perNode)
+	}
+	if lost := lostKeys(t, nodes[0], keys); lost != 0 {
+		t.Fatalf("after migrations: %d lost", lost)
+	}
+}
+
+// assertMigrating checks that n0's migrations count down to 0 over d and returns where they started.
+func assertMigrating(t *testing.T, s *Sim, clk *testingclock.FakeClock, d time.Duration) int64 {
+	t.Helper()
+	start := mustNode(t, s, "n0").MigratePartitionsRemaining
+	clk.Step(d / 2)
+	if half := mustNode(t, s, "n0").MigratePartitionsRemaining; half <= 0 || half >= start {
+		t.Fatalf("migrations half way: %d of %d", half, start)
+	}
+	clk.Step(d - d/2)
+	if left := mustNode(t, s, "n0").MigratePartitionsRemaining; left != 0 {
+		t.Fatalf("migrations after %s: %d of %d left", d, left, start)
+	}
+	return start
+}
+
+// Two of three nodes restarting at once lose the records whose both copies they held: about a third
+// with RF2 (the real server lost 3193 of 10 000), and they stay lost once migrations are done.
+func TestTwoRestartsAtOnceLoseAThird(t *testing.T) {
+	s, clk, nodes, keys := stableThree(t, realTimings)
+	if _, err := s.WarmRestartNodes([]string{"n1", "n2"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(realTimings.RestartDowntime + realTimings.JoinDelay)
+	lost := lostKeys(t, nodes[0], keys)
+	t.Logf("two of three RF2 nodes restarted at once: %d of %d keys lost (%.1f%%; the real server: 31.9%%)",
+		lost, loadKeys, 100*float64(lost)/loadKeys)
+	if lost < loadKeys/4 || lost > loadKeys*42/100 {
+		t.Fatalf("lost %d of %d: outside the band around 1/3", lost, loadKeys)
+	}
+	clk.Step(realTimings.MigrationDuration)
+	if after := lostKeys(t, nodes[0], keys); after != lost {
+		t.Fatalf("after migrations %d lost, before %d", after, lost)
+	}
+	if total, _ := objects(t, s); total != 2*int64(loadKeys-lost) {
+		t.Fatalf("objects %d for %d surviving keys", total, loadKeys-lost)
+	}
+}
+
+// A persistent namespace keeps its records across an asd restart and across the pod's replacement on
+// the same volume; a memory namespace, or a new volume, starts empty.
+func TestPersistentNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		engine, volume string
+		afterRestart   int
+		afterReplace   int
+	}{
+		{engine: "device", volume: "pvc-db-0", afterRestart: loadKeys, afterReplace: loadKeys},
+		{engine: "device", afterRestart: loadKeys, afterReplace: 0}, // emptyDir: gone with the pod
+		{engine: "memory", volume: "pvc-db-0", afterRestart: 0, afterReplace: 0},
+	} {
+		t.Run(tc.engine+"/"+tc.volume, func(t *testing.T) {
+			s, clk := newFakeSim(t, realTimings)
+			spec := NodeSpec{Name: "db-0", IP: podIP(0), Config: engineConf(tc.engine), Volume: tc.volume}
+			st := addNode(t, s, spec)
+			clk.Step(realTimings.JoinDelay)
+			keys := writeLoad(t, connect(t, st))
+			if _, err := s.WarmRestart("db-0"); err != nil {
+				t.Fatal(err)
+			}
+			clk.Step(realTimings.RestartDowntime + realTimings.JoinDelay)
+			if got := loadKeys - lostKeys(t, st, keys); got != tc.afterRestart {
+				t.Fatalf("after a restart %d keys, want %d", got, tc.afterRestart)
+			}
+			if err := s.RemoveNode("db-0"); err != nil {
+				t.Fatal(err)
+			}
+			st = addNode(t, s, spec)
+			clk.Step(realTimings.JoinDelay)
+			if got := loadKeys - lostKeys(t, st, keys); got != tc.afterReplace {
+				t.Fatalf("after the pod's replacement %d keys, want %d", got, tc.afterReplace)
+			}
+		})
+	}
+}
+
+func engineConf(engine string) string {
+	storage := "storage-engine memory {\n\t\tdata-size 1G\n\t}"
+	if engine == "device" {
+		storage = "storage-engine device {\n\t\tfile /opt/aerospike/data/test.dat\n\t\tfilesize 1G\n\t}"
+	}
+	return strings.Replace(conf("db"), "storage-engine memory {\n\t\tdata-size 1G\n\t}", storage, 1)
+}
+
+// A mesh cut makes two clusters; each side takes writes to its own copies; on heal migrations merge
+// them: the record with the higher generation wins, then the later last-update time.
+func TestSplitBrainMerge(t *testing.T) {
+	s, clk, nodes, _ := stableThree(t, realTimings)
+	k := key(t, "demo", "contested")
+	c := connect(t, nodes[0])
+	if err := c.Put(nil, k, as.BinMap{"v": "before"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetPartitions([][]string{{"n0"}, {"n1", "n2"}}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(realTimings.DropDelay)
+	minority, majority := connect(t, nodes[0]), connect(t, nodes[1])
+	// The minority writes twice (generation 3), the majority once, later (generation 2).
+	for _, v := range []string{"minority-1", "minority-2"} {
+		if err := minority.Put(nil, k, as.BinMap{"v": v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Step(time.Second)
+	if err := majority.Put(nil, k, as.BinMap{"v": "majority"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetPartitions(nil); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(realTimings.MigrationDuration)
+	fresh := connect(t, nodes[2])
+	rec, err := fresh.Get(nil, k)
+	if err != nil || rec.Bins["v"] != "minority-2" || rec.Generation != 3 {
+		t.Fatalf("after the heal: %v %v", rec, err)
+	}
+	if total, _ := objects(t, s); total != 2*loadKeys+2 {
+		t.Fatalf("after the heal %d objects: non-replica copies must be dropped", total)
+	}
+}
+
+// A node restarted with another replication-factor for a namespace does not rejoin its cluster.
+func TestReplicationFactorMismatchDoesNotJoin(t *testing.T) {
+	s, clk := newFakeSim(t, realTimings)
+	seeds := []string{podIP(0), podIP(1)}
+	addNode(t, s, NodeSpec{Name: "db-0", IP: podIP(0), Config: conf("db", seeds...)})
+	rf3 := strings.Replace(conf("db", seeds...), "replication-factor 2", "replication-factor 3", 1)
+	addNode(t, s, NodeSpec{Name: "db-1", IP: podIP(1), Config: rf3})
+	clk.Step(realTimings.JoinDelay)
+	if st := mustNode(t, s, "db-0"); st.ClusterSize != 1 {
+		t.Fatalf("db-0 clustered with a node of another replication-factor: %+v", st)
+	}
+	log, _ := s.Log("db-1")
+	if !strings.Contains(strings.Join(log, "\n"), "replication-factor") {
+		t.Fatalf("no log line: %q", log)
+	}
+}
+
+// The partition rule: copies on distinct nodes, spread evenly, and a node holding none of a
+// partition's copies joining or leaving moves none of them.
+func TestRendezvousPartitionMap(t *testing.T) {
+	mk := func(n int) []*node {
+		out := make([]*node, n)
+		for i := range out {
+			out[i] = &node{spec: NodeSpec{NodeID: hexID(fmt.Sprintf("n%d", i))},
+				asd: asd{namespaces: []nsConfig{{name: "test", rf: 2}}}}
+		}
+		return out
+	}
+	eight := mk(8)
+	v8 := newView(1, eight)
+	masters := map[*node]int{}
+	for _, reps := range v8.ns["test"].reps {
+		if len(reps) != 2 || reps[0] == reps[1] {
+			t.Fatalf("replicas %v", reps)
+		}
+		masters[reps[0]]++
+	}
+	for _, n := range eight {
+		if m := masters[n]; m < 4096/8*85/100 || m > 4096/8*115/100 {
+			t.Fatalf("%s masters %d partitions of 4096", n.spec.NodeID, m)
+		}
+	}
+	v7 := newView(2, eight[:7])
+	for p, reps := range v8.ns["test"].reps {
+		if !isIn(reps, eight[7]) && (reps[0] != v7.ns["test"].reps[p][0] || reps[1] != v7.ns["test"].reps[p][1]) {
+			t.Fatalf("partition %d moved though the leaving node held no copy", p)
+		}
+	}
+}
+
+// Writes keep coming while one node after the other restarts, each once the previous one's migrations
+// are done, as the operator rolls (real clock, short timings): every acknowledged write can be read
+// back, with its value or a later one. (Restarting the next node before then loses the records whose
+// only complete copy it held, as on the real server.)
+func TestWritesDuringRestartsAreKept(t *testing.T) {
+	s := newSim(t, Options{RestartDowntime: 50 * time.Millisecond, JoinDelay: 100 * time.Millisecond,
+		DropDelay: 100 * time.Millisecond, MigrationDuration: 300 * time.Millisecond})
+	nodes := simpleCluster(t, s, 3)
+	time.Sleep(500 * time.Millisecond)
+	c := connect(t, nodes[0])
+	const keys = 200
+	ks := make([]*as.Key, keys)
+	for i := range ks {
+		ks[i] = key(t, "load", i)
+	}
+	acked := make([]int, keys) // the last value acknowledged per key (0: none)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		policy := as.NewWritePolicy(0, 0)
+		policy.TotalTimeout = 200 * time.Millisecond
+		for v := 1; ; v++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for i := range keys {
+				if c.Put(policy, ks[i], as.BinMap{"v": v}) == nil {
+					acked[i] = v
+				}
+			}
+		}
+	}()
+	for _, name := range []string{"n1", "n2", "n0"} {
+		if _, err := s.WarmRestart(name); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // the restarted node is back
+		waitMigrations(t, s)
+	}
+	close(stop)
+	<-done
+	reader := connect(t, nodes[1])
+	lost := 0
+	for i := range keys {
+		rec, err := reader.Get(nil, ks[i])
+		if acked[i] > 0 && (err != nil || rec.Bins["v"].(int) < acked[i]) {
+			lost++
+		}
+	}
+	if lost != 0 {
+		t.Fatalf("%d of %d acknowledged keys lost or older", lost, keys)
+	}
+}
+
+func waitMigrations(t *testing.T, s *Sim) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		settled := true
+		for _, st := range s.Nodes() {
+			settled = settled && st.Member && st.ClusterSize == 3 && st.MigratePartitionsRemaining == 0
+		}
+		if settled {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("migrations not done: %+v", s.Nodes())
+}
