@@ -120,6 +120,7 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 			st.existingSets[sets.Items[i].Name] = &sets.Items[i]
 		}
 	}
+	st.maxDown = st.runningMaxDown() // again, now that the desired configs are rendered
 	st.outdated = st.findOutdated()
 	st.results = r.takeResults(st)
 	return false, nil
