@@ -68,7 +68,9 @@ func (m *modelRun) randomEvent() {
 
 // State the avoidance rules look at.
 
-func (m *modelRun) clusterRunning() bool { return m.w.cluster().Status.Phase == ackov1alpha1.PhaseRunning }
+func (m *modelRun) clusterRunning() bool {
+	return m.w.cluster().Status.Phase == ackov1alpha1.PhaseRunning
+}
 
 // scaleDownUnderway: more pods than the spec asks for, or a leaving pod recorded.
 func (m *modelRun) scaleDownUnderway() bool {
@@ -291,16 +293,18 @@ func (m *modelRun) editBatch() bool {
 	})
 }
 
+// editRacks adds or removes racks of a multi-rack cluster (the webhook refuses a switch between the
+// single-rack and the multi-rack layout).
 func (m *modelRun) editRacks() bool {
-	layouts := [][]ackov1alpha1.Rack{nil, {{ID: 1}, {ID: 2}}, {{ID: 1}, {ID: 2}, {ID: 3}}}
-	racks := layouts[m.w.rng.IntN(len(layouts))]
-	if !m.mayRoll() || m.avoid[1] && !m.wholeWorld() || m.avoid[2] && !m.clusterRunning() {
+	layouts := [][]int32{{1, 2}, {1, 2, 3}, {2, 3}}
+	ids := layouts[m.w.rng.IntN(len(layouts))]
+	if !m.w.cluster().MultiRack() || !m.mayRoll() || m.avoid[1] && !m.wholeWorld() || m.avoid[2] && !m.clusterRunning() {
 		return false
 	}
-	return m.edit(fmt.Sprintf("racks %v", racks), func(c *ackov1alpha1.AerospikeCluster) {
-		c.Spec.RackConfig = nil
-		if racks != nil {
-			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: racks}
+	return m.edit(fmt.Sprintf("racks %v", ids), func(c *ackov1alpha1.AerospikeCluster) {
+		c.Spec.RackConfig.Racks = nil
+		for _, id := range ids {
+			c.Spec.RackConfig.Racks = append(c.Spec.RackConfig.Racks, ackov1alpha1.Rack{ID: id})
 		}
 	})
 }

@@ -29,6 +29,12 @@ type holeScenario struct {
 }
 
 var holeScenarios = []holeScenario{
+	{point: 0, seed: 1, want: []string{"UnrecordedTakeDown"}, size: 5, run: func(m *modelRun) {
+		m.w.editSpec("racks [1 2] on a single-rack cluster (past the webhook)", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1}, {ID: 2}}}
+		})
+		m.steps(20)
+	}},
 	{point: 1, seed: 1, want: []string{"SafetyRule"}, size: 5, run: func(m *modelRun) {
 		m.w.editSpec("size 5 -> 4", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 4 })
 		m.stepUntil(2*time.Minute, func() bool { return m.recorded("aero-4", ackov1alpha1.UpdateRemove) })
@@ -71,7 +77,7 @@ var holeScenarios = []holeScenario{
 		ctx := context.Background()
 		for range 300 {
 			m.w.tick(ctx, time.Second)
-			m.w.cache.sync(ctx, m.w.api)
+			m.w.cache.sync(m.w)
 			if m.betweenBatches("aero-1", modelImages[1]) {
 				m.w.logf("event: asd of aero-0 restarts in place, empty, right after a poll")
 				m.w.crash("aero-0")

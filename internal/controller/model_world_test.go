@@ -22,9 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -62,12 +62,8 @@ type modelNode struct {
 	rf        int
 	conf      string // the pod's own copy of aerospike.conf: what asd loads when it restarts
 	ip        string
-	crashLoop bool   // asd refuses its config
-	refusedAt time.Time}
-
-// takeDownAct is one act that took a node's copies away, and who did it.
-type takeDownAct struct {
-	pod, by, step string
+	crashLoop bool // asd refuses its config
+	refusedAt time.Time
 }
 
 type modelWorld struct {
@@ -76,6 +72,7 @@ type modelWorld struct {
 	rng      *rand.Rand
 	scheme   *runtime.Scheme
 	api      client.WithWatch
+	tracker  clienttesting.ObjectTracker
 	cache    *laggingCache
 
 	nodes map[string]*modelNode // by pod name
@@ -107,10 +104,10 @@ type modelWorld struct {
 	// signalOut decides whether a signal sent by a killed operator's task still went out.
 	signalOut bool
 
+	steps      int
 	trace      []string
 	violations []string
 	stepActs   map[string]int
-	lastActs   []takeDownAct
 }
 
 func modelScheme() *runtime.Scheme {
@@ -128,9 +125,10 @@ var modelEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWorld {
 	s := modelScheme()
-	// A plain tracker: the field-managed one rebuilds a REST mapper on every write.
-	store := fake.NewClientBuilder().WithScheme(s).
-		WithObjectTracker(clienttesting.NewObjectTracker(s, serializer.NewCodecFactory(s).UniversalDecoder())).
+	// A plain tracker: the field-managed one rebuilds a REST mapper on every write. The world reads the
+	// tracker directly: the fake client's reads round-trip every object through JSON.
+	tracker := clienttesting.NewObjectTracker(s, serializer.NewCodecFactory(s).UniversalDecoder())
+	store := fake.NewClientBuilder().WithScheme(s).WithObjectTracker(tracker).
 		WithStatusSubresource(&ackov1alpha1.AerospikeCluster{}, &corev1.Pod{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}).
 		Build()
 	var w *modelWorld
@@ -147,7 +145,7 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 	w = &modelWorld{
 		ns: cluster.Namespace, name: cluster.Name,
 		clk: clocktesting.NewFakeClock(modelEpoch), rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		scheme: s, api: api, cache: newLaggingCache(s),
+		scheme: s, api: api, tracker: tracker, cache: newLaggingCache(s),
 		nodes: map[string]*modelNode{}, gone: map[string]bool{}, copies: 2,
 		members: map[int][]string{}, instances: map[int][]string{}, migratingUntil: map[int]time.Time{}, stepActs: map[string]int{},
 	}
@@ -174,11 +172,11 @@ func (w *modelWorld) violate(kind, format string, args ...any) {
 }
 
 func (w *modelWorld) cluster() *ackov1alpha1.AerospikeCluster {
-	c := &ackov1alpha1.AerospikeCluster{}
-	if err := w.api.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: w.name}, c); err != nil {
+	got, err := w.tracker.Get(ackov1alpha1.GroupVersion.WithResource("aerospikeclusters"), w.ns, w.name)
+	if err != nil {
 		panic(err)
 	}
-	return c
+	return got.(*ackov1alpha1.AerospikeCluster)
 }
 
 // editSpec is the user's kubectl edit: a new generation.
@@ -192,11 +190,24 @@ func (w *modelWorld) editSpec(what string, mutate func(*ackov1alpha1.AerospikeCl
 	w.logf("user: %s", what)
 }
 
-func (w *modelWorld) pods() map[string]*corev1.Pod {
-	list := &corev1.PodList{}
-	if err := w.api.List(context.Background(), list, client.InNamespace(w.ns)); err != nil {
+// list reads the API server's objects of a kind in the namespace, straight from the tracker.
+func (w *modelWorld) list(list client.ObjectList) {
+	gvk, err := apiutil.GVKForObject(list, w.scheme)
+	if err != nil {
 		panic(err)
 	}
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	got, err := w.tracker.List(gvr, gvk, w.ns)
+	if err != nil {
+		panic(err)
+	}
+	reflect.ValueOf(list).Elem().Set(reflect.ValueOf(got).Elem())
+}
+
+func (w *modelWorld) pods() map[string]*corev1.Pod {
+	list := &corev1.PodList{}
+	w.list(list)
 	out := map[string]*corev1.Pod{}
 	for i := range list.Items {
 		out[list.Items[i].Name] = &list.Items[i]
@@ -241,9 +252,7 @@ func (w *modelWorld) heal() {
 // current template with new UIDs; pods beyond replicas deleted, highest first.
 func (w *modelWorld) syncStatefulSets(ctx context.Context, pods map[string]*corev1.Pod) {
 	sets := &appsv1.StatefulSetList{}
-	if err := w.api.List(ctx, sets, client.InNamespace(w.ns)); err != nil {
-		panic(err)
-	}
+	w.list(sets)
 	for i := range sets.Items {
 		sts := &sets.Items[i]
 		replicas := int(ptr.Deref(sts.Spec.Replicas, 1))
@@ -381,9 +390,8 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 func (w *modelWorld) disruptionController(ctx context.Context, pods map[string]*corev1.Pod) {
 	pdbs := &policyv1.PodDisruptionBudgetList{}
 	sets := &appsv1.StatefulSetList{}
-	if err := errors.Join(w.api.List(ctx, pdbs, client.InNamespace(w.ns)), w.api.List(ctx, sets, client.InNamespace(w.ns))); err != nil {
-		panic(err)
-	}
+	w.list(pdbs)
+	w.list(sets)
 	for i := range pdbs.Items {
 		pdb := &pdbs.Items[i]
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
@@ -596,10 +604,19 @@ func (w *modelWorld) evict(ctx context.Context, name string, uid *types.UID, by 
 	if uid != nil && *uid != pod.UID {
 		return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, name, errors.New("UID precondition failed"))
 	}
-	pdbs := &policyv1.PodDisruptionBudgetList{}
-	if err := w.api.List(ctx, pdbs, client.InNamespace(w.ns)); err != nil {
+	if err := w.budgetAllows(ctx, pod, by); err != nil {
 		return err
 	}
+	w.takeDown(name, by+" (eviction)")
+	w.removePod(ctx, pod)
+	return nil
+}
+
+// budgetAllows is the eviction's look at the budgets over the pod; a Ready pod evicted takes one of the
+// disruptions allowed.
+func (w *modelWorld) budgetAllows(ctx context.Context, pod *corev1.Pod, by string) error {
+	pdbs := &policyv1.PodDisruptionBudgetList{}
+	w.list(pdbs)
 	var over []*policyv1.PodDisruptionBudget
 	for i := range pdbs.Items {
 		sel, err := metav1.LabelSelectorAsSelector(pdbs.Items[i].Spec.Selector)
@@ -610,23 +627,21 @@ func (w *modelWorld) evict(ctx context.Context, name string, uid *types.UID, by 
 	switch {
 	case len(over) > 1:
 		return apierrors.NewInternalError(errors.New("this pod has more than one PodDisruptionBudget, which the eviction subresource does not support"))
-	case len(over) == 1:
-		pdb := over[0]
-		healthyBudget := pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.ObservedGeneration >= pdb.Generation
-		if resources.PodReady(pod) && pdb.Status.DisruptionsAllowed <= 0 || !resources.PodReady(pod) && !healthyBudget {
-			w.logf("%s: eviction of %s refused by the budget", by, name)
-			return apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10)
-		}
-		if resources.PodReady(pod) {
-			pdb.Status.DisruptionsAllowed--
-			if err := w.api.Status().Update(ctx, pdb); err != nil {
-				return err
-			}
-		}
+	case len(over) == 0:
+		return nil
 	}
-	w.takeDown(name, by+" (eviction)")
-	w.removePod(ctx, pod)
-	return nil
+	pdb, ready := over[0], resources.PodReady(pod)
+	// An unhealthy pod may go while the budget is healthy (unhealthyPodEvictionPolicy IfHealthyBudget).
+	healthyBudget := pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.ObservedGeneration >= pdb.Generation
+	if ready && pdb.Status.DisruptionsAllowed <= 0 || !ready && !healthyBudget {
+		w.logf("%s: eviction of %s refused by the budget", by, pod.Name)
+		return apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10)
+	}
+	if !ready {
+		return nil
+	}
+	pdb.Status.DisruptionsAllowed--
+	return w.api.Status().Update(ctx, pdb)
 }
 
 // poll is the fake prober: it reads every target at its pace (2 s busy, 10 s steady; at every step
@@ -889,24 +904,27 @@ var cachedLists = []func() client.ObjectList{
 	func() client.ObjectList { return &corev1.ServiceList{} },
 }
 
-func (c *laggingCache) sync(ctx context.Context, api client.Client) {
-	clear(c.objs)
-	for _, newList := range cachedLists {
+// sync copies the API server's objects of the kinds given (all when none).
+func (c *laggingCache) sync(w *modelWorld, only ...func() client.ObjectList) {
+	lists := cachedLists
+	if len(only) > 0 {
+		lists = only
+	}
+	for _, newList := range lists {
 		list := newList()
-		if err := api.List(ctx, list); err != nil {
-			panic(err)
-		}
+		w.list(list)
 		items, err := meta.ExtractList(list)
 		if err != nil {
 			panic(err)
 		}
+		gvk, err := apiutil.GVKForObject(list, c.scheme)
+		if err != nil {
+			panic(err)
+		}
+		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+		c.objs[gvk] = nil
 		for _, item := range items {
-			obj := item.(client.Object)
-			gvk, err := apiutil.GVKForObject(obj, c.scheme)
-			if err != nil {
-				panic(err)
-			}
-			c.objs[gvk] = append(c.objs[gvk], obj.DeepCopyObject().(client.Object))
+			c.objs[gvk] = append(c.objs[gvk], item.(client.Object))
 		}
 	}
 }
