@@ -149,16 +149,17 @@ func (m *modelRun) runsImage(pod, image string) bool {
 	return p != nil && resources.AerospikeImage(p) == image
 }
 
-// betweenBatches: the roll to image has pods to go (next among them), no step is recorded, every pod
-// is Ready and the latest readings pass the stability gate.
+// betweenBatches: the roll to image has pods to go (next among them), every step taken is back, every
+// pod is Ready and the latest readings pass the stability gate: the next reconcile starts a batch.
 func (m *modelRun) betweenBatches(next, image string) bool {
 	if ok, _ := m.w.readings.Gate(m.servingPods(), m.w.now()); !ok || m.runsImage(next, image) {
 		return false
 	}
 	c := m.w.cluster()
 	for name, p := range m.w.pods() {
-		if c.Status.Pods[name].Update != nil || !resources.PodReady(p) {
-			return false
+		u := c.Status.Pods[name].Update
+		if !resources.PodReady(p) || u != nil && (!u.Done || u.UID == string(p.UID)) {
+			return false // a step not back yet (one whose pod is back is cleared by the next reconcile)
 		}
 	}
 	return true

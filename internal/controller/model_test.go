@@ -46,6 +46,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,9 +90,10 @@ var knownHoles = map[int]string{
 }
 
 var (
-	modelSeeds = flag.Int("model.seeds", 120, "random sequences TestModel runs")
+	modelSeeds = flag.Int("model.seeds", 50, "random sequences TestModel runs")
 	modelSeed  = flag.Uint64("model.seed", 0, "replay this one seed of TestModel (0: model.seeds seeds)")
 	modelTrace = flag.Bool("model.trace", false, "print the trace of every sequence, not only failing ones")
+	modelAvoid = flag.String("model.avoid", "known", `the points whose sequences TestModel avoids: "known" (knownHoles), "none", or a list like "1,4,5"`)
 )
 
 const (
@@ -420,11 +422,28 @@ func runModelSeed(seed uint64, avoid map[int]bool) *modelRun {
 	return m
 }
 
-func TestModel(t *testing.T) {
+func avoidedPoints(spec string) map[int]bool {
 	avoid := map[int]bool{}
-	for p := range knownHoles {
-		avoid[p] = true
+	switch spec {
+	case "known":
+		for p := range knownHoles {
+			avoid[p] = true
+		}
+	case "none":
+	default:
+		for _, f := range strings.Split(spec, ",") {
+			p, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				panic(fmt.Sprintf("-model.avoid: %v", err))
+			}
+			avoid[p] = true
+		}
 	}
+	return avoid
+}
+
+func TestModel(t *testing.T) {
+	avoid := avoidedPoints(*modelAvoid)
 	seeds := make([]uint64, 0, *modelSeeds)
 	for s := range *modelSeeds {
 		seeds = append(seeds, uint64(s+1))

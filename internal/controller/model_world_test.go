@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -111,13 +112,8 @@ type modelWorld struct {
 }
 
 func modelScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := ackov1alpha1.AddToScheme(s); err != nil {
-		panic(err)
-	}
+	s, builder := runtime.NewScheme(), runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, ackov1alpha1.AddToScheme)
+	utilruntime.Must(builder.AddToScheme(s))
 	return s
 }
 
@@ -372,8 +368,8 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
 			}
 		}
-		w.setCondition(want, corev1.ContainersReady, ready)
-		w.setCondition(want, corev1.PodReady, ready && gatesTrue(pod))
+		setPodCondition(want, corev1.ContainersReady, ready, metav1.NewTime(w.now()))
+		setPodCondition(want, corev1.PodReady, ready && gatesTrue(pod), metav1.NewTime(w.now()))
 		if podStatusEqual(&pod.Status, want) {
 			continue
 		}
@@ -443,21 +439,6 @@ func podStatusEqual(a, b *corev1.PodStatus) bool {
 	return fmt.Sprint(a.Phase, a.PodIP, a.ContainerStatuses, a.Conditions) == fmt.Sprint(b.Phase, b.PodIP, b.ContainerStatuses, b.Conditions)
 }
 
-func (w *modelWorld) setCondition(s *corev1.PodStatus, typ corev1.PodConditionType, ok bool) {
-	status := corev1.ConditionFalse
-	if ok {
-		status = corev1.ConditionTrue
-	}
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == typ {
-			if s.Conditions[i].Status != status {
-				s.Conditions[i].Status, s.Conditions[i].LastTransitionTime = status, metav1.NewTime(w.now())
-			}
-			return
-		}
-	}
-	s.Conditions = append(s.Conditions, corev1.PodCondition{Type: typ, Status: status, LastTransitionTime: metav1.NewTime(w.now())})
-}
 
 // serving: the node answers and is in a cluster.
 func (n *modelNode) serving() bool { return n.up && !n.hung && !n.crashLoop }
