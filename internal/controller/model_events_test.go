@@ -112,7 +112,7 @@ func (m *modelRun) mayFault() bool {
 	return true
 }
 
-// mayEdit: the user may change the spec now (rollOrScale: the edit rolls pods or scales down).
+// mayEdit: the user may change the spec now.
 func (m *modelRun) mayEdit() bool {
 	switch {
 	case m.avoid[6] && !m.w.splitSince.IsZero():
@@ -229,8 +229,8 @@ func (m *modelRun) edit(what string, mutate func(*ackov1alpha1.AerospikeCluster)
 	return true
 }
 
-// rollsOrScales: an edit of this kind may start a roll; with point 2 a known hole it waits until no
-// scale-down is under way, and a scale-down waits until nothing rolls.
+// mayRoll: an edit that rolls pods may come now; with point 2 a known hole it waits until no scale-down
+// is under way (and a scale-down waits until the cluster is Running: editSize).
 func (m *modelRun) mayRoll() bool { return !m.avoid[2] || !m.scaleDownUnderway() }
 
 func (m *modelRun) editSize() bool {

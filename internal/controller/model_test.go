@@ -45,6 +45,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,7 +91,7 @@ var knownHoles = map[int]string{
 }
 
 var (
-	modelSeeds = flag.Int("model.seeds", 50, "random sequences TestModel runs")
+	modelSeeds = flag.Int("model.seeds", 40, "random sequences TestModel runs")
 	modelSeed  = flag.Uint64("model.seed", 0, "replay this one seed of TestModel (0: model.seeds seeds)")
 	modelTrace = flag.Bool("model.trace", false, "print the trace of every sequence, not only failing ones")
 	modelAvoid = flag.String("model.avoid", "known", `the points whose sequences TestModel avoids: "known" (knownHoles), "none", or a list like "1,4,5"`)
@@ -259,7 +260,7 @@ func atRest(c *ackov1alpha1.AerospikeCluster) bool {
 func (m *modelRun) fingerprint(c *ackov1alpha1.AerospikeCluster) string {
 	var b strings.Builder
 	fmt.Fprint(&b, c.Status.Phase, c.Generation)
-	for _, name := range slices.Sorted(mapsKeys(c.Status.Pods)) {
+	for _, name := range slices.Sorted(maps.Keys(c.Status.Pods)) {
 		if u := c.Status.Pods[name].Update; u != nil {
 			fmt.Fprint(&b, name, u.Method, u.Done, u.Started.UnixNano(), u.Attempted != nil)
 		}
@@ -267,21 +268,11 @@ func (m *modelRun) fingerprint(c *ackov1alpha1.AerospikeCluster) string {
 	if op := c.Status.OperationStatus; op != nil {
 		fmt.Fprint(&b, op.ID, op.Phase, op.CurrentPod, op.CurrentPodSignalled, op.CompletedPods)
 	}
-	for _, name := range slices.Sorted(mapsKeys(m.w.nodes)) {
+	for _, name := range slices.Sorted(maps.Keys(m.w.nodes)) {
 		n := m.w.nodes[name]
 		fmt.Fprint(&b, name, n.uid, n.started.UnixNano(), n.hasData)
 	}
 	return b.String()
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // settle steps a healthy world for up to bound, checking that the cluster makes progress until it is
@@ -293,8 +284,11 @@ func (m *modelRun) settle(bound time.Duration, running bool) bool {
 	for m.w.now().Sub(start) < bound {
 		m.step(5 * time.Second)
 		c := m.w.cluster()
-		done := atRest(c) && (!running || c.Status.Phase == ackov1alpha1.PhaseRunning)
-		if restful = map[bool]int{true: restful + 1, false: 0}[done]; restful >= 3 {
+		restful++
+		if !atRest(c) || running && c.Status.Phase != ackov1alpha1.PhaseRunning {
+			restful = 0
+		}
+		if restful >= 3 {
 			return true
 		}
 		if fp := m.fingerprint(c); fp != m.lastFP || atRest(c) {

@@ -439,7 +439,6 @@ func podStatusEqual(a, b *corev1.PodStatus) bool {
 	return fmt.Sprint(a.Phase, a.PodIP, a.ContainerStatuses, a.Conditions) == fmt.Sprint(b.Phase, b.PodIP, b.ContainerStatuses, b.Conditions)
 }
 
-
 // serving: the node answers and is in a cluster.
 func (n *modelNode) serving() bool { return n.up && !n.hung && !n.crashLoop }
 
