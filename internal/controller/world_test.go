@@ -260,8 +260,8 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 		}
 	}
 	ready := containersReady && gatesTrue(pod)
-	setPodCondition(want, corev1.ContainersReady, containersReady)
-	setPodCondition(want, corev1.PodReady, ready)
+	setPodCondition(want, corev1.ContainersReady, containersReady, metav1.Now())
+	setPodCondition(want, corev1.PodReady, ready, metav1.Now())
 	if equality.Semantic.DeepEqual(&pod.Status, want) {
 		return false, nil
 	}
@@ -280,8 +280,9 @@ func gatesTrue(pod *corev1.Pod) bool {
 	return true
 }
 
-// setPodCondition sets a condition the kubelet owns, keeping the others (the operator's gate).
-func setPodCondition(s *corev1.PodStatus, typ corev1.PodConditionType, ok bool) {
+// setPodCondition sets a condition the kubelet owns, keeping the others (the operator's gate); a
+// change of status is dated now.
+func setPodCondition(s *corev1.PodStatus, typ corev1.PodConditionType, ok bool, now metav1.Time) {
 	status := corev1.ConditionFalse
 	if ok {
 		status = corev1.ConditionTrue
@@ -289,12 +290,12 @@ func setPodCondition(s *corev1.PodStatus, typ corev1.PodConditionType, ok bool) 
 	for i := range s.Conditions {
 		if s.Conditions[i].Type == typ {
 			if s.Conditions[i].Status != status {
-				s.Conditions[i].Status, s.Conditions[i].LastTransitionTime = status, metav1.Now()
+				s.Conditions[i].Status, s.Conditions[i].LastTransitionTime = status, now
 			}
 			return
 		}
 	}
-	s.Conditions = append(s.Conditions, corev1.PodCondition{Type: typ, Status: status, LastTransitionTime: metav1.Now()})
+	s.Conditions = append(s.Conditions, corev1.PodCondition{Type: typ, Status: status, LastTransitionTime: now})
 }
 
 func podIsReady(pod *corev1.Pod) bool { return resources.PodReady(pod) }
