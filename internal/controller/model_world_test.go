@@ -56,7 +56,10 @@ type modelNode struct {
 	started time.Time
 	// hasData: the node holds every partition copy the cluster placed on it (false from a restart
 	// until the migrations that follow end: in-memory data does not survive asd).
-	hasData   bool
+	hasData bool
+	// remade: migrations ended while the node was not a member (or it never was one): the others hold
+	// every copy, and removing its pod takes none.
+	remade    bool
 	hung      bool
 	releaseAt time.Time
 	side      int // 0: the main cluster; 1: the other side of a split
@@ -225,7 +228,7 @@ func (w *modelWorld) tick(ctx context.Context, dt time.Duration) {
 			w.logf("node %s answers again", name)
 		}
 	}
-	if !w.splitHealAt.IsZero() && !now.Before(w.splitHealAt) {
+	if !w.splitHealAt.IsZero() && (!now.Before(w.splitHealAt) || !w.anyOnOtherSide()) {
 		w.heal()
 	}
 	w.syncStatefulSets(ctx, w.pods())
@@ -234,6 +237,17 @@ func (w *modelWorld) tick(ctx context.Context, dt time.Duration) {
 	w.disruptionController(ctx, pods)
 	w.aerospike()
 	w.poll()
+}
+
+// anyOnOtherSide: a node of the split's other side still exists (a pod recreated meanwhile joins the
+// main cluster, so the split ends with its last node's pod).
+func (w *modelWorld) anyOnOtherSide() bool {
+	for _, n := range w.nodes {
+		if n.side != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *modelWorld) heal() {
@@ -295,7 +309,7 @@ func (w *modelWorld) createPod(ctx context.Context, sts *appsv1.StatefulSet, nam
 	}
 	conf := w.configOf(ctx, pod)
 	w.nodes[name] = &modelNode{uid: pod.UID, up: !refusedConfig(conf), started: w.now(), rf: replicationOf(conf), conf: conf,
-		crashLoop: refusedConfig(conf), refusedAt: w.now(), ip: fmt.Sprintf("10.0.%d.%d", w.uidSeq/250, w.uidSeq%250+1)}
+		crashLoop: refusedConfig(conf), refusedAt: w.now(), remade: true, ip: fmt.Sprintf("10.0.%d.%d", w.uidSeq/250, w.uidSeq%250+1)}
 	w.logf("pod %s created (%s)", name, pod.UID)
 }
 
@@ -335,8 +349,10 @@ func (w *modelWorld) removePod(ctx context.Context, pod *corev1.Pod) {
 	if err := client.IgnoreNotFound(w.api.Delete(ctx, pod)); err != nil {
 		panic(err)
 	}
+	if n := w.nodes[pod.Name]; n == nil || n.serving() || !n.remade {
+		w.gone[pod.Name] = true
+	}
 	delete(w.nodes, pod.Name)
-	w.gone[pod.Name] = true
 }
 
 // kubelet runs the pods: the Aerospike container runs (crash-looping on a refused config), ready while
@@ -482,6 +498,9 @@ func (w *modelWorld) migrationsEnded(side int, members []string) {
 		return
 	}
 	clear(w.gone)
+	for name, n := range w.nodes {
+		n.remade = !slices.Contains(members, name)
+	}
 	if rf := w.smallestRF(members); rf > 0 {
 		w.copies = min(rf, len(members))
 	}

@@ -75,8 +75,13 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 // pdbMaxUnavailable is the safety rule for drains: maxDown (replication-factor − 1) nodes while the
 // latest reading shows the cluster stable, and none while it is not: a node that migrates still serves
 // (it is Ready), but a second node down before migrations finish can hold the last copy of a partition.
-// Before the prober's first reading (the operator just started) the budget stays as it is.
+// Before the prober's first reading (the operator just started) the budget stays as it is. While a pod
+// leaves the cluster (scale down, rack removal) it allows none: once the StatefulSet deletes the pod the
+// budget counts one pod fewer and would let a drain through before a reading shows the migrations.
 func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
+	if st.podLeaving() {
+		return 0
+	}
 	if !st.healthOK {
 		if pdb := st.existingPDB; pdb != nil && pdb.Spec.MaxUnavailable != nil {
 			return min(pdb.Spec.MaxUnavailable.IntValue(), maxDown)
@@ -87,6 +92,16 @@ func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
 		return 0
 	}
 	return maxDown
+}
+
+// podLeaving: a pod is recorded as leaving the cluster (the record is cleared once it is gone).
+func (st *clusterState) podLeaving() bool {
+	for _, p := range st.cluster.Status.Pods {
+		if p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove {
+			return true
+		}
+	}
+	return false
 }
 
 // applyChild creates obj, or updates the existing child when it differs in what the operator owns.
