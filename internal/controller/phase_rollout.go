@@ -23,6 +23,9 @@ import (
 // step is recorded in status.pods[].update before the pod is touched and followed until the pod is
 // back, so that an operator restarted at any point finishes it without doing it twice.
 func (r *AerospikeClusterReconciler) rollingRestart(ctx context.Context, st *clusterState) (bool, error) {
+	if len(st.outdated) > 0 {
+		st.checkCurrentPods()
+	}
 	inFlight, err := r.followUpdates(ctx, st)
 	if err != nil || inFlight || st.stuck != "" {
 		return true, err
@@ -53,19 +56,21 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 		return nil, holdReason("Rolling restart", "NoOperationInProgress",
 			"operation "+st.cluster.Status.OperationStatus.ID+" is in progress")
 	}
+	// Broken pods first, then pods not Ready: they are down already (or their node serves while a
+	// container is not ready), and while one is not Ready the budget refuses the eviction of any other.
 	first := st.outdated[0]
-	for _, o := range st.outdated {
-		if o.method == ackov1alpha1.UpdateReplace {
-			first = o
-			break
-		}
+	if i := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return o.method == ackov1alpha1.UpdateReplace }); i >= 0 {
+		first = st.outdated[i]
+	} else if i := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return !resources.PodReady(o.pod) }); i >= 0 {
+		first = st.outdated[i]
 	}
 	limit := min(int(st.cluster.BatchSize()), st.maxDown)
 	if first.method == ackov1alpha1.UpdateLive {
 		limit = 1
 	}
+	batch = append(batch, first)
 	for _, o := range st.outdated {
-		if o.method == first.method && rackOf(o.pod) == rackOf(first.pod) && len(batch) < limit {
+		if o.pod != first.pod && o.method == first.method && rackOf(o.pod) == rackOf(first.pod) && len(batch) < limit {
 			batch = append(batch, o)
 		}
 	}
@@ -254,7 +259,16 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	}
 	o := st.outdated[idx]
 	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
-	return (o.method != u.Method && !fellBack) || u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod)
+	return (o.method != u.Method && !fellBack) || u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod) ||
+		u.Method == ackov1alpha1.UpdateEvict && resources.PodReady(o.pod) && st.notReadyOutdated()
+}
+
+// notReadyOutdated: an outdated pod with no step is not Ready. It goes first (nextBatch): meanwhile the
+// budget refuses the eviction of any Ready pod, so an eviction recorded before would wait forever.
+func (st *clusterState) notReadyOutdated() bool {
+	return slices.ContainsFunc(st.outdated, func(o outdatedPod) bool {
+		return !resources.PodReady(o.pod) && st.cluster.Status.Pods[o.pod.Name].Update == nil
+	})
 }
 
 // takeStep takes the recorded steps of one method that have not happened yet, and says what they
@@ -279,7 +293,7 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	}
 	for _, name := range names {
 		pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
-		refused, err := pods.Remove(ctx, r.Client, pod, types.UID(u.UID), method == ackov1alpha1.UpdateEvict)
+		refused, err := pods.Remove(ctx, r.Client, pod, types.UID(u.UID), method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name))
 		if err != nil || refused != "" {
 			return refused, err
 		}
@@ -292,6 +306,14 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 		}
 	}
 	return "pod is being recreated", nil
+}
+
+// countedDisrupted: the pod is not Ready and the PodDisruptionBudget counts it as disrupted: deleting it
+// frees no disruption for a drain, while its eviction is refused whenever another pod is not Ready too
+// (unhealthy pods are evicted only while the budget is healthy). The door has looked at that moment.
+func (st *clusterState) countedDisrupted(pod string) bool {
+	taken, _ := st.budgetTaken([]string{pod})
+	return taken
 }
 
 // followBack follows a step that happened until its pod is back: a new instance (a new UID) that is
@@ -397,16 +419,53 @@ func (st *clusterState) checkDeadline(name string, u *ackov1alpha1.PodUpdate, wh
 	if st.now.Sub(since) <= deadline || resources.PodReady(pod) || len(notReady) == 0 && st.isMember(name) {
 		return
 	}
-	state := why
+	st.stuck = fmt.Sprintf("pod %s did not come back within the progress deadline (%s): %s; %s", name, deadline,
+		st.notReadyState(name, why), stuckAdvice)
+}
+
+const stuckAdvice = "no further pod is restarted: fix the spec (the pod is then replaced or restarted with it, at " +
+	"once when it is broken, else after the safety checks) or raise spec.progressDeadlineSeconds"
+
+// notReadyState names what keeps a pod not Ready: its broken container, its containers not ready, or why.
+func (st *clusterState) notReadyState(name, why string) string {
+	notReady := resources.NotReadyContainers(st.pods[name])
 	switch broken := st.broken[name]; {
 	case broken != "":
-		state = broken
+		return broken
 	case len(notReady) > 0:
-		state = "containers not ready: " + strings.Join(notReady, ", ")
+		return "containers not ready: " + strings.Join(notReady, ", ")
 	}
-	st.stuck = fmt.Sprintf("pod %s did not come back within the progress deadline (%s): %s; no further pod is "+
-		"restarted: fix the spec (the pod is then replaced or restarted with it, at once when it is broken, "+
-		"else after the safety checks) or raise spec.progressDeadlineSeconds", name, deadline, state)
+	return why
+}
+
+// checkCurrentPods stops a pending rollout when a pod that already runs the current spec with no step
+// of its own (created by a scale up, or recreated after a deletion or a drain) has been kept from being
+// Ready by its containers for longer than the progress deadline: the spec does not work, and while
+// that pod is not Ready the budget refuses every other eviction and the safety rule holds every other
+// take-down, so the rollout would wait forever. A node that does not answer (its containers ready) is
+// the cluster's trouble, not the spec's: the checks wait for it.
+func (st *clusterState) checkCurrentPods() {
+	deadline := st.cluster.ProgressDeadline()
+	for _, name := range st.cluster.DesiredPodNames() {
+		pod := st.pods[name]
+		if pod == nil || resources.PodReady(pod) || st.isOutdated(name) || st.cluster.Status.Pods[name].Update != nil ||
+			st.broken[name] == "" && len(resources.NotReadyContainers(pod)) == 0 || st.now.Sub(notReadySince(pod)) <= deadline {
+			continue
+		}
+		st.stuck = fmt.Sprintf("pod %s, which runs the current spec, has not been Ready for the progress deadline (%s): "+
+			"%s; %s", name, deadline, st.notReadyState(name, "not Ready"), stuckAdvice)
+		return
+	}
+}
+
+// notReadySince is when the pod last stopped being Ready (its creation if it never was).
+func notReadySince(pod *corev1.Pod) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return pod.CreationTimestamp.Time
 }
 
 // isMember: the pod runs and its node is in the cluster (the largest group).

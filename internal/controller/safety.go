@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/resources"
 )
@@ -30,6 +31,11 @@ type takeDownView struct {
 	pods    map[string]*corev1.Pod
 	members []string          // the pods that run: their nodes must all be in the cluster
 	down    map[string]string // pods down or leaving, and why
+	// serving are the pods not Ready only because a container other than Aerospike's is not ready (a
+	// sidecar's readiness probe fails) while their node serves: their gate is True and the readings
+	// show it in the cluster. Their nodes hold their copies: they are not down (the stability check
+	// still holds every take-down while any node migrates).
+	serving map[string]bool
 	health  aerospike.ClusterHealth
 	now     time.Time
 	maxDown int
@@ -52,7 +58,8 @@ var (
 		return ""
 	}}
 	checkPodsReady = takeDownCheck{"PodsReady", func(v *takeDownView, pods []string) string {
-		if notReady := notReadyIn(v.desired, v.pods, pods); len(notReady) > 0 {
+		notReady := slices.DeleteFunc(notReadyIn(v.desired, v.pods, pods), func(p string) bool { return v.serving[p] })
+		if len(notReady) > 0 {
 			return "pods not Ready: " + strings.Join(notReady, ", ")
 		}
 		return ""
@@ -122,16 +129,24 @@ func (st *clusterState) view() *takeDownView {
 }
 
 // viewOf recomputes the nodes down or leaving from the given pods and the steps recorded now, not from
-// observe: a step recorded earlier in this reconcile counts. A pod not Ready is down, unless the nodes
-// are split and its node answers: its gate then says it is outside the largest group or that group is
-// short, while it serves.
+// observe: a step recorded earlier in this reconcile counts. A pod not Ready is down, unless its node
+// serves: only a sidecar keeps it from Ready and its node is in the cluster (the largest group), or the
+// nodes are split and it answers (its gate then says it is outside the largest group or that group is
+// short, while it serves).
 func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, now time.Time) *takeDownView {
-	down := maps.Clone(st.heldPods())
+	down, serving := maps.Clone(st.heldPods()), map[string]bool{}
 	desired := st.cluster.DesiredPodNames()
+	var inCluster []string
+	if groups, _ := st.health.Groups(members); len(groups) > 0 {
+		inCluster = groups[0].Pods
+	}
 	for name, pod := range pods {
 		_, held := down[name]
-		serving := st.split && resources.PodRunning(pod) && st.answers(name)
-		if !held && !resources.PodReady(pod) && !serving {
+		switch {
+		case held || resources.PodReady(pod):
+		case resources.PodRunning(pod) && (sidecarNotReady(pod) && slices.Contains(inCluster, name) || st.split && st.answers(name)):
+			serving[name] = true
+		default:
 			down[name] = "not Ready"
 		}
 	}
@@ -140,8 +155,17 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 			down[name] = "missing"
 		}
 	}
-	return &takeDownView{desired: desired, pods: pods, members: members, down: down, health: st.health,
+	return &takeDownView{desired: desired, pods: pods, members: members, down: down, serving: serving, health: st.health,
 		now: now, maxDown: st.maxDown, split: st.split}
+}
+
+// sidecarNotReady: the pod's readiness gate is True and the containers that are not ready are not
+// Aerospike's.
+func sidecarNotReady(pod *corev1.Pod) bool {
+	gate := resources.GateCondition(pod)
+	notReady := resources.NotReadyContainers(pod)
+	return gate != nil && gate.Status == corev1.ConditionTrue && len(notReady) > 0 &&
+		!slices.Contains(notReady, ackov1alpha1.AerospikeContainerName)
 }
 
 // mayTakeDown runs the checks of a decision on this reconcile's observations; it returns the name of
