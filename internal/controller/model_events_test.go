@@ -298,7 +298,8 @@ func (m *modelRun) editBatch() bool {
 func (m *modelRun) editRacks() bool {
 	layouts := [][]int32{{1, 2}, {1, 2, 3}, {2, 3}}
 	ids := layouts[m.w.rng.IntN(len(layouts))]
-	if !m.w.cluster().MultiRack() || !m.mayRoll() || m.avoid[1] && !m.wholeWorld() || m.avoid[2] && !m.clusterRunning() {
+	if !m.w.cluster().MultiRack() || !m.mayRoll() || m.avoid[1] && !m.wholeWorld() || m.avoid[2] && !m.clusterRunning() ||
+		m.avoid[11] && m.refusedConfigSet() {
 		return false
 	}
 	return m.edit(fmt.Sprintf("racks %v", ids), func(c *ackov1alpha1.AerospikeCluster) {
@@ -357,10 +358,35 @@ func addNeverReadySidecar(c *ackov1alpha1.AerospikeCluster) {
 }
 
 func (m *modelRun) editRefusedConfig() bool {
-	if m.avoid[8] || !m.mayRoll() {
+	if m.avoid[8] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() {
 		return false
 	}
 	return m.edit("sets a config asd refuses ("+modelRefusedSetting+")", setRefusedConfig)
+}
+
+// refusedConfigSet: the spec or a pod's own copy holds the config asd refuses (point 11 avoids a rack
+// removal then).
+func (m *modelRun) refusedConfigSet() bool {
+	if serviceOf(m.w.cluster())["proto-fd-max"] != nil {
+		return true
+	}
+	for _, n := range m.w.nodes {
+		if n.crashLoop {
+			return true
+		}
+	}
+	return false
+}
+
+// rackLeaving: a pod of a rack the spec no longer has still exists.
+func (m *modelRun) rackLeaving() bool {
+	c := m.w.cluster()
+	for _, pod := range m.w.pods() {
+		if c.MultiRack() && !slices.ContainsFunc(c.Spec.RackConfig.Racks, func(r ackov1alpha1.Rack) bool { return r.ID == rackOf(pod) }) {
+			return true
+		}
+	}
+	return false
 }
 
 func setRefusedConfig(c *ackov1alpha1.AerospikeCluster) {

@@ -130,6 +130,24 @@ var holeScenarios = []holeScenario{
 		m.w.editSpec("image aerospike:ce-8.1.2.0", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = modelImages[1] })
 		m.settle(25*time.Minute, false)
 	}},
+	{point: 11, seed: 1, want: []string{"FixedSpecNotRunning", "NoProgress"}, size: 4, tune: twoRacks, run: func(m *modelRun) {
+		// aero-1-0 is recreated from rack 1's ConfigMap with the refused file before the roll reaches
+		// rack 1 (whose other pod, aero-1-1, keeps serving on its own copy), then rack 1 is removed.
+		m.w.editSpec("sets a config asd refuses", setRefusedConfig)
+		m.steps(1)
+		m.w.logf("event: someone deletes pod aero-1-0")
+		m.w.takeDown("aero-1-0", "kubectl delete pod")
+		m.w.removePod(context.Background(), m.w.pods()["aero-1-0"])
+		m.stepUntil(10*time.Minute, func() bool { return m.w.nodes["aero-1-0"] != nil && m.w.nodes["aero-1-0"].crashLoop })
+		m.w.editSpec("racks [2 3]", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RackConfig.Racks = []ackov1alpha1.Rack{{ID: 2}, {ID: 3}}
+		})
+		m.steps(20)
+	}},
+}
+
+func twoRacks(c *ackov1alpha1.AerospikeCluster) {
+	c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1}, {ID: 2}}}
 }
 
 // stepUntil steps until done holds, for at most bound of model time.
