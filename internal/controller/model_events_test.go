@@ -155,10 +155,7 @@ func (m *modelRun) eventDeletePod() bool {
 	if pod == "" || !m.mayFault() {
 		return false
 	}
-	m.w.logf("event: someone deletes pod %s", pod)
-	p := m.w.pods()[pod]
-	m.w.takeDown(pod, "kubectl delete pod")
-	m.w.removePod(context.Background(), p)
+	m.deletePod(pod)
 	return true
 }
 

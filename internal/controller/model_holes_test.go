@@ -135,15 +135,41 @@ var holeScenarios = []holeScenario{
 		// rack 1 (whose other pod, aero-1-1, keeps serving on its own copy), then rack 1 is removed.
 		m.w.editSpec("sets a config asd refuses", setRefusedConfig)
 		m.steps(1)
-		m.w.logf("event: someone deletes pod aero-1-0")
-		m.w.takeDown("aero-1-0", "kubectl delete pod")
-		m.w.removePod(context.Background(), m.w.pods()["aero-1-0"])
+		m.deletePod("aero-1-0")
 		m.stepUntil(10*time.Minute, func() bool { return m.w.nodes["aero-1-0"] != nil && m.w.nodes["aero-1-0"].crashLoop })
 		m.w.editSpec("racks [2 3]", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.RackConfig.Racks = []ackov1alpha1.Rack{{ID: 2}, {ID: 3}}
 		})
 		m.steps(20)
 	}},
+	// 12 and 13 are not in issue 22 (found by seeds 2, 12, 23-40): pods recreated from a spec that
+	// does not work (kubectl delete, a drain) are not Ready and no step tracks them. The rollout must
+	// stop (RolloutStuck) rather than wait for ever, and once the spec is fixed go first to the pods
+	// not Ready (the budget refuses any other eviction meanwhile).
+	{point: 12, seed: 1, size: 4, run: func(m *modelRun) {
+		m.w.editSpec("adds a sidecar whose readiness probe never passes", addNeverReadySidecar)
+		m.steps(1)
+		for _, pod := range []string{"aero-1", "aero-2"} {
+			m.deletePod(pod)
+		}
+		m.settle(25*time.Minute, false)
+	}},
+	{point: 13, seed: 1, size: 4, run: func(m *modelRun) {
+		m.w.editSpec("sets a config asd refuses and a new image", func(c *ackov1alpha1.AerospikeCluster) {
+			setRefusedConfig(c)
+			c.Spec.Image = modelImages[1]
+		})
+		m.steps(1)
+		m.deletePod("aero-1")
+		m.settle(25*time.Minute, false)
+	}},
+}
+
+// deletePod is kubectl delete pod: the StatefulSet recreates it from the current template.
+func (m *modelRun) deletePod(pod string) {
+	m.w.logf("event: someone deletes pod %s", pod)
+	m.w.takeDown(pod, "kubectl delete pod")
+	m.w.removePod(context.Background(), m.w.pods()[pod])
 }
 
 func twoRacks(c *ackov1alpha1.AerospikeCluster) {
