@@ -293,7 +293,8 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	}
 	for _, name := range names {
 		pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
-		refused, err := pods.Remove(ctx, r.Client, pod, types.UID(u.UID), method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name))
+		evict := method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name)
+		refused, err := pods.Remove(ctx, r.Client, pod, types.UID(u.UID), evict)
 		if err != nil || refused != "" {
 			return refused, err
 		}
@@ -354,7 +355,7 @@ func (st *clusterState) decidedAt(pods []string) time.Time {
 // step that a safety check holds, so that migrations, which take hours with a lot of data, are
 // progress (no RolloutStuck, no RollingRestartBlocked warning).
 func (st *clusterState) afterStep() string {
-	if stable, why := st.stable(0); !stable {
+	if stable, why := st.stable(); !stable {
 		return "pod is back; waiting for the cluster to be stable: " + why
 	}
 	return ""

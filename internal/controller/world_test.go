@@ -232,21 +232,10 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	want := pod.Status.DeepCopy()
 	want.Phase = corev1.PodRunning
 	if want.PodIP == "" {
-		want.PodIP = fmt.Sprintf("10.0.%d.%d", len(pod.Name)%250, ordinal+1)
-		if w.podIP != nil {
-			want.PodIP = w.podIP(pod, ordinal)
-		}
+		want.PodIP = w.ipOf(pod, ordinal)
 	}
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	state := running
-	switch {
-	case crashing:
-		state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-			Message: "back-off restarting failed container aerospike-server"}}
-	case broken:
-		state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff",
-			Message: "Back-off pulling image " + resources.AerospikeImage(pod)}}
-	}
+	state := aerospikeState(pod, crashing, broken)
 	want.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.ConfigInitContainer, Ready: true,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
 	want.ContainerStatuses = []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName, Ready: !hold && !broken,
@@ -267,6 +256,28 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	}
 	pod.Status = *want
 	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
+// ipOf is the IP a new pod gets (the test's podIP when it sets one).
+func (w *world) ipOf(pod *corev1.Pod, ordinal int) string {
+	if w.podIP != nil {
+		return w.podIP(pod, ordinal)
+	}
+	return fmt.Sprintf("10.0.%d.%d", len(pod.Name)%250, ordinal+1)
+}
+
+// aerospikeState is the Aerospike container's state: crash-looping on a refused config, failing to pull
+// a broken image, or running.
+func aerospikeState(pod *corev1.Pod, crashing, broken bool) corev1.ContainerState {
+	switch {
+	case crashing:
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+			Message: "back-off restarting failed container aerospike-server"}}
+	case broken:
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff",
+			Message: "Back-off pulling image " + resources.AerospikeImage(pod)}}
+	}
+	return corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 }
 
 // gatesTrue: every readiness gate of the pod has its condition True.
