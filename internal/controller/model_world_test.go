@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,14 +132,31 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 		WithStatusSubresource(&ackov1alpha1.AerospikeCluster{}, &corev1.Pod{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}).
 		Build()
 	var w *modelWorld
-	// The API server gives every object a UID (owner references are matched by it).
+	// The API server gives every object a UID (owner references are matched by it), and a budget a
+	// new generation when its spec changes: evictions wait until the disruption controller observed it.
 	api := interceptor.NewClient(store, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if obj.GetUID() == "" {
 				w.uidSeq++
 				obj.SetUID(types.UID(fmt.Sprintf("uid-%d", w.uidSeq)))
 			}
+			if _, ok := obj.(*policyv1.PodDisruptionBudget); ok {
+				obj.SetGeneration(1)
+			}
 			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if pdb, ok := obj.(*policyv1.PodDisruptionBudget); ok {
+				old := &policyv1.PodDisruptionBudget{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(pdb), old); err != nil {
+					return err
+				}
+				pdb.Generation = old.Generation
+				if !equality.Semantic.DeepEqual(old.Spec, pdb.Spec) {
+					pdb.Generation++
+				}
+			}
+			return c.Update(ctx, obj, opts...)
 		},
 	})
 	w = &modelWorld{
@@ -632,7 +650,7 @@ func (w *modelWorld) budgetAllows(ctx context.Context, pod *corev1.Pod, by strin
 	pdb, ready := over[0], resources.PodReady(pod)
 	// An unhealthy pod may go while the budget is healthy (unhealthyPodEvictionPolicy IfHealthyBudget).
 	healthyBudget := pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.ObservedGeneration >= pdb.Generation
-	if ready && pdb.Status.DisruptionsAllowed <= 0 || !ready && !healthyBudget {
+	if ready && (pdb.Status.DisruptionsAllowed <= 0 || pdb.Status.ObservedGeneration < pdb.Generation) || !ready && !healthyBudget {
 		w.logf("%s: eviction of %s refused by the budget", by, pod.Name)
 		return apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10)
 	}
