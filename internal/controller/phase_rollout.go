@@ -52,17 +52,22 @@ func (r *AerospikeClusterReconciler) rollingRestart(ctx context.Context, st *clu
 // one method, at most min(rollingUpdateBatchSize, replication-factor − 1), one at a time for live
 // changes. hold says why the batch may not start now ("" when it may).
 func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
-	if st.operationInProgress() {
-		return nil, holdReason("Rolling restart", "NoOperationInProgress",
-			"operation "+st.cluster.Status.OperationStatus.ID+" is in progress")
-	}
 	// Broken pods first, then pods not Ready: they are down already (or their node serves while a
 	// container is not ready), and while one is not Ready the budget refuses the eviction of any other.
+	// An operation in progress holds everything but the broken pods: replacing them takes no node down,
+	// and its next pod may be waiting for just that node.
 	first := st.outdated[0]
-	if i := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return o.method == ackov1alpha1.UpdateReplace }); i >= 0 {
-		first = st.outdated[i]
-	} else if i := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return !resources.PodReady(o.pod) }); i >= 0 {
-		first = st.outdated[i]
+	broken := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return o.method == ackov1alpha1.UpdateReplace })
+	switch {
+	case broken >= 0:
+		first = st.outdated[broken]
+	case st.operationInProgress():
+		return nil, holdReason("Rolling restart", "NoOperationInProgress",
+			"operation "+st.cluster.Status.OperationStatus.ID+" is in progress")
+	default:
+		if i := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return !resources.PodReady(o.pod) }); i >= 0 {
+			first = st.outdated[i]
+		}
 	}
 	limit := min(int(st.cluster.BatchSize()), st.maxDown)
 	if first.method == ackov1alpha1.UpdateLive {
