@@ -467,10 +467,20 @@ func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash strin
 		}
 	}
 	w.mu.Lock()
+	refused := w.refuses != nil && w.refuses(configHash)
+	w.mu.Unlock()
+	if refused {
+		// An exec round trip takes a while: the reconcile that takes the result then reads the status
+		// the operator wrote before the signal (a cache that lags makes the result's write conflict, the
+		// result is dropped, and the restart is settled by asd's uptime, which a refused config never
+		// gives).
+		time.Sleep(300 * time.Millisecond)
+	}
+	w.mu.Lock()
 	w.warm[pod.Name]++
 	w.loaded[pod.Name] = configHash
 	w.started[pod.UID] = time.Now()
-	if w.refuses != nil && w.refuses(configHash) {
+	if refused {
 		// The file is copied and the signal goes out; the new asd exits on the file, and so does every
 		// later start of this container: the pod's own copy keeps it.
 		w.crashFrom[pod.UID] = time.Now().Add(time.Hour)
