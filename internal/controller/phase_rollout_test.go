@@ -87,7 +87,9 @@ func TestFateOf(t *testing.T) {
 		st.outdated = []outdatedPod{{pod: st.pods["aero-2"], reason: ackov1alpha1.RestartReasonConfigChanged,
 			method: ackov1alpha1.UpdateReplace}}
 	}
-	recorded := func(st *clusterState) { st.pods["aero-2"].Annotations = map[string]string{ackov1alpha1.AnnotationConfigHash: "new"} }
+	recorded := func(st *clusterState) {
+		st.pods["aero-2"].Annotations = map[string]string{ackov1alpha1.AnnotationConfigHash: "new"}
+	}
 	// restarted: asd on aero-2 started 30 s after the start recorded before the signal.
 	restarted := func(st *clusterState) {
 		n := st.health.Nodes["aero-2"]
