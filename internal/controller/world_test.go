@@ -234,8 +234,7 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 			want.PodIP = w.podIP(pod, ordinal)
 		}
 	}
-	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	state := running
+	state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	switch {
 	case crashing:
 		state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
@@ -246,16 +245,9 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	}
 	want.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.ConfigInitContainer, Ready: true,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
-	want.ContainerStatuses = []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName, Ready: !hold && !broken,
-		State: state, Image: resources.AerospikeImage(pod)}}
-	containersReady := !hold && !broken
-	for _, c := range pod.Spec.Containers {
-		if c.Name != ackov1alpha1.AerospikeContainerName {
-			want.ContainerStatuses = append(want.ContainerStatuses, corev1.ContainerStatus{Name: c.Name,
-				Ready: !neverReady[c.Name], State: running, Image: c.Image})
-			containersReady = containersReady && !neverReady[c.Name]
-		}
-	}
+	want.ContainerStatuses = append([]corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName,
+		Ready: !hold && !broken, State: state, Image: resources.AerospikeImage(pod)}}, sidecarStatuses(pod, neverReady)...)
+	containersReady := len(resources.NotReadyContainers(&corev1.Pod{Status: *want})) == 0
 	ready := containersReady && gatesTrue(pod)
 	setPodCondition(want, corev1.ContainersReady, containersReady)
 	setPodCondition(want, corev1.PodReady, ready)
@@ -264,6 +256,18 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	}
 	pod.Status = *want
 	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
+// sidecarStatuses are the running states of the pod's other containers, ready unless named in neverReady.
+func sidecarStatuses(pod *corev1.Pod, neverReady map[string]bool) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, c := range pod.Spec.Containers {
+		if c.Name != ackov1alpha1.AerospikeContainerName {
+			out = append(out, corev1.ContainerStatus{Name: c.Name, Ready: !neverReady[c.Name],
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Image: c.Image})
+		}
+	}
+	return out
 }
 
 // gatesTrue: every readiness gate of the pod has its condition True.
