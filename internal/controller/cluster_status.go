@@ -223,7 +223,7 @@ func (st *clusterState) nodesUp() (up bool, reason, message string) {
 	if st.split {
 		return false, ackov1alpha1.ReasonSplitBrain, "Aerospike nodes form more than one cluster: " + st.describeGroups()
 	}
-	if stable, why := st.stable(0); !stable {
+	if stable, why := st.stable(); !stable {
 		return false, ackov1alpha1.ReasonAerospikeNotStable, "Aerospike cluster not stable: " + why
 	}
 	return true, ackov1alpha1.ReasonClusterReady,
@@ -270,17 +270,13 @@ func notReadyIn(desired []string, pods map[string]*corev1.Pod, except []string) 
 	return notReady
 }
 
-// stable applies the stability gate to the members with readings at most maxAge old (0: the latest
-// reading, whatever its age, which is what status reports).
-func (st *clusterState) stable(maxAge time.Duration) (bool, string) {
+// stable applies the stability gate to the members' latest readings, whatever their age (what status
+// reports and the budget follows; the door asks for fresh readings of its own).
+func (st *clusterState) stable() (bool, string) {
 	if !st.healthOK {
 		return false, "no Aerospike health reading yet"
 	}
-	now := st.now
-	if maxAge == 0 {
-		now = st.health.ReadAt
-	}
-	return st.health.Gate(st.members, now)
+	return st.health.Gate(st.members, st.health.ReadAt)
 }
 
 func (st *clusterState) describeGroups() string {
@@ -367,7 +363,7 @@ func (st *clusterState) becauseUnstable(wait string) string {
 	if _, silent := st.health.Groups(st.members); len(silent) > 0 {
 		return wait + " (not answering: " + strings.Join(silent, ", ") + ")"
 	}
-	if stable, why := st.stable(0); !stable {
+	if stable, why := st.stable(); !stable {
 		return wait + " (" + why + ")"
 	}
 	return wait

@@ -83,7 +83,7 @@ func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
 		}
 		return 0
 	}
-	if stable, _ := st.stable(0); !stable {
+	if stable, _ := st.stable(); !stable {
 		return 0
 	}
 	return maxDown

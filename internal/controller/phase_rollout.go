@@ -332,7 +332,7 @@ func (st *clusterState) decidedAt(pods []string) time.Time {
 // step that a safety check holds, so that migrations, which take hours with a lot of data, are
 // progress (no RolloutStuck, no RollingRestartBlocked warning).
 func (st *clusterState) afterStep() string {
-	if stable, why := st.stable(0); !stable {
+	if stable, why := st.stable(); !stable {
 		return "pod is back; waiting for the cluster to be stable: " + why
 	}
 	return ""
