@@ -49,6 +49,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 	})
 
 	It("applies a change of service.proto-fd-max to every node live: no pod deleted, no asd restarted", func() {
+		w := withWorkload(ns, name)
 		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -70,9 +71,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Expect(downs(ns, start)).To(BeEmpty(), "no node went down")
 		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveEach(ContainSubstring("proto-fd-max=20000")))
 		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveLen(3))
+		w.expectNothingLost()
 	})
 
 	It("restarts each pod in place, one at a time, for a static parameter", func() {
+		w := withWorkload(ns, name)
 		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"log-local-time":true}}}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -99,9 +102,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			"cfg-0": "ConfigChanged", "cfg-1": "ConfigChanged", "cfg-2": "ConfigChanged"}))
 		Expect(eventMessages(ns, name, "PodRestartedInPlace")).To(HaveLen(3))
+		w.expectNothingLost()
 	})
 
 	It("still recreates the pods on an image change", func() {
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0"}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -109,9 +114,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		waitRunningObserved(ns, name)
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			"cfg-0": "ImageChanged", "cfg-1": "ImageChanged", "cfg-2": "ImageChanged"}))
+		w.expectNothingLost()
 	})
 
 	It("stops a roll on a broken image with RolloutStuck, and heals when the image is reverted", func() {
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0-broken","progressDeadlineSeconds":10}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -152,6 +159,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 			}
 		}
 		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck[1])))
+		w.expectNothingLost()
 	})
 })
 
