@@ -176,10 +176,26 @@ func nodeSpec(pod *corev1.Pod, vols volumeFiles) aerosim.NodeSpec {
 	c := aerospikeContainer(pod)
 	if c != nil && mountsCover(c, asdConfigFile) {
 		spec.ConfigFile, spec.Files, spec.Image = asdConfigFile, containerFiles(c, vols), c.Image
+		spec.Volume = claimsMounted(pod, c)
 		return spec
 	}
 	spec.Cluster = simclient.ClusterName(pod.Namespace, pod.Labels[ackov1alpha1.LabelInstance])
 	return spec
+}
+
+// claimsMounted names the PersistentVolumeClaims the container mounts ("<namespace>/<claim>", sorted,
+// comma-separated): the simulator keeps a persistent namespace's records with them, so that a pod
+// recreated on the same claims finds its records, and a pod without one (emptyDir) loses them.
+func claimsMounted(pod *corev1.Pod, c *corev1.Container) string {
+	var claims []string
+	for _, v := range pod.Spec.Volumes {
+		mounted := slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == v.Name })
+		if v.PersistentVolumeClaim != nil && mounted {
+			claims = append(claims, pod.Namespace+"/"+v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	slices.Sort(claims)
+	return strings.Join(claims, ",")
 }
 
 // mountPaths is the JSON array of a container's mount paths, for the exec shims.

@@ -49,6 +49,29 @@ func configMapLister(t *testing.T, cms ...*corev1.ConfigMap) corelisters.ConfigM
 	return corelisters.NewConfigMapLister(idx)
 }
 
+// A pod's persistent data lives on the claims its aerospike container mounts; without one it lives
+// and dies with the pod.
+func TestVolumeOfACKOPod(t *testing.T) {
+	pod, cm := acko(t)
+	vols, _, err := startFiles(pod, configMapLister(t, cm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec := nodeSpec(pod, vols); spec.Volume != "" {
+		t.Fatalf("no claim, volume %q", spec.Volume)
+	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes,
+		corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-db-0"}}},
+		corev1.Volume{Name: "unmounted", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "other"}}})
+	c := aerospikeContainer(pod)
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: "/opt/aerospike/data"})
+	if spec := nodeSpec(pod, vols); spec.Volume != "ns/data-db-0" {
+		t.Fatalf("volume %q", spec.Volume)
+	}
+}
+
 // ACKO's pod: the ConfigMap mounted at /etc/aerospike-configmap, and asd's own copy in an emptyDir
 // at /etc/aerospike, made by the copy-config init container.
 func TestFilesOfACKOPod(t *testing.T) {

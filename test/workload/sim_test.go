@@ -147,10 +147,8 @@ func TestTwoNodesDownAtOnceLoseRecords(t *testing.T) {
 	const keys = 3000
 	r := start(t, workload.Config{Seeds: seeds, Keys: keys, Rate: 2000})
 	waitAcknowledged(t, r, keys)
-	for _, name := range []string{"b", "c"} {
-		if _, err := s.WarmRestart(name); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := s.WarmRestartNodes([]string{"b", "c"}); err != nil {
+		t.Fatal(err)
 	}
 	// The load stops at once (as the real experiment's writer had), so that rewrites after the
 	// nodes returned do not hide the loss; the verification then waits out the migrations.

@@ -47,6 +47,7 @@ const (
 	connectAttemptTimeout = 5 * time.Second
 	connectRetryInterval  = time.Second
 	progressInterval      = 10 * time.Second
+	maxLag                = 100 * time.Millisecond // how far behind its schedule a worker catches up
 )
 
 // Bins of a record.
@@ -213,9 +214,10 @@ func (r *Run) work(ctx context.Context, w int) {
 			o = r.read(w + rng.IntN(written)*r.cfg.Workers)
 		}
 		r.record(o)
-		// After a stall (an operation that waited for its timeout) the schedule restarts from
-		// now rather than bursting to catch up.
-		if next = next.Add(interval); next.Before(time.Now()) {
+		// A worker a little late catches up (timers and the scheduler are late by a little every
+		// time); after a stall (an operation that waited for its timeout) the schedule restarts
+		// from now rather than bursting.
+		if next = next.Add(interval); time.Since(next) > maxLag {
 			next = time.Now()
 		}
 		timer.Reset(time.Until(next))
