@@ -153,10 +153,11 @@ LOAD_FLAGS ?=
 .PHONY: load
 load: ## Workload of the official client on the local cluster's sample (SEED, DURATION, RATE); exits 1 if it lost keys.
 	@seed="$(SEED)"; if [ -z "$$seed" ]; then \
+		[ -f .local/kubeconfig ] || { echo "load: no .local/kubeconfig: start make run-local, or set SEED=host:port" >&2; exit 2; }; \
 		kubectl="$$(hack/build-assets.sh kubectl | tail -n 1)/kubectl"; \
 		ip=$$(KUBECONFIG=.local/kubeconfig "$$kubectl" -n aerospike get pods -l app.kubernetes.io/instance=aerospike-3node \
-			--sort-by=.metadata.name -o jsonpath='{.items[0].status.podIP}'); \
-		[ -n "$$ip" ] || { echo "no pod IP of aerospike/aerospike-3node: is make run-local up? (or set SEED)" >&2; exit 2; }; \
+			--sort-by=.metadata.name -o jsonpath='{.items[0].status.podIP}') || true; \
+		[ -n "$$ip" ] || { echo "load: no pod IP of aerospike/aerospike-3node: is make run-local up? Or set SEED=host:port" >&2; exit 2; }; \
 		seed="$$ip:3000"; \
 	fi; \
 	echo "load: seed $$seed, $(DURATION) at $(RATE) ops/s"; \

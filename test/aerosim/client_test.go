@@ -91,6 +91,12 @@ func singleRecordOps(t *testing.T, c *as.Client) {
 	if ok, err := c.Exists(nil, k); !ok || err != nil {
 		t.Fatalf("exists: %v %v", ok, err)
 	}
+	missingKey(t, c)
+	touchAndOperate(t, c, k)
+	deletes(t, c, k)
+}
+
+func missingKey(t *testing.T, c *as.Client) {
 	missing := key(t, "demo", "missing")
 	if ok, err := c.Exists(nil, missing); ok || err != nil {
 		t.Fatalf("exists missing: %v %v", ok, err)
@@ -98,16 +104,22 @@ func singleRecordOps(t *testing.T, c *as.Client) {
 	if _, err := c.Get(nil, missing); resultCode(err) != types.KEY_NOT_FOUND_ERROR {
 		t.Fatalf("get missing: %v", err)
 	}
+}
+
+func touchAndOperate(t *testing.T, c *as.Client, k *as.Key) {
 	if err := c.Touch(nil, k); err != nil {
 		t.Fatal(err)
 	}
-	rec, err = c.Operate(nil, k, as.AddOp(as.NewBin("i", 3)), as.AppendOp(as.NewBin("s", " world")), as.GetOp())
+	rec, err := c.Operate(nil, k, as.AddOp(as.NewBin("i", 3)), as.AppendOp(as.NewBin("s", " world")), as.GetOp())
 	if err != nil || rec.Generation != 3 || rec.Bins["i"] != 10 || rec.Bins["s"] != "hello world" || len(rec.Bins) != 6 {
 		t.Fatalf("operate: %v %v", rec, err)
 	}
 	if rec, err = c.Operate(nil, k, as.PutOp(as.NewBin("n", 1)), as.GetBinOp("n")); err != nil || rec.Bins["n"] != 1 {
 		t.Fatalf("operate put+read: %v %v", rec, err)
 	}
+}
+
+func deletes(t *testing.T, c *as.Client, k *as.Key) {
 	if deleted, err := c.Delete(nil, k); !deleted || err != nil {
 		t.Fatalf("delete: %v %v", deleted, err)
 	}
@@ -174,6 +186,12 @@ func multiRecordOps(t *testing.T, c *as.Client) {
 	if err != nil || !exists[0] || exists[1] {
 		t.Fatalf("batch exists: %v %v", exists, err)
 	}
+	scans(t, c, n/2)
+}
+
+// scans expects inSet records in set other and one more (key cond) in the namespace.
+func scans(t *testing.T, c *as.Client, inSet int) {
+	n := 2 * inSet
 	if got := scanCount(t, c, "other"); got != n/2 {
 		t.Fatalf("scan of set other: %d records", got)
 	}
@@ -250,5 +268,21 @@ func TestOfficialClientCompression(t *testing.T) {
 	rec, err := c.Get(&policy.BasePolicy, k)
 	if err != nil || !bytes.Equal(rec.Bins["v"].([]byte), value) {
 		t.Fatalf("compressed get: %v", err)
+	}
+}
+
+// Operations the simulator does not model fail loudly (rc 4) instead of answering wrongly.
+func TestOfficialClientUnsupportedOperations(t *testing.T) {
+	s := newSim(t, Options{})
+	c := connect(t, simpleCluster(t, s, 1)[0])
+	k := key(t, "demo", "cdt")
+	if err := c.Put(nil, k, as.BinMap{"l": []any{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Operate(nil, k, as.ListSizeOp("l")); resultCode(err) != types.PARAMETER_ERROR {
+		t.Fatalf("list size: %v", err)
+	}
+	if _, err := c.Operate(nil, k, as.ListAppendOp("l", 3)); resultCode(err) != types.PARAMETER_ERROR {
+		t.Fatalf("list append: %v", err)
 	}
 }

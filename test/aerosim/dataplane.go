@@ -10,7 +10,6 @@ import (
 // client's names for asd's codes).
 const (
 	rcOK               = 0
-	rcServerError      = 1
 	rcKeyNotFound      = 2
 	rcGeneration       = 3
 	rcParameter        = 4
@@ -39,17 +38,18 @@ type answer struct {
 	ops        []op
 }
 
-// execute answers one AS_MSG on node n whose cluster has view v (nil while n is not a member).
-func (s *Sim) execute(n *node, v *clusterView, m *message) []byte {
+// execute answers one AS_MSG on a node running namespaces whose cluster has view v (nil while the
+// node is not a member).
+func (s *Sim) execute(namespaces []nsConfig, v *clusterView, m *message) []byte {
 	w := newWriter()
 	ns, _ := m.field(fieldNamespace)
-	nv, rc := namespaceView(n, v, string(ns))
+	nv, rc := namespaceView(namespaces, v, string(ns))
 	_, hasDigest := m.field(fieldDigest)
 	switch {
 	case rc != rcOK && m.info1&info1Batch == 0:
 		w.single(msgHeader{resultCode: rc}, nil)
 	case m.info1&info1Batch != 0:
-		s.batch(n, v, m, w)
+		s.batch(namespaces, v, m, w)
 	case !hasDigest:
 		scan(v, nv, m, w)
 	default:
@@ -65,8 +65,8 @@ func (s *Sim) execute(n *node, v *clusterView, m *message) []byte {
 }
 
 // namespaceView is the namespace's partition map, or the code asd answers without one.
-func namespaceView(n *node, v *clusterView, ns string) (*nsView, byte) {
-	runs := slices.ContainsFunc(n.asd.namespaces, func(c nsConfig) bool { return c.name == ns })
+func namespaceView(namespaces []nsConfig, v *clusterView, ns string) (*nsView, byte) {
+	runs := slices.ContainsFunc(namespaces, func(c nsConfig) bool { return c.name == ns })
 	switch {
 	case !runs:
 		return nil, rcInvalidNamespace
@@ -151,6 +151,9 @@ func readAnswer(req request, rec *record) answer {
 		return a
 	}
 	for _, o := range req.ops {
+		if o.op != opRead {
+			return answer{rc: rcParameter, generation: rec.generation} // e.g. a CDT read: not simulated
+		}
 		a.ops = append(a.ops, readOp(rec.bins, o)...)
 	}
 	return a
@@ -166,9 +169,6 @@ func allBins(bins []bin) []op {
 
 // readOp answers a READ op: a named bin (nothing if absent), or every bin when it names none.
 func readOp(bins []bin, o op) []op {
-	if o.op != opRead {
-		return nil
-	}
 	if o.name == "" {
 		return allBins(bins)
 	}

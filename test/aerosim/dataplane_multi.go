@@ -17,7 +17,7 @@ const (
 
 // batch answers BATCH_INDEX_WITH_SET: one sub-record per key with its index in the header's timeout
 // slot, then LAST.
-func (s *Sim) batch(n *node, v *clusterView, m *message, w *writer) {
+func (s *Sim) batch(namespaces []nsConfig, v *clusterView, m *message, w *writer) {
 	data, ok := m.field(fieldBatchSet)
 	entries, err := parseBatch(data)
 	if !ok || err != nil {
@@ -25,7 +25,7 @@ func (s *Sim) batch(n *node, v *clusterView, m *message, w *writer) {
 		return
 	}
 	for _, e := range entries {
-		nv, rc := namespaceView(n, v, e.ns)
+		nv, rc := namespaceView(namespaces, v, e.ns)
 		a := answer{rc: rc}
 		if rc == rcOK {
 			a = s.command(v, nv, e.request)

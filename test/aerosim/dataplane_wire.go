@@ -18,7 +18,6 @@ const (
 	// maxMessage bounds an AS_MSG request: big enough that a 9 MiB write reaches the record size check.
 	maxMessage = 64 << 20
 
-	info1Read             = 0x01
 	info1GetAll           = 0x02
 	info1Batch            = 0x08
 	info1NoBinData        = 0x20

@@ -117,12 +117,13 @@ func (n *node) namespaceNames() []string {
 
 // otherMembers are the node's cluster's other members, by node id.
 func (s *Sim) otherMembers(n *node) []*node {
-	var out []*node
-	if n.cluster != nil {
-		for _, m := range n.cluster.members {
-			if m != n && !m.removed {
-				out = append(out, m)
-			}
+	if n.cluster == nil {
+		return nil
+	}
+	out := make([]*node, 0, len(n.cluster.members))
+	for _, m := range n.cluster.members {
+		if m != n && !m.removed {
+			out = append(out, m)
 		}
 	}
 	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.spec.NodeID, b.spec.NodeID) })
@@ -141,8 +142,9 @@ func (s *Sim) peers(n *node, std bool) string {
 }
 
 func (s *Sim) peerAddrs(n *node) []string {
-	var out []string
-	for _, m := range s.otherMembers(n) {
+	members := s.otherMembers(n)
+	out := make([]string, 0, len(members))
+	for _, m := range members {
 		out = append(out, net.JoinHostPort(m.spec.IP, strconv.Itoa(s.opts.Port)))
 	}
 	return out
@@ -201,7 +203,7 @@ func position(v *clusterView, ns string, pid int, n *node) int {
 // setsAnswer lists the sets of the node's records in the fixture's format.
 func (s *Sim) setsAnswer(n *node) string {
 	st := n.store()
-	var items []string
+	items := make([]string, 0, len(n.asd.namespaces))
 	for _, ns := range n.namespaceNames() {
 		counts := map[string]int{}
 		for pid := range nPartitions {

@@ -1,6 +1,7 @@
 package aerosim
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -117,8 +118,9 @@ func (s *Sim) serving(n *node) bool {
 func (s *Sim) serve(n *node, conn net.Conn) {
 	defer s.untrack(n, conn)
 	defer func() { _ = conn.Close() }()
+	in := bufio.NewReader(conn) // a request's header and body in one read
 	for {
-		typ, body, err := readFrame(conn)
+		typ, body, err := readFrame(in)
 		if err != nil {
 			return
 		}
@@ -155,12 +157,9 @@ func (s *Sim) dataReply(n *node, typ byte, body []byte) (reply, bool) {
 		return reply{}, false
 	}
 	r := reply{fault: n.fault, latency: n.latency, framed: true}
-	var v *clusterView
-	if n.cluster != nil {
-		v = n.cluster.view
-	}
+	v, namespaces := n.view(), n.asd.namespaces
 	s.mu.Unlock()
-	r.body = s.execute(n, v, m)
+	r.body = s.execute(namespaces, v, m)
 	if m.info1&info1CompressResponse != 0 {
 		r.body = compress(r.body)
 	}

@@ -10,9 +10,12 @@
 // membership spreads through the mesh. A node given only a cluster name (simple mode) reaches every
 // other simple node of that name. Timing follows the real server (Options): a started node reports
 // cluster_size 0 for JoinDelay, the others drop a node that stopped after DropDelay (HangDropDelay
-// for a hung one), and every membership change of a cluster of two nodes or more starts migrations
-// that count down over MigrationDuration. State is computed from Options.Clock when observed, so a
-// fake clock drives it deterministically. Sim is the Go API; NewHandler exposes it over HTTP.
+// for a hung one), and every membership change moves the copies of the partitions whose replicas
+// change, over MigrationDuration. State is computed from Options.Clock when observed, so a fake clock
+// drives it deterministically. Sim is the Go API; NewHandler exposes it over HTTP.
+//
+// Each node also stores records and answers the data protocol the official client speaks (dataplane*.go,
+// partitions.go, info_client.go): partitions, copies and migrations as docs/development.md describes.
 package aerosim
 
 import (
@@ -41,8 +44,8 @@ var (
 // what a real CE 8.1.2.0 server showed (fixtures README, "How the same server behaves over time").
 type Options struct {
 	Port int // every node's info port; default 3000
-	// MigrationDuration is how long migrate_partitions_remaining takes to reach 0 after a
-	// membership change of a cluster of two nodes or more (real: 20–50 s with 30,000 records).
+	// MigrationDuration is how long the migrations after a membership change take: they finish one
+	// partition at a time, spread over it (real: 20–50 s with 30,000 records).
 	MigrationDuration time.Duration
 	// RestartDowntime is how long a warm-restarted asd does not listen (real: 0.2–0.3 s).
 	RestartDowntime time.Duration

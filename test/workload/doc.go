@@ -20,20 +20,22 @@
 // unknown). A not-found answer then counts as KEY_NOT_FOUND_ERROR, an older value (or another
 // run's) as STALE_READ, a value nobody wrote (another key's, or a seq never sent) as WRONG_VALUE.
 // A not-found answer for a key with no acknowledged write is a success. Errors are counted by
-// the client's result code name (types.ResultCode.String: TIMEOUT, KEY_NOT_FOUND_ERROR, ...).
+// the client's result code name (types.ResultCode.String: TIMEOUT, KEY_NOT_FOUND_ERROR, ...),
+// except MAX_RETRIES_EXCEEDED, which says only that the client gave up: it is named by its last
+// attempt's code (NETWORK_ERROR, PARTITION_UNAVAILABLE, ...).
 //
 // # The verification
 //
 // Stop ends the load, then reads back with a fresh client every key that has at least one
 // acknowledged write. A key is lost when it cannot be read back, or reads back with a value
-// older than its newest acknowledged write (or a value nobody wrote). Reads that fail are retried
-// in passes one second apart so that migrations can finish: the verification ends when every
-// key is kept, or when the cluster is settled (every node the client sees reports
-// migrate_partitions_remaining 0 in its statistics, before and after a whole pass, at least
-// settleTime after the verification began, so that the server has dropped a node that just
-// stopped), or at Config.VerifyTimeout (or the end of Stop's context). A key still failing then is
-// lost, by its last reason: KEY_NOT_FOUND_ERROR, OLDER_VALUE, WRONG_VALUE or the read's result
-// code.
+// older than its newest acknowledged write (or a value nobody wrote). Until the cluster is
+// settled a migration or a split's merge may still change what a key reads back, so the
+// verification first waits until every node the client sees reports migrate_partitions_remaining
+// 0 in its statistics, and at least settleTime after it began (the server counts a node that
+// just stopped for 2 s); then it reads every key, and reads those that failed again, one second
+// apart, until a whole pass ran on a settled cluster. Config.VerifyTimeout (or the end of Stop's
+// context) ends the waiting: the keys still failing then are lost, by their last reason:
+// KEY_NOT_FOUND_ERROR, OLDER_VALUE, WRONG_VALUE or the read's result code.
 //
 // # Split brain
 //
@@ -45,14 +47,15 @@
 // verification, the key is kept if it reads back with any value of this run at or above that
 // floor: a write acknowledged on either side (or one with an unknown outcome) survived. A key
 // that reads back not found is lost even so: no copy of it survived. Without a window (no error,
-// no MarkSplit) the floor is the newest acknowledged write, as without the flag. Reads during the
-// run are judged as always, so the stale reads of the split show up as STALE_READ.
+// no MarkSplit) the floor is the newest acknowledged write, as without the flag. The kept keys
+// whose newest acknowledged write did not survive (the strict rule would count them lost) are
+// Report.SplitOverwritten. Reads during the run are judged as always, so the stale reads of the
+// split show up as STALE_READ.
 //
 // # Limits
 //
 // One run per namespace and set at a time: two runs would overwrite each other's keys. A write
 // whose outcome was unknown could in principle still be applied by the server after a later
 // write of the same key was acknowledged (a request that sat in a socket); the workload would
-// then count that key lost. The simulator never does that and the real server does so only
-// under a timeout; the reported LostByReason and Errors show when it happens.
+// then count that key lost, as OLDER_VALUE, right after a TIMEOUT of that key in Errors.
 package workload

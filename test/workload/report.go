@@ -37,7 +37,10 @@ type Report struct {
 	Lost           int            `json:"lost"`
 	LostKeys       []int          `json:"lostKeys"`     // the first maxLostKeys lost keys, in order
 	LostByReason   map[string]int `json:"lostByReason"` // KEY_NOT_FOUND_ERROR, OLDER_VALUE, WRONG_VALUE or a read's result code
-	Errors         []ErrorAt      `json:"errors"`       // the first maxErrors failed operations
+	// SplitOverwritten (SplitTolerant) counts the kept keys whose newest acknowledged write did not
+	// survive: a split's conflict resolution chose another copy. Without the flag they are lost.
+	SplitOverwritten int       `json:"splitOverwritten"`
+	Errors           []ErrorAt `json:"errors"` // the first maxErrors failed operations
 }
 
 // ErrorAt is one failed operation.
@@ -146,11 +149,11 @@ func (g gapTracker) longestUpTo(end time.Time) time.Duration {
 }
 
 // setLost fills in the verification's figures from the reason each lost key was lost for.
-func (r *Report) setLost(lost map[int]string, took time.Duration) {
-	r.Verified, r.VerifyDuration, r.Lost = true, took, len(lost)
+func (r *Report) setLost(lost map[int]string, overwritten int, took time.Duration) {
+	r.Verified, r.VerifyDuration, r.Lost, r.SplitOverwritten = true, took, len(lost), overwritten
 	keys := slices.Sorted(maps.Keys(lost))
 	r.LostKeys = keys[:min(len(keys), maxLostKeys)]
-	r.LostByReason = reasonCounts(lost)
+	r.LostByReason = countBy(lost, func(reason string) string { return reason })
 }
 
 // LostPercent is the share of the acknowledged keys that were lost.
@@ -179,6 +182,10 @@ func (r Report) Table() string {
 			r.VerifyDuration.Round(time.Millisecond))
 		if r.Lost > 0 {
 			row("lost keys", "%v", r.LostKeys)
+		}
+		if r.SplitOverwritten > 0 {
+			row("split overwritten", "%d kept keys lost their newest acknowledged write to a split's conflict resolution",
+				r.SplitOverwritten)
 		}
 	} else {
 		row("lost", "not verified")

@@ -111,12 +111,12 @@ func TestSetLost(t *testing.T) {
 	}
 	lost[3] = reasonOlder
 	r := Report{Acknowledged: 124}
-	r.setLost(lost, 2*time.Second)
+	r.setLost(lost, 4, 2*time.Second)
 	wantKeys := []int{3}
 	for k := 71; len(wantKeys) < maxLostKeys; k++ {
 		wantKeys = append(wantKeys, k)
 	}
-	if !r.Verified || r.Lost != 31 || !reflect.DeepEqual(r.LostKeys, wantKeys) || r.VerifyDuration != 2*time.Second ||
+	if !r.Verified || r.Lost != 31 || r.SplitOverwritten != 4 || !reflect.DeepEqual(r.LostKeys, wantKeys) || r.VerifyDuration != 2*time.Second ||
 		!reflect.DeepEqual(r.LostByReason, map[string]int{reasonNotFound: 30, reasonOlder: 1}) {
 		t.Errorf("after setLost: %+v", r)
 	}
@@ -129,7 +129,7 @@ func sampleReport() Report {
 	return Report{Duration: 60 * time.Second, Writes: 15000, Reads: 15000, Succeeded: 29990, Failed: 10,
 		OpsPerSec: 500, ErrorsByCode: map[string]int{"TIMEOUT": 7, "KEY_NOT_FOUND_ERROR": 3}, Availability: 99.9667,
 		LongestWriteGap: 1234 * time.Millisecond, Acknowledged: 2000, Verified: true, VerifyDuration: 3 * time.Second,
-		Lost: 2, LostKeys: []int{17, 1999}, LostByReason: map[string]int{reasonNotFound: 2},
+		Lost: 2, LostKeys: []int{17, 1999}, LostByReason: map[string]int{reasonNotFound: 2}, SplitOverwritten: 3,
 		Errors: []ErrorAt{{At: 12300 * time.Millisecond, Op: opWrite, Key: 17, Code: "TIMEOUT"}}}
 }
 
@@ -144,6 +144,7 @@ func TestTable(t *testing.T) {
 		"acknowledged keys  2000\n",
 		"lost               2 (0.10%) KEY_NOT_FOUND_ERROR 2, verified in 3s\n",
 		"lost keys          [17 1999]\n",
+		"split overwritten  3 kept keys lost their newest acknowledged write to a split's conflict resolution\n",
 		"first errors       +12.3s write key 17 TIMEOUT\n                   (9 more)\n",
 	} {
 		if !strings.Contains(table, want) {
@@ -177,7 +178,7 @@ func TestReportJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]any{"duration": "1m0s", "longestWriteGap": "1.234s", "verifyDuration": "3s",
-		"opsPerSec": 500.0, "acknowledged": 2000.0, "lost": 2.0, "errorsByCode": map[string]any{"TIMEOUT": 7.0,
+		"opsPerSec": 500.0, "acknowledged": 2000.0, "lost": 2.0, "splitOverwritten": 3.0, "errorsByCode": map[string]any{"TIMEOUT": 7.0,
 			"KEY_NOT_FOUND_ERROR": 3.0},
 		"errors": []any{map[string]any{"at": "12.3s", "op": "write", "key": 17.0, "code": "TIMEOUT"}}} {
 		if !reflect.DeepEqual(fields[name], want) {

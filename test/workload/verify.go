@@ -16,59 +16,72 @@ import (
 // Timing of the verification's passes.
 const (
 	verifyRetryInterval = time.Second
-	// settleTime is how long the verification keeps retrying however settled the cluster looks:
-	// the server counts a node that just stopped for 2 s, and the client's map lags by a tend (1 s).
+	// settleTime is how long the verification waits however settled the cluster looks: the
+	// server counts a node that just stopped for 2 s, and the client's map lags by a tend (1 s).
 	settleTime = 5 * time.Second
 )
 
+// verdict is why a key read back is not acceptable ("" when it is): strictly (its newest
+// acknowledged write), and by the run's rule (with SplitTolerant, the split window's floor).
+type verdict struct{ strict, kept string }
+
 // verify reads back every acknowledged key with a fresh client and returns the lost ones, each
-// with its reason.
-func (r *Run) verify(ctx context.Context) (map[int]string, error) {
+// with its reason, and (SplitTolerant) how many kept keys lost their newest acknowledged write.
+// It reads once the cluster is settled, since until then a migration or a split's merge may
+// still change what a key reads back; keys that fail are read again until a whole pass ran on a
+// settled cluster.
+func (r *Run) verify(ctx context.Context, hosts []*as.Host) (lost map[int]string, overwritten int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.VerifyTimeout)
 	defer cancel()
 	begin := time.Now()
-	client, err := connect(ctx, r.hosts, r.cfg.Log)
+	client, err := connect(ctx, hosts, r.cfg.Log)
 	if err != nil {
-		return nil, fmt.Errorf("workload: verify: %w", err)
+		return nil, 0, fmt.Errorf("workload: verify: %w", err)
 	}
 	defer client.Close()
-	pending := map[int]string{}
+	if !waitSettled(ctx, client, begin) {
+		_, _ = fmt.Fprintf(r.cfg.Log, "workload: verify: the cluster did not settle in %s; reading anyway\n",
+			time.Since(begin).Round(time.Second))
+	}
+	pending := map[int]verdict{}
 	for k, st := range r.keys {
 		if st.acked > 0 {
-			pending[k] = ""
+			pending[k] = verdict{}
 		}
 	}
 	for pass := 1; len(pending) > 0; pass++ {
 		settledBefore := migrationsDone(client)
 		pending = r.checkKeys(client, slices.Sorted(maps.Keys(pending)))
-		settled := settledBefore && migrationsDone(client) && time.Since(begin) >= settleTime
-		_, _ = fmt.Fprintf(r.cfg.Log, "workload: verify pass %d: %d keys not read back yet %s\n",
-			pass, len(pending), counts(reasonCounts(pending)))
-		if len(pending) == 0 || settled {
+		settled := settledBefore && migrationsDone(client)
+		_, _ = fmt.Fprintf(r.cfg.Log, "workload: verify pass %d: %d keys not read back %s\n",
+			pass, len(pending), counts(countBy(pending, func(v verdict) string { return v.strict })))
+		if settled || !sleep(ctx, verifyRetryInterval) {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			return pending, nil
-		case <-time.After(verifyRetryInterval):
+	}
+	lost = map[int]string{}
+	for k, v := range pending {
+		if v.kept != "" {
+			lost[k] = v.kept
+		} else {
+			overwritten++
 		}
 	}
-	return pending, nil
+	return lost, overwritten, nil
 }
 
-// checkKeys reads keys back on Workers goroutines and returns those not acceptable, with why.
-func (r *Run) checkKeys(client *as.Client, keys []int) map[int]string {
+// checkKeys reads keys back on Workers goroutines and returns those that do not pass strictly.
+func (r *Run) checkKeys(client *as.Client, keys []int) map[int]verdict {
 	todo := make(chan int)
 	var mu sync.Mutex
-	bad := map[int]string{}
+	bad := map[int]verdict{}
 	var wg sync.WaitGroup
 	for range r.cfg.Workers {
 		wg.Go(func() {
 			for k := range todo {
-				reason := r.check(client, k)
-				if reason != "" {
+				if v := r.check(client, k); v.strict != "" {
 					mu.Lock()
-					bad[k] = reason
+					bad[k] = v
 					mu.Unlock()
 				}
 			}
@@ -82,13 +95,26 @@ func (r *Run) checkKeys(client *as.Client, keys []int) map[int]string {
 	return bad
 }
 
-func (r *Run) check(client *as.Client, k int) string {
+func (r *Run) check(client *as.Client, k int) verdict {
 	st := r.keys[k]
 	v, err := r.get(client, k)
 	if err != nil {
-		return resultCode(err)
+		code := resultCode(err)
+		return verdict{strict: code, kept: code}
 	}
-	return judge(v, r.id, k, verifyFloor(st, r.cfg.SplitTolerant), st.sent)
+	return verdict{strict: judge(v, r.id, k, verifyFloor(st, false), st.sent),
+		kept: judge(v, r.id, k, verifyFloor(st, r.cfg.SplitTolerant), st.sent)}
+}
+
+// waitSettled waits until settleTime has passed since begin and no node has partitions left to
+// migrate; false when ctx ended first.
+func waitSettled(ctx context.Context, client *as.Client, begin time.Time) bool {
+	for time.Since(begin) < settleTime || !migrationsDone(client) {
+		if !sleep(ctx, verifyRetryInterval) {
+			return false
+		}
+	}
+	return true
 }
 
 // migrationsDone says whether every node the client knows reports no partition left to migrate.
@@ -117,10 +143,21 @@ func statistic(answer, name string) (int64, bool) {
 	return 0, false
 }
 
-func reasonCounts(m map[int]string) map[string]int {
+// countBy counts the keys of m by the reason of their value.
+func countBy[V any](m map[int]V, reason func(V) string) map[string]int {
 	c := map[string]int{}
-	for _, reason := range m {
-		c[reason]++
+	for _, v := range m {
+		c[reason(v)]++
 	}
 	return c
+}
+
+// sleep waits for d, or says false when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +103,7 @@ type Run struct {
 	windowOpen atomic.Bool // the split window (SplitTolerant)
 	mu         sync.Mutex
 	tally      *tally
+	end        time.Time // when Stop ended the load
 }
 
 // Start connects to the cluster, retrying until ctx ends, then runs the load in the background
@@ -153,18 +155,21 @@ func connect(ctx context.Context, hosts []*as.Host, log io.Writer) (*as.Client, 
 	}
 }
 
-// MarkSplit opens the split window now (Config.SplitTolerant), if the first failed operation
-// has not opened it already: call it when the test cuts the cluster in two.
+// MarkSplit opens the split window now, if the first failed operation has not opened it
+// already: call it when the test cuts the cluster in two. Only Config.SplitTolerant uses it.
 func (r *Run) MarkSplit() {
 	if r.windowOpen.CompareAndSwap(false, true) {
 		_, _ = fmt.Fprintf(r.cfg.Log, "workload: split window opened at +%s\n", time.Since(r.start).Round(time.Millisecond))
 	}
 }
 
-// Snapshot is the figures so far, without verification.
+// Snapshot is the figures so far (up to Stop once it was called), without verification.
 func (r *Run) Snapshot() Report {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.end.IsZero() {
+		return r.tally.report(r.end)
+	}
 	return r.tally.report(time.Now())
 }
 
@@ -177,19 +182,33 @@ func (r *Run) Stop(ctx context.Context) (Report, error) {
 	}
 	r.cancel()
 	r.workers.Wait()
-	end := time.Now()
+	hosts := r.seedsAndNodes()
 	r.client.Close()
 	r.mu.Lock()
-	rep := r.tally.report(end)
+	r.end = time.Now()
+	end, rep := r.end, r.tally.report(r.end)
 	r.mu.Unlock()
-	lost, err := r.verify(ctx)
+	lost, overwritten, err := r.verify(ctx, hosts)
 	if err != nil {
 		return rep, err
 	}
-	rep.setLost(lost, time.Since(end))
+	rep.setLost(lost, overwritten, time.Since(end))
 	_, _ = fmt.Fprintf(r.cfg.Log, "workload: verified %d acknowledged keys in %s: %d lost\n",
 		rep.Acknowledged, rep.VerifyDuration.Round(time.Millisecond), rep.Lost)
 	return rep, nil
+}
+
+// seedsAndNodes is where the verification's client connects: the seeds, and the nodes the
+// load's client knows now (a seed's pod may have moved to another address meanwhile).
+func (r *Run) seedsAndNodes() []*as.Host {
+	hosts := slices.Clone(r.hosts)
+	for _, n := range r.client.GetNodes() {
+		h := n.GetHost()
+		if !slices.ContainsFunc(hosts, func(o *as.Host) bool { return o.Name == h.Name && o.Port == h.Port }) {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
 }
 
 // work is worker w's loop: a write, then a read, at its share of the rate.

@@ -67,6 +67,11 @@ func TestWarmRestartNodes(t *testing.T) {
 	if st, err := c.Node(ctx, "c"); err != nil || st.Restarts != 0 {
 		t.Fatalf("c must not have restarted: %+v, %v", st, err)
 	}
+	if st, err := c.Node(ctx, "c"); err != nil || st.Objects == nil {
+		t.Fatalf("c's object counts per namespace: %+v, %v", st.Objects, err)
+	} else if _, ok := st.Objects["test"]; !ok {
+		t.Fatalf("a simple node runs namespace test: %+v", st.Objects)
+	}
 }
 
 func TestMeshCalls(t *testing.T) {
