@@ -24,7 +24,7 @@ const (
 	// chaosAllFaultsEnv=1 draws the held faults too (chaosFault.heldBy): to check a fix.
 	chaosAllFaultsEnv = "CHAOS_ALL_FAULTS"
 	// chaosShortSeed and chaosShortDuration are the run of make test-e2e.
-	chaosShortSeed     = 21
+	chaosShortSeed     = 3
 	chaosShortDuration = 60 * time.Second
 	// chaosPause bounds the random pause between two faults.
 	chaosPause = 5 * time.Second
