@@ -106,8 +106,9 @@ func drawnFaults() []chaosFault {
 	return out
 }
 
-func (c *chaos) record(what string) {
-	line := fmt.Sprintf("+%s %s", time.Since(c.start).Round(time.Second), what)
+// record logs a fault with the time it began.
+func (c *chaos) record(began time.Time, what string) {
+	line := fmt.Sprintf("+%s %s", began.Sub(c.start).Round(time.Second), what)
 	c.log = append(c.log, line)
 	_, _ = fmt.Fprintf(GinkgoWriter, "chaos: %s\n", line)
 }
@@ -259,10 +260,11 @@ var _ = Describe("Chaos", Label("chaos"), func() {
 		faults := drawnFaults()
 		for time.Since(c.start) < duration {
 			f := faults[c.rng.IntN(len(faults))]
-			c.record(f.name + ": " + f.inject(c))
+			began := time.Now()
+			c.record(began, f.name+": "+f.inject(c))
 			time.Sleep(time.Duration(c.rng.Int64N(int64(chaosPause))))
 		}
-		c.record("the end: waiting until the cluster is Running with every node back")
+		c.record(time.Now(), "the end: waiting until the cluster is Running with every node back")
 		c.settled()
 		rep := w.expectNothingLost()
 		reportFigure("chaos", fmt.Sprintf("%d faults in %s, %s: %s", len(c.log)-1, time.Since(c.start).Round(time.Second),
