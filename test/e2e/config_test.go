@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster/simclient"
 )
@@ -49,6 +50,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 	})
 
 	It("applies a change of service.proto-fd-max to every node live: no pod deleted, no asd restarted", func() {
+		w := withWorkload(ns, name)
 		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -70,9 +72,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Expect(downs(ns, start)).To(BeEmpty(), "no node went down")
 		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveEach(ContainSubstring("proto-fd-max=20000")))
 		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveLen(3))
+		w.expectNothingLost()
 	})
 
 	It("restarts each pod in place, one at a time, for a static parameter", func() {
+		w := withWorkload(ns, name)
 		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"log-local-time":true}}}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -99,9 +103,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			"cfg-0": "ConfigChanged", "cfg-1": "ConfigChanged", "cfg-2": "ConfigChanged"}))
 		Expect(eventMessages(ns, name, "PodRestartedInPlace")).To(HaveLen(3))
+		w.expectNothingLost()
 	})
 
 	It("still recreates the pods on an image change", func() {
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0"}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -109,9 +115,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		waitRunningObserved(ns, name)
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			"cfg-0": "ImageChanged", "cfg-1": "ImageChanged", "cfg-2": "ImageChanged"}))
+		w.expectNothingLost()
 	})
 
 	It("stops a roll on a broken image with RolloutStuck, and heals when the image is reverted", func() {
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0-broken","progressDeadlineSeconds":10}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -152,6 +160,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 			}
 		}
 		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck[1])))
+		w.expectNothingLost()
 	})
 })
 
@@ -238,3 +247,34 @@ func downs(namespace string, since time.Time) []downtime {
 	slices.SortFunc(out, func(a, b downtime) int { return a.from.Compare(b.from) })
 	return out
 }
+
+// rfChangeDefect is what a replication-factor change does today: the operator restarts the first node in
+// place with the new factor, asd then refuses to cluster with nodes of the old one (as a real 8.1.2.0
+// does), the restarted node forms a cluster of its own, the workload's writes go to both sides, and the
+// roll waits for the node to rejoin forever (a revert does not get it out either).
+const rfChangeDefect = "loses records until #21 and #22.3: a node restarted with a new replication-factor forms a cluster " +
+	"of its own and the roll waits for it forever"
+
+var _ = Describe("A replication-factor change", Label("replication-factor"), func() {
+	It("goes from 2 to 3 ["+rfChangeDefect+"]", func() {
+		const ns, name = "e2e-rf", "rf"
+		createCluster(ns, name, 3, "")
+		allUp(ns+"/", 3)
+		w := withWorkload(ns, name)
+		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"namespaces":[{"name":"test",`+
+			`"replication-factor":3,"storage-engine":{"type":"memory"}}]}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() (string, error) { return condition(ns, name, ackov1alpha1.ConditionClusterSplit) }).
+			WithTimeout(2 * time.Minute).Should(HavePrefix("True " + ackov1alpha1.ReasonSplitBrain))
+		Consistently(func() (string, error) { return condition(ns, name, ackov1alpha1.ConditionClusterSplit) }).
+			WithTimeout(15*time.Second).WithPolling(time.Second).Should(HavePrefix("True "), "the split does not heal")
+		reconciling, err := condition(ns, name, ackov1alpha1.ConditionReconciling)
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = fmt.Fprintf(GinkgoWriter, "held: %s\n", reconciling)
+		rep, err := w.stop()
+		Expect(err).NotTo(HaveOccurred())
+		reportFigure("replication-factor change 2 → 3", summary(rep))
+		Expect(rep.Lost).To(BeNumerically(">", 0), "the defect is fixed: drop the mark, and the hold of the chaos' "+
+			"replication-factor change")
+	})
+})
