@@ -21,8 +21,6 @@ import (
 const (
 	chaosSeedEnv     = "CHAOS_SEED"
 	chaosDurationEnv = "CHAOS_DURATION"
-	// chaosAllFaultsEnv=1 draws the held faults too (chaosFault.heldBy): to check a fix.
-	chaosAllFaultsEnv = "CHAOS_ALL_FAULTS"
 	// chaosShortSeed and chaosShortDuration are the run of make test-e2e.
 	chaosShortSeed     = 3
 	chaosShortDuration = 60 * time.Second
@@ -71,13 +69,10 @@ type chaos struct {
 
 var chaosImages = []string{"aerospike:ce-8.1.1.1", "aerospike:ce-8.1.2.0"}
 
-// chaosFault is one kind of fault: its name and what it does (it says what it did). heldBy names the
-// defect that makes the cluster lose records or wedge on it today: such a fault is drawn only with
-// chaosAllFaultsEnv=1, and a spec of its own shows the defect.
+// chaosFault is one kind of fault: its name and what it does (it says what it did).
 type chaosFault struct {
 	name   string
 	inject func(c *chaos) string
-	heldBy string
 }
 
 var chaosFaults = []chaosFault{
@@ -89,21 +84,7 @@ var chaosFaults = []chaosFault{
 	{name: "scale step", inject: (*chaos).scale},
 	{name: "operation", inject: (*chaos).operation},
 	{name: "image change", inject: (*chaos).changeImage},
-	{name: "replication-factor change", inject: (*chaos).changeReplicationFactor, heldBy: rfChangeDefect},
-}
-
-// drawnFaults are the faults a run draws from, and says which it holds back and why.
-func drawnFaults() []chaosFault {
-	all := os.Getenv(chaosAllFaultsEnv) == "1"
-	var out []chaosFault
-	for _, f := range chaosFaults {
-		if f.heldBy != "" && !all {
-			reportFigure("chaos: held back", fmt.Sprintf("%s (%s; %s=1 draws it)", f.name, f.heldBy, chaosAllFaultsEnv))
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
+	{name: "replication-factor change", inject: (*chaos).changeReplicationFactor},
 }
 
 // record logs a fault with the time it began.
@@ -228,11 +209,15 @@ func (c *chaos) changeImage() string {
 	return c.patch(fmt.Sprintf(`{"spec":{"image":%q}}`, chaosImages[c.image]))
 }
 
-// changeReplicationFactor moves between 2 and 3.
+// changeReplicationFactor asks for the other factor (2 or 3): the webhook refuses it on a running cluster
+// (a node restarted with another factor does not rejoin the others), and nothing changes.
 func (c *chaos) changeReplicationFactor() string {
 	GinkgoHelper()
-	c.rf = 5 - c.rf
-	return c.patch(c.namespacePatch())
+	patch := fmt.Sprintf(`{"spec":{"aerospikeConfig":{"namespaces":[{"name":"test","replication-factor":%d,`+
+		`"partition-tree-sprigs":%d,"storage-engine":{"type":"memory"}}]}}}`, 5-c.rf, c.sprigs)
+	_, err := mergePatch(c.ns, c.name, patch)
+	Expect(err).To(MatchError(ContainSubstring(rfChangeRefused)))
+	return fmt.Sprintf("asked for replication-factor %d: refused", 5-c.rf)
 }
 
 // The chaos spec (issue 21): random faults on a cluster under the workload; at the end the cluster is
@@ -257,7 +242,7 @@ var _ = Describe("Chaos", Label("chaos"), func() {
 				_, _ = fmt.Fprintf(GinkgoWriter, "chaos failed: replay with %s; the faults:\n%s\n", replay, strings.Join(c.log, "\n"))
 			}
 		})
-		faults := drawnFaults()
+		faults := chaosFaults
 		for time.Since(c.start) < duration {
 			f := faults[c.rng.IntN(len(faults))]
 			began := time.Now()
