@@ -105,6 +105,19 @@ test-e2e: local-assets build ## End-to-end suite: local control plane, kwok node
 soak: local-assets build ## The e2e scale sequence (1 → 2 → 3 → 5 → 3 → 1 → 3) 10 times; test-e2e runs it twice.
 	ACKO_E2E_SCALE_CYCLES=10 go test ./test/e2e/ -v -count=1 -timeout 60m -ginkgo.v -ginkgo.label-filter=scale-sequence
 
+# `make chaos`: random faults on a cluster under the workload (docs/development.md). CHAOS_SEED replays a
+# run (a random one is drawn and printed when empty).
+CHAOS_DURATION ?= 10m
+CHAOS_SEED ?=
+CHAOS_TIMEOUT ?= 60m
+
+.PHONY: chaos
+chaos: local-assets build ## Random faults on a cluster under the workload for CHAOS_DURATION (CHAOS_SEED replays one); not in CI.
+	@seed="$(CHAOS_SEED)"; [ -n "$$seed" ] || seed=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); \
+	echo "chaos: seed $$seed for $(CHAOS_DURATION) (replay: make chaos CHAOS_SEED=$$seed CHAOS_DURATION=$(CHAOS_DURATION))"; \
+	CHAOS_SEED=$$seed CHAOS_DURATION=$(CHAOS_DURATION) go test ./test/e2e/ -v -count=1 -timeout $(CHAOS_TIMEOUT) \
+		-ginkgo.v -ginkgo.label-filter=chaos
+
 .PHONY: test-chart
 test-chart: manifests helm ## Helm chart: helm lint, helm template goldens, RBAC equal to the generated rules.
 	go test ./test/chart/ -count=1

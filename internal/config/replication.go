@@ -9,20 +9,33 @@ const DefaultReplicationFactor = 2
 // number of copies the least protected partition has.
 func ReplicationFactor(c *v1alpha1.AerospikeCluster) int {
 	smallest := 0
-	for _, rack := range c.RackPlan() {
-		namespaces, _ := mergeRack(c, rack).tree[keyNamespaces].([]any)
-		for _, ns := range namespaces {
-			m, _ := ns.(map[string]any)
-			rf := int64(DefaultReplicationFactor)
-			if v, ok := intValue(m[keyReplicationFactor]); ok {
-				rf = v
-			}
-			if smallest == 0 || int(rf) < smallest {
-				smallest = int(rf)
+	for _, factors := range NamespaceReplicationFactors(c) {
+		for _, rf := range factors {
+			if smallest == 0 || rf < smallest {
+				smallest = rf
 			}
 		}
 	}
 	return max(smallest, 1)
+}
+
+// NamespaceReplicationFactors is each namespace's replication-factor in every rack, by namespace
+// name: one value per rack, in rack order (a rack may override it).
+func NamespaceReplicationFactors(c *v1alpha1.AerospikeCluster) map[string][]int {
+	out := map[string][]int{}
+	for _, rack := range c.RackPlan() {
+		namespaces, _ := mergeRack(c, rack).tree[keyNamespaces].([]any)
+		for _, ns := range namespaces {
+			m, _ := ns.(map[string]any)
+			name, _ := m[keyName].(string)
+			rf := int64(DefaultReplicationFactor)
+			if v, ok := intValue(m[keyReplicationFactor]); ok {
+				rf = v
+			}
+			out[name] = append(out[name], int(rf))
+		}
+	}
+	return out
 }
 
 // MaxDown is the safety rule of every act that takes Aerospike nodes down (rolling restarts,

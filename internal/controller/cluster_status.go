@@ -270,8 +270,8 @@ func notReadyIn(desired []string, pods map[string]*corev1.Pod, except []string) 
 	return notReady
 }
 
-// stable applies the stability gate to the members on the latest reading, whatever its age, which is
-// what status reports (the door asks for fresh readings itself).
+// stable applies the stability gate to the members' latest readings, whatever their age (what status
+// reports and the budget follows; the door asks for fresh readings of its own).
 func (st *clusterState) stable() (bool, string) {
 	if !st.healthOK {
 		return false, "no Aerospike health reading yet"

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -35,10 +36,7 @@ var _ = Describe("Always a way forward", func() {
 
 	It("stops a roll whose pod never comes back (RolloutStuck), and heals when the spec is fixed", func() {
 		startOperator(w, operations.Config{})
-		c := sampleCluster(ns, "stuck", 3)
-		c.Spec.ProgressDeadlineSeconds = ptr.To(int32(10))
-		key := create(c)
-		waitRunning(key)
+		key := runningWithDeadline(ns, "stuck")
 		Expect(kstatusOf(fetch(key))).To(Equal(kstatus.CurrentStatus))
 
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.1.1-broken" })
@@ -70,10 +68,7 @@ var _ = Describe("Always a way forward", func() {
 	It("stops a roll whose pod joins but never becomes Ready, and replaces that pod once the spec is reverted", func() {
 		startOperator(w, operations.Config{})
 		w.set(func(w *world) { w.neverReady["stuck-probe"] = true })
-		c := sampleCluster(ns, "sidecar", 3)
-		c.Spec.ProgressDeadlineSeconds = ptr.To(int32(10))
-		key := create(c)
-		waitRunning(key)
+		key := runningWithDeadline(ns, "sidecar")
 
 		update(key, func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.PodSpec = &ackov1alpha1.PodOverrides{Sidecars: []ackov1alpha1.Sidecar{
@@ -96,10 +91,7 @@ var _ = Describe("Always a way forward", func() {
 	// pod's own copy; after a revert the pod matched the spec by its annotation and was never fixed.
 	It("replaces a pod whose asd crash-loops on a config it refused once that config is reverted", func() {
 		startOperator(w, operations.Config{})
-		c := sampleCluster(ns, "refused", 3)
-		c.Spec.ProgressDeadlineSeconds = ptr.To(int32(10))
-		key := create(c)
-		waitRunning(key)
+		key := runningWithDeadline(ns, "refused")
 		good := fetch(key).Status.Pods["refused-2"].ConfigHash
 		Expect(good).NotTo(BeEmpty())
 		w.set(func(w *world) { w.refuses = func(hash string) bool { return hash != good } })
@@ -109,7 +101,11 @@ var _ = Describe("Always a way forward", func() {
 		})
 		// The operator records the restart in place; then the kubelet reports asd's exit.
 		Eventually(func() *ackov1alpha1.PodUpdate { return fetch(key).Status.Pods["refused-2"].Update }, timeout, poll).
-			Should(And(Not(BeNil()), HaveField("Method", ackov1alpha1.UpdateInPlace), HaveField("Done", true)))
+			Should(And(Not(BeNil()), HaveField("Method", ackov1alpha1.UpdateInPlace), HaveField("Done", true)),
+				func() string {
+					return fmt.Sprintf("warm restarts %d; %s", w.warmRestarts("refused-2"),
+						condOf(fetch(key), ackov1alpha1.ConditionReconciling).Message)
+				})
 		w.crashNow()
 		Eventually(condition(key, ackov1alpha1.ConditionStalled), timeout, poll).Should(And(
 			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ackov1alpha1.ReasonRolloutStuck),
@@ -204,9 +200,9 @@ var _ = Describe("Always a way forward", func() {
 		Expect(st.FailedPods).To(Equal([]string{"late-1"}))
 		// Whether late-1 was begun (or even restarted) before late-2 went down or not, the wait ended after 3 s,
 		// saying why.
-		Expect(st.Message).To(Or(ContainSubstring("waited 3s: pod late-1 waits until the cluster is Running"),
+		Expect(st.Message).To(Or(ContainSubstring("waited 3s: pod late-1 waits until every node is up and the cluster is stable"),
 			MatchRegexp("could not be restarted within 3s: restart of late-1 held by check (SafetyRule|PodsReady)"),
-			ContainSubstring("pod late-1 did not come back within 3s: cluster is not Running yet")))
+			ContainSubstring("pod late-1 did not come back within 3s: the nodes are not all up and stable yet")))
 		w.set(func(w *world) { delete(w.holdReady, "late-2") })
 		setOperation(key, ackov1alpha1.OperationWarmRestart, "next")
 		waitOperation(key, "next", ackov1alpha1.OperationCompleted)
@@ -293,6 +289,16 @@ var _ = Describe("Always a way forward", func() {
 		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventClusterJoined) }, timeout, poll).ShouldNot(BeEmpty())
 	})
 })
+
+// runningWithDeadline creates a 3-pod cluster whose restarted pods have 10 s (the least allowed) to come
+// back, and waits until it is Running.
+func runningWithDeadline(ns, name string) types.NamespacedName {
+	c := sampleCluster(ns, name, 3)
+	c.Spec.ProgressDeadlineSeconds = ptr.To(int32(10))
+	key := create(c)
+	waitRunning(key)
+	return key
+}
 
 // gate returns a channel that stays open until release is called, once, at the latest when the spec
 // ends: an exec held open.

@@ -234,20 +234,12 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	if want.PodIP == "" {
 		want.PodIP = w.ipOf(pod, ordinal)
 	}
-	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	state := aerospikeState(pod, crashing, broken)
 	want.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.ConfigInitContainer, Ready: true,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
-	want.ContainerStatuses = []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName, Ready: !hold && !broken,
-		State: state, Image: resources.AerospikeImage(pod)}}
-	containersReady := !hold && !broken
-	for _, c := range pod.Spec.Containers {
-		if c.Name != ackov1alpha1.AerospikeContainerName {
-			want.ContainerStatuses = append(want.ContainerStatuses, corev1.ContainerStatus{Name: c.Name,
-				Ready: !neverReady[c.Name], State: running, Image: c.Image})
-			containersReady = containersReady && !neverReady[c.Name]
-		}
-	}
+	want.ContainerStatuses = append([]corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName,
+		Ready: !hold && !broken, State: state, Image: resources.AerospikeImage(pod)}}, sidecarStatuses(pod, neverReady)...)
+	containersReady := len(resources.NotReadyContainers(&corev1.Pod{Status: *want})) == 0
 	ready := containersReady && gatesTrue(pod)
 	setPodCondition(want, corev1.ContainersReady, containersReady, metav1.Now())
 	setPodCondition(want, corev1.PodReady, ready, metav1.Now())
@@ -278,6 +270,18 @@ func aerospikeState(pod *corev1.Pod, crashing, broken bool) corev1.ContainerStat
 			Message: "Back-off pulling image " + resources.AerospikeImage(pod)}}
 	}
 	return corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+}
+
+// sidecarStatuses are the running states of the pod's other containers, ready unless named in neverReady.
+func sidecarStatuses(pod *corev1.Pod, neverReady map[string]bool) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, c := range pod.Spec.Containers {
+		if c.Name != ackov1alpha1.AerospikeContainerName {
+			out = append(out, corev1.ContainerStatus{Name: c.Name, Ready: !neverReady[c.Name],
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Image: c.Image})
+		}
+	}
+	return out
 }
 
 // gatesTrue: every readiness gate of the pod has its condition True.
@@ -485,10 +489,20 @@ func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash strin
 		}
 	}
 	w.mu.Lock()
+	refused := w.refuses != nil && w.refuses(configHash)
+	w.mu.Unlock()
+	if refused {
+		// An exec round trip takes a while: the reconcile that takes the result then reads the status
+		// the operator wrote before the signal (a cache that lags makes the result's write conflict, the
+		// result is dropped, and the restart is settled by asd's uptime, which a refused config never
+		// gives).
+		time.Sleep(300 * time.Millisecond)
+	}
+	w.mu.Lock()
 	w.warm[pod.Name]++
 	w.loaded[pod.Name] = configHash
 	w.started[pod.UID] = time.Now()
-	if w.refuses != nil && w.refuses(configHash) {
+	if refused {
 		// The file is copied and the signal goes out; the new asd exits on the file, and so does every
 		// later start of this container: the pod's own copy keeps it.
 		w.crashFrom[pod.UID] = time.Now().Add(time.Hour)

@@ -68,9 +68,9 @@ func TestReadinessGate(t *testing.T) {
 	}
 	pod := &corev1.Pod{Spec: corev1.PodSpec{ReadinessGates: gates}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
 		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
-		{Type: v1alpha1.PodConditionAerospikeReady, Status: corev1.ConditionFalse, Reason: "Migrating"},
+		{Type: v1alpha1.PodConditionAerospikeReady, Status: corev1.ConditionFalse, Reason: "NotAnswering"},
 	}}}
-	if !HasGate(pod) || !PodReady(pod) || GateCondition(pod).Reason != "Migrating" {
+	if !HasGate(pod) || !PodReady(pod) || GateCondition(pod).Reason != "NotAnswering" {
 		t.Errorf("HasGate %t PodReady %t gate %+v", HasGate(pod), PodReady(pod), GateCondition(pod))
 	}
 }

@@ -18,6 +18,11 @@ func service(c *ackov1alpha1.AerospikeCluster) map[string]any {
 	return svc
 }
 
+// namespace is the cluster's first namespace.
+func namespace(c *ackov1alpha1.AerospikeCluster) map[string]any {
+	return c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)
+}
+
 const bogusMsg = "spec.aerospikeConfig.service.bogus: Forbidden: unknown parameter: Aerospike 8.1.1 does not have it " +
 	"and refuses to start with it"
 
@@ -106,6 +111,24 @@ func TestClusterNameIsImmutable(t *testing.T) {
 	// Spelling out the name it already has is no change.
 	service(c)["cluster-name"] = old.Name
 	_, errs = ValidateUpdate(old, c, domain)
+	expectMessages(t, errs)
+}
+
+func TestReplicationFactorIsImmutable(t *testing.T) {
+	old := cluster()
+	c := old.DeepCopy()
+	namespace(c)["replication-factor"] = int64(3)
+	_, errs := ValidateUpdate(old, c, domain)
+	expectMessages(t, errs, `spec.aerospikeConfig.namespaces: Forbidden: cannot change the replication-factor of `+
+		`namespace "test" on a running cluster (2 to 3): asd reads it only at start and a node restarted with another `+
+		`factor does not rejoin the nodes that run the old one, so a roll splits the cluster; create a new cluster `+
+		`with the new factor and migrate the data`)
+	// Spelling out the default it already has is no change; a new cluster may choose any factor.
+	namespace(c)["replication-factor"] = int64(2)
+	_, errs = ValidateUpdate(old, c, domain)
+	expectMessages(t, errs)
+	namespace(c)["replication-factor"] = int64(3)
+	_, errs = ValidateCreate(c, domain)
 	expectMessages(t, errs)
 }
 

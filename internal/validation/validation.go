@@ -7,7 +7,9 @@ package validation
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,7 +45,7 @@ func ValidateUpdate(old, c *ackov1alpha1.AerospikeCluster, clusterDomain string)
 	}
 	refused, untouched := Ratchet(old, c, clusterDomain)
 	errs := slices.Concat(ValidateSpec(c), validateOperationsLock(old, c), immutableChanges(old, c),
-		clusterNameChange(old, c), refused)
+		clusterNameChange(old, c), replicationFactorChange(old, c), refused)
 	warnings := append(Warnings(c), updateWarnings(old, c)...)
 	for _, e := range untouched {
 		warnings = append(warnings, untouchedWarning(e))
@@ -92,6 +94,38 @@ func clusterNameChange(old, c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 		fmt.Sprintf("cannot change the cluster-name of a running cluster (%q to %q): nodes join by cluster name, "+
 			"so restarting them one at a time with a new name splits the cluster; create a new cluster and "+
 			"migrate the data", before, after))}
+}
+
+// replicationFactorChange refuses a new replication-factor for a namespace the running cluster has:
+// asd keeps it from its config file only (it is not dynamic), and a node restarted with another factor
+// does not cluster with the nodes that run the old one, so a roll one node at a time would split the
+// cluster, and restarting every node at once loses an in-memory namespace's records.
+func replicationFactorChange(old, c *ackov1alpha1.AerospikeCluster) field.ErrorList {
+	before := config.NamespaceReplicationFactors(old)
+	var errs field.ErrorList
+	after := config.NamespaceReplicationFactors(c)
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		was, ok := before[name]
+		if !ok || slices.Equal(slices.Compact(slices.Sorted(slices.Values(was))),
+			slices.Compact(slices.Sorted(slices.Values(after[name])))) {
+			continue
+		}
+		errs = append(errs, field.Forbidden(specPath.Child("aerospikeConfig", "namespaces"),
+			fmt.Sprintf("cannot change the replication-factor of namespace %q on a running cluster (%s to %s): asd reads "+
+				"it only at start and a node restarted with another factor does not rejoin the nodes that run the "+
+				"old one, so a roll splits the cluster; create a new cluster with the new factor and migrate the data",
+				name, factorList(was), factorList(after[name]))))
+	}
+	return errs
+}
+
+// factorList shows a namespace's factors: one value when every rack has the same.
+func factorList(factors []int) string {
+	distinct := slices.Compact(slices.Sorted(slices.Values(factors)))
+	if len(distinct) == 1 {
+		return strconv.Itoa(distinct[0])
+	}
+	return fmt.Sprint(distinct)
 }
 
 // AsError wraps errs the Kubernetes way (422 Invalid, one cause per violation), or returns nil.

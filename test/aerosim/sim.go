@@ -94,7 +94,8 @@ const (
 	FaultOversized   Fault = "oversized"    // a valid header and a 2 MiB body
 	FaultClose       Fault = "close"        // closes the connection without answering
 	// FaultHang is a stopped asd (SIGSTOP): it accepts connections, reads requests and never
-	// answers, and sends no heartbeats, so the others drop it after HangDropDelay.
+	// answers, applies and migrates nothing, and sends no heartbeats, so the others drop it after
+	// HangDropDelay; until then a command that needs its copy times out.
 	FaultHang Fault = "hang"
 )
 

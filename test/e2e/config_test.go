@@ -49,6 +49,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 	})
 
 	It("applies a change of service.proto-fd-max to every node live: no pod deleted, no asd restarted", func() {
+		w := withWorkload(ns, name)
 		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -70,9 +71,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Expect(downs(ns, start)).To(BeEmpty(), "no node went down")
 		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveEach(ContainSubstring("proto-fd-max=20000")))
 		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveLen(3))
+		w.expectNothingLost()
 	})
 
 	It("restarts each pod in place, one at a time, for a static parameter", func() {
+		w := withWorkload(ns, name)
 		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"log-local-time":true}}}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -99,9 +102,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			"cfg-0": "ConfigChanged", "cfg-1": "ConfigChanged", "cfg-2": "ConfigChanged"}))
 		Expect(eventMessages(ns, name, "PodRestartedInPlace")).To(HaveLen(3))
+		w.expectNothingLost()
 	})
 
 	It("still recreates the pods on an image change", func() {
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0"}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -109,9 +114,11 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		waitRunningObserved(ns, name)
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			"cfg-0": "ImageChanged", "cfg-1": "ImageChanged", "cfg-2": "ImageChanged"}))
+		w.expectNothingLost()
 	})
 
 	It("stops a roll on a broken image with RolloutStuck, and heals when the image is reverted", func() {
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0-broken","progressDeadlineSeconds":10}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -152,6 +159,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 			}
 		}
 		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck[1])))
+		w.expectNothingLost()
 	})
 })
 
@@ -238,3 +246,27 @@ func downs(namespace string, since time.Time) []downtime {
 	slices.SortFunc(out, func(a, b downtime) int { return a.from.Compare(b.from) })
 	return out
 }
+
+// rfChangeRefused is the start of the webhook's answer to a replication-factor change on a running cluster:
+// asd reads the factor only at start, and a node restarted with another one forms a cluster of its own
+// (as a real 8.1.2.0 does), so a roll would split the cluster and lose the records written to its smaller side.
+const rfChangeRefused = `cannot change the replication-factor of namespace "test" on a running cluster (2 to 3)`
+
+var _ = Describe("A replication-factor change", Label("replication-factor"), func() {
+	It("is refused on a running cluster with the reason, and nothing changes or is lost", func() {
+		const ns, name = "e2e-rf", "rf"
+		createCluster(ns, name, 3, "")
+		allUp(ns+"/", 3)
+		w := withWorkload(ns, name)
+		before := podUIDs(ns, name)
+		generation, err := field(ns, "asc/"+name, "{.metadata.generation}")
+		Expect(err).NotTo(HaveOccurred())
+		_, err = mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"namespaces":[{"name":"test",`+
+			`"replication-factor":3,"storage-engine":{"type":"memory"}}]}}}`)
+		Expect(err).To(MatchError(ContainSubstring(rfChangeRefused)))
+		Consistently(func() map[string]string { return podUIDs(ns, name) }).WithTimeout(10*time.Second).
+			WithPolling(time.Second).Should(Equal(before), "no pod restarted")
+		Expect(field(ns, "asc/"+name, "{.metadata.generation}")).To(Equal(generation), "the spec is unchanged")
+		w.expectNothingLost()
+	})
+})

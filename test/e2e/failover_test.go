@@ -155,6 +155,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 
 	It("the standby finishes a rolling restart the killed leader began, restarting every pod exactly once", func(ctx SpecContext) {
 		ensureManagers(ctx)
+		w := withWorkload(ns, name)
 		before := podUIDs(ns, name)
 		tracker := trackPodUIDs(ns, name)
 		// A pod spec change: its rolling restart recreates the pods (a config change would not).
@@ -174,6 +175,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			"failover-0": "PodSpecChanged", "failover-1": "PodSpecChanged", "failover-2": "PodSpecChanged"}))
 		Expect(eventMessages(ns, name, "RollingRestartStarted")).To(HaveLen(3))
+		w.expectNothingLost()
 
 		// The killed manager comes back as the standby.
 		Expect(cluster.StartManager(ctx, killed)).To(Succeed())
@@ -185,6 +187,7 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 		for _, p := range pods {
 			awaitExec(ns, p)
 		}
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		before := restarts(ns, pods)
 		_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"WarmRestart","id":"failover"}]}}`)
@@ -206,5 +209,6 @@ var _ = Describe("Leader failover between two managers", Ordered, func() {
 		Expect(podUIDs(ns, name)).To(Equal(uids), "a warm restart keeps every pod")
 		Expect(mustField(ns, "asc/"+name, "{.status.operationStatus.completedPods}")).
 			To(Equal(`["failover-0","failover-1","failover-2"]`))
+		w.expectNothingLost()
 	})
 })

@@ -18,6 +18,7 @@ import (
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster/simclient"
+	"github.com/acko-io/acko/test/workload"
 )
 
 // scaleCyclesEnv sets how many times the scale spec runs its sequence (`make soak` sets 10).
@@ -155,6 +156,7 @@ var _ = Describe("Scaling through the scale sequence", Label("scale-sequence"), 
 		applyYAML(clusterYAML(ns, name, sequence[0], ""))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
 		awaitOneCluster(ns, name, sequence[0])
+		w := withWorkload(ns, name)
 
 		start := time.Now()
 		cycles := scaleCycles()
@@ -172,6 +174,7 @@ var _ = Describe("Scaling through the scale sequence", Label("scale-sequence"), 
 			}
 		}
 		reportFigure("scale sequence", fmt.Sprintf("%d cycles of %v in %s", cycles, sequence, time.Since(start)))
+		w.expectNothingLost()
 	})
 })
 
@@ -224,11 +227,13 @@ var _ = Describe("A split brain", Label("split-brain"), func() {
 		applyYAML(clusterYAML(ns, name, 3, ""))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
 		awaitOneCluster(ns, name, 3)
+		w := withWorkloadConfig(ns, name, workload.Config{Keys: workloadKeys, Rate: workloadRate, SplitTolerant: true})
 		before := incarnations(ns, name)
 		hashes, err := configHashes(ns + "/")
 		Expect(err).NotTo(HaveOccurred())
 
 		By("cutting the mesh between split-0 and the others")
+		w.run.MarkSplit()
 		cutAt := time.Now()
 		Expect(sim().CutMesh(context.Background(), []string{simclient.NodeName(ns, "split-0")},
 			[]string{simclient.NodeName(ns, "split-1"), simclient.NodeName(ns, "split-2")})).To(Succeed())
@@ -264,5 +269,6 @@ var _ = Describe("A split brain", Label("split-brain"), func() {
 		Expect(configHashes(ns+"/")).To(HaveEach(Not(Equal(hashes[simclient.NodeName(ns, "split-0")]))),
 			"every node loaded the new config")
 		Expect(eventMessages(ns, name, ackov1alpha1.EventClusterJoined)).NotTo(BeEmpty())
+		w.expectNothingLost()
 	})
 })

@@ -139,6 +139,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 	})
 
 	It("rolls all 3 pods one by one on a pod spec change, with reason PodSpecChanged", func() {
+		w := withWorkload(ns, name)
 		before := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"podSpec":{"annotations":{"e2e.acko.io/roll":"1"}}}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -151,6 +152,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 		for _, b := range batches {
 			Expect(strings.Count(b, "(PodSpecChanged")).To(Equal(1), "one pod per batch: %s", b)
 		}
+		w.expectNothingLost()
 	})
 
 	It("pauses: shows Paused, holds a config change, exports the paused duration, and applies it on resume", func() {
@@ -193,6 +195,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 		for _, p := range pods {
 			awaitExec(ns, p)
 		}
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		before := restarts(ns, pods)
 		start := time.Now()
@@ -217,9 +220,11 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 		ops := eventMessages(ns, name, "Operation")
 		Expect(ops[0]).To(ContainSubstring("Started WarmRestart operation config-reload-v2 on 3 pods"))
 		Expect(ops[len(ops)-1]).To(ContainSubstring("Operation config-reload-v2 Completed: 3 pods completed, 0 failed"))
+		w.expectNothingLost()
 	})
 
 	It("cold-restarts only the pod in podList", func() {
+		w := withWorkload(ns, name)
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"PodRestart","id":"fix-pod-2","podList":["ops-2"]}]}}`)
 		Expect(err).NotTo(HaveOccurred())
@@ -231,6 +236,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 		Expect(after["ops-1"]).To(Equal(uids["ops-1"]))
 		Expect(lastRestartReasons(ns, name)["ops-2"]).To(Equal("ManualRestart"))
 		Expect(eventMessages(ns, name, "PodColdRestarted")).To(HaveLen(1))
+		w.expectNothingLost()
 	})
 
 	It("rejects bad operations with the guide's exact messages and leaves the object unchanged", func() {

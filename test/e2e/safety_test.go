@@ -233,6 +233,7 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 	})
 
 	It("refuses a second eviction until the first evicted node is back with its migrations finished", func() {
+		w := withWorkload(ns, single)
 		before := podUIDs(ns, single)
 		// The budget may still be settling from the creation (maxUnavailable 0 while migrations run).
 		Eventually(func() error { return evict(ns, single+"-0", false) }).Should(Succeed())
@@ -254,9 +255,11 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 			"the evicted node is back and migrations have finished")
 		Expect(podUIDs(ns, single)[single+"-0"]).NotTo(Equal(before[single+"-0"]))
 		waitRunningObserved(ns, single)
+		w.expectNothingLost()
 	})
 
 	It("rolls the two-rack cluster rack by rack, one node at a time", func() {
+		w := withWorkload(ns, racks)
 		before, start := startRoll(ns, racks, 512)
 		took := awaitConfig(racksPrefix, 6, before, start)
 		waitRunningObserved(ns, racks)
@@ -267,9 +270,11 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		Expect(order).To(HaveLen(6))
 		Expect(rackRuns(order)).To(Equal(2), "rack by rack: %v", order)
 		reportFigure("6-pod roll without a drain", fmt.Sprintf("%s (in place %v)", took, order))
+		w.expectNothingLost()
 	})
 
 	It("rolls both clusters while a loop drains the nodes, never two nodes of one cluster down at once", func() {
+		wRacks, wSingle := withWorkload(ns, racks), withWorkload(ns, single)
 		before, err := configHashes(ns + "/")
 		Expect(err).NotTo(HaveOccurred())
 		start := time.Now()
@@ -301,9 +306,12 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		Expect(out).To(ContainSubstring("evicting pod "+ns+"/"), "the drains evicted pods")
 		Expect(out).To(ContainSubstring("would violate the pod's disruption budget"), "the budget refused evictions")
 		reportFigure("6-pod roll during a drain loop", fmt.Sprintf("%s (in place %v; the rest drained)", took, order))
+		wRacks.expectNothingLost()
+		wSingle.expectNothingLost()
 	})
 
 	It("holds a roll while a node hangs, names the node, and goes on when it answers", func() {
+		w := withWorkload(ns, single)
 		before, start := startRoll(ns, single, 2048)
 		Eventually(func() []string { return restartOrder(clusterHistory(start), singlePrefix) }).
 			WithTimeout(2 * time.Minute).ShouldNot(BeEmpty())
@@ -339,6 +347,7 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		// it has named the node, nothing else goes down until the node answers.
 		Expect(wentDown(h, singlePrefix, hung, namedAt, back)).To(BeEmpty(), "no node went down while %s hung", hungPod)
 		Expect(restartOrder(h, singlePrefix)).To(Equal([]string{"3", "2", "1", "0"}))
+		w.expectNothingLost()
 	})
 })
 
