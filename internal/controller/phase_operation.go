@@ -18,7 +18,7 @@ const maxOperationSteps = 8
 // Every pod it restarts goes through the same safety checks as a rolling restart, right before it acts.
 func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clusterState) (bool, error) {
 	ready, _, why := st.readiness()
-	up, _, down := st.nodesUp()
+	up, down := st.operationNodesUp()
 	obs := operations.Observed{
 		Pods:                  st.pods,
 		Health:                st.health,
@@ -68,6 +68,23 @@ func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clust
 // runs then (the user accepts the cost of a restart while split), under the safety rule.
 func (st *clusterState) splitOnly() bool {
 	return st.split && len(st.outdated) == 0 && len(st.leavingNow()) == 0
+}
+
+// operationNodesUp is nodesUp for an operation's pods. While the nodes are split and nothing else keeps
+// the cluster from Running, the pods outside the largest group are not Ready (not members of it) although
+// their nodes answer: an operation the user asks for still goes then, under the safety rule (issue 22,
+// point 6: the user accepts the cost of a restart while split).
+func (st *clusterState) operationNodesUp() (bool, string) {
+	up, _, down := st.nodesUp()
+	if up || !st.splitOnly() {
+		return up, down
+	}
+	for _, name := range st.cluster.DesiredPodNames() {
+		if n, ok := st.health.Nodes[name]; st.pods[name] == nil || !ok || n.Err != nil {
+			return false, down
+		}
+	}
+	return true, ""
 }
 
 // mayRestartForOperation is the look before an operation restarts a pod: the disruption budget taken
