@@ -94,8 +94,7 @@ const (
 	FaultOversized   Fault = "oversized"    // a valid header and a 2 MiB body
 	FaultClose       Fault = "close"        // closes the connection without answering
 	// FaultHang is a stopped asd (SIGSTOP): it accepts connections, reads requests and never
-	// answers, applies and migrates nothing, and sends no heartbeats, so the others drop it after
-	// HangDropDelay; until then a command that needs its copy times out.
+	// answers, and sends no heartbeats, so the others drop it after HangDropDelay.
 	FaultHang Fault = "hang"
 )
 
