@@ -1,7 +1,6 @@
 package aerosim
 
 import (
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -285,17 +284,11 @@ func dropNonReplicas(v *clusterView, ns string, pid int, reps []*node) {
 	}
 }
 
-// migrate finishes the migrations of every cluster due by t. One that a hung node sends or receives
-// waits (a stopped asd migrates nothing) and finishes once the node is released; pending[done:] keeps
-// the waiting ones, all due, ahead of the rest, still in due order. Callers hold s.mu.
+// migrate finishes the migrations of every cluster due by t. Callers hold s.mu.
 func (s *Sim) migrate(t time.Time) {
 	for _, c := range s.clusters {
-		for i := c.done; i < len(c.pending) && !c.pending[i].due.After(t); i++ {
-			if slices.ContainsFunc(c.pending[i].involved, func(n *node) bool { return n.fault == FaultHang }) {
-				continue
-			}
-			c.view.finish(c.pending[i])
-			c.pending[c.done], c.pending[i] = c.pending[i], c.pending[c.done]
+		for c.done < len(c.pending) && !c.pending[c.done].due.After(t) {
+			c.view.finish(c.pending[c.done])
 			c.done++
 		}
 	}

@@ -85,10 +85,28 @@ func TestHungNodeStallsWritesUntilDropped(t *testing.T) {
 	if _, err := s.SetFault("n2", FaultHang); err != nil {
 		t.Fatal(err)
 	}
+
 	policy := as.NewWritePolicy(0, 0)
 	policy.TotalTimeout = 300 * time.Millisecond
-	assertStalledWrites(t, s, c, policy, k)
+	for name, hk := range map[string]*as.Key{"master hung": k.masterHung, "replica hung": k.replicaHung} {
+		start := time.Now()
+		err := c.Put(policy, hk, as.BinMap{"v": "during"})
+		var ae *as.AerospikeError
+		if !errors.As(err, &ae) || !ae.Matches(types.TIMEOUT) || time.Since(start) < policy.TotalTimeout*9/10 {
+			t.Fatalf("%s: a write needing the hung node answered after %s: %v", name, time.Since(start), err)
+		}
+	}
+	for _, n := range []string{"n0", "n1", "n2"} {
+		if g := generationOn(t, s, n, k.masterHung); g != 0 && g != 1 {
+			t.Fatalf("a write whose master hangs was applied on %s (generation %d)", n, g)
+		}
+	}
+	master := replicaNames(t, s, k.replicaHung)[0]
+	if gm, gh := generationOn(t, s, master, k.replicaHung), generationOn(t, s, "n2", k.replicaHung); gm != 2 || gh != 1 {
+		t.Fatalf("write to a live master, replica hung: master generation %d (asd applies it first), hung %d", gm, gh)
+	}
 	mustPut(t, c, policy, k.live, "during")
+
 	// The hung master's partition is read from the live replica once the first try times out.
 	read := as.NewPolicy()
 	read.SocketTimeout = 100 * time.Millisecond
@@ -121,29 +139,6 @@ func TestHungNodeStallsWritesUntilDropped(t *testing.T) {
 	}
 }
 
-// assertStalledWrites checks that the writes needing hung n2 time out at their deadline: applied
-// nowhere when n2 is the master, on the live master only when n2 is its replica.
-func assertStalledWrites(t *testing.T, s *Sim, c *as.Client, policy *as.WritePolicy, k hungKeys) {
-	t.Helper()
-	for name, hk := range map[string]*as.Key{"master hung": k.masterHung, "replica hung": k.replicaHung} {
-		start := time.Now()
-		err := c.Put(policy, hk, as.BinMap{"v": "during"})
-		var ae *as.AerospikeError
-		if !errors.As(err, &ae) || !ae.Matches(types.TIMEOUT) || time.Since(start) < policy.TotalTimeout*9/10 {
-			t.Fatalf("%s: a write needing the hung node answered after %s: %v", name, time.Since(start), err)
-		}
-	}
-	for _, n := range []string{"n0", "n1", "n2"} {
-		if g := generationOn(t, s, n, k.masterHung); g > 1 {
-			t.Fatalf("a write whose master hangs was applied on %s (generation %d)", n, g)
-		}
-	}
-	master := replicaNames(t, s, k.replicaHung)[0]
-	if gm, gh := generationOn(t, s, master, k.replicaHung), generationOn(t, s, "n2", k.replicaHung); gm != 2 || gh != 1 {
-		t.Fatalf("write to a live master, replica hung: master generation %d (asd applies it first), hung %d", gm, gh)
-	}
-}
-
 // assertConverged checks that every copy of the keys holds the value the last acknowledged write
 // gave, and that each key has exactly its two copies.
 func assertConverged(t *testing.T, s *Sim, seed NodeState, k hungKeys) {
@@ -166,40 +161,5 @@ func assertConverged(t *testing.T, s *Sim, seed NodeState, k hungKeys) {
 		if copies != 2 {
 			t.Fatalf("key %v has %d copies", hk.Value(), copies)
 		}
-	}
-}
-
-// A hung node migrates nothing: the migrations that fill it wait while it hangs (it stays empty),
-// and finish once it is released.
-func TestHungNodeMigratesNothing(t *testing.T) {
-	s, clk, nodes, keys := stableThree(t, realTimings)
-	if _, err := s.WarmRestart("n1"); err != nil {
-		t.Fatal(err)
-	}
-	clk.Step(realTimings.RestartDowntime + realTimings.JoinDelay)
-	if st := mustNode(t, s, "n1"); st.ClusterSize != 3 || st.Objects["test"] != 0 || st.MigratePartitionsRemaining == 0 {
-		t.Fatalf("n1 rejoins empty and migrations fill it: %+v", st)
-	}
-	if _, err := s.SetFault("n1", FaultHang); err != nil {
-		t.Fatal(err)
-	}
-	remaining := mustNode(t, s, "n0").MigratePartitionsRemaining
-	clk.Step(realTimings.HangDropDelay - 100*time.Millisecond)
-	if n0, n1 := mustNode(t, s, "n0"), mustNode(t, s, "n1"); n1.Objects["test"] != 0 || n0.MigratePartitionsRemaining != remaining {
-		t.Fatalf("migrations to a hung node went on: it holds %d objects, n0 %d of %d left",
-			n1.Objects["test"], n0.MigratePartitionsRemaining, remaining)
-	}
-	if _, err := s.SetFault("n1", FaultNone); err != nil {
-		t.Fatal(err)
-	}
-	if st := mustNode(t, s, "n0"); st.MigratePartitionsRemaining >= remaining || mustNode(t, s, "n1").Objects["test"] == 0 {
-		t.Fatalf("released, the due migrations finish: %d of %d left", st.MigratePartitionsRemaining, remaining)
-	}
-	clk.Step(realTimings.MigrationDuration)
-	if total, _ := objects(t, s); total != 2*loadKeys {
-		t.Fatalf("after migrations %d objects for %d keys", total, loadKeys)
-	}
-	if lost := lostKeys(t, nodes[0], keys); lost != 0 {
-		t.Fatalf("%d of %d keys lost", lost, loadKeys)
 	}
 }
