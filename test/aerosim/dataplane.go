@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
-	"time"
 )
 
 // Result codes asd answers (dataplane fixtures README, "Result codes seen"; the others are the
@@ -15,7 +14,6 @@ const (
 	rcGeneration       = 3
 	rcParameter        = 4
 	rcKeyExists        = 5
-	rcTimeout          = 9
 	rcPartitionUnavail = 11
 	rcBinType          = 12
 	rcRecordTooBig     = 13
@@ -23,9 +21,6 @@ const (
 	// maxRecordSize is max-record-size's default (get-config: 1048576).
 	maxRecordSize = 1 << 20
 	maxGeneration = 0xFFFF // asd's generation is 16 bits and wraps to 1
-	// transactionMaxMS is transaction-max-ms's default (get-config): the deadline of a request whose
-	// header gives none.
-	transactionMaxMS = 1000
 )
 
 // request is one record command as asd executes it.
@@ -41,15 +36,11 @@ type answer struct {
 	rc         byte
 	generation uint32
 	ops        []op
-	// stalled: the command waits for a hung node until its deadline, when asd answers rc 9.
-	stalled bool
 }
 
-var timedOut = answer{rc: rcTimeout, stalled: true}
-
 // execute answers one AS_MSG on a node running namespaces whose cluster has view v (nil while the
-// node is not a member) and hung members; stalled: the answer is sent at the request's deadline.
-func (s *Sim) execute(namespaces []nsConfig, v *clusterView, hung []*node, m *message) (body []byte, stalled bool) {
+// node is not a member).
+func (s *Sim) execute(namespaces []nsConfig, v *clusterView, m *message) []byte {
 	w := newWriter()
 	ns, _ := m.field(fieldNamespace)
 	nv, rc := namespaceView(namespaces, v, string(ns))
@@ -58,7 +49,7 @@ func (s *Sim) execute(namespaces []nsConfig, v *clusterView, hung []*node, m *me
 	case rc != rcOK && m.info1&info1Batch == 0:
 		w.single(msgHeader{resultCode: rc}, nil)
 	case m.info1&info1Batch != 0:
-		stalled = s.batch(namespaces, v, hung, m, w)
+		s.batch(namespaces, v, m, w)
 	case !hasDigest:
 		scan(v, nv, m, w)
 	default:
@@ -67,19 +58,10 @@ func (s *Sim) execute(namespaces []nsConfig, v *clusterView, hung []*node, m *me
 			w.single(msgHeader{resultCode: rcParameter}, nil)
 			break
 		}
-		a := s.command(v, nv, hung, req)
-		stalled = a.stalled
+		a := s.command(v, nv, req)
 		w.single(msgHeader{resultCode: a.rc, generation: a.generation}, a.ops)
 	}
-	return w.bytes(), stalled
-}
-
-// deadline is how long asd lets a request wait: the timeout its header gives (the client's time left).
-func transactionDeadline(m *message) time.Duration {
-	if m.timeout == 0 {
-		return transactionMaxMS * time.Millisecond
-	}
-	return time.Duration(m.timeout) * time.Millisecond
+	return w.bytes()
 }
 
 // namespaceView is the namespace's partition map, or the code asd answers without one.
@@ -104,43 +86,28 @@ func newRequest(m *message) (request, bool) {
 	return request{msgHeader: m.msgHeader, ns: string(ns), set: string(set), digest: digest(d), ops: m.ops}, true
 }
 
-// command runs one single-record command. A hung member (a stopped asd) applies nothing and never
-// answers: a command that needs it waits until its deadline, as asd's does (write.c, write_timeout_cb:
-// rc 9). A write whose master is hung, or that only a hung member's copy could resolve, is applied
-// nowhere; one whose master is live is applied to the live copies first (asd's write_master runs
-// before the replica writes), then waits for the hung replica's ack that never comes.
-func (s *Sim) command(v *clusterView, nv *nsView, hung []*node, req request) answer {
+// command runs one single-record command.
+func (s *Sim) command(v *clusterView, nv *nsView, req request) answer {
 	pid := partitionID(req.digest[:])
 	if req.info2&(info2Write|info2Delete) == 0 {
-		rec, stalled := v.lookup(nv.name, pid, req.digest, hung)
-		if stalled {
-			return timedOut
-		}
-		return readAnswer(req, rec)
+		return readAnswer(req, v.lookup(nv.name, pid, req.digest))
 	}
 	nv.locks[pid].Lock()
 	defer nv.locks[pid].Unlock()
-	old, stalled := v.lookup(nv.name, pid, req.digest, hung)
-	if stalled || isIn(hung, nv.reps[pid][0]) {
-		return timedOut
-	}
+	old := v.lookup(nv.name, pid, req.digest)
 	if rc := checkWrite(req, old); rc != rcOK {
 		return answer{rc: rc, generation: generationOf(old)}
 	}
-	var a answer
 	if req.info2&info2Delete != 0 {
-		v.storeAll(nv.name, pid, req.digest, nil, hung)
-	} else {
-		var rec *record
-		if rec, a = applyOps(req, old, s.opts.Clock.Now().UnixNano()); a.rc != rcOK {
-			return answer{rc: a.rc, generation: generationOf(old)}
-		}
-		v.storeAll(nv.name, pid, req.digest, rec, hung)
-		a.generation = rec.generation
+		v.storeAll(nv.name, pid, req.digest, nil)
+		return answer{}
 	}
-	if slices.ContainsFunc(nv.reps[pid], func(r *node) bool { return isIn(hung, r) }) {
-		return timedOut
+	rec, a := applyOps(req, old, s.opts.Clock.Now().UnixNano())
+	if a.rc != rcOK {
+		return answer{rc: a.rc, generation: generationOf(old)}
 	}
+	v.storeAll(nv.name, pid, req.digest, rec)
+	a.generation = rec.generation
 	return a
 }
 
@@ -311,11 +278,10 @@ func combine(b bin, o op) (bin, byte) {
 	return b, rcOK
 }
 
-// lookup reads a record the way the cluster serves it: from any live member holding a complete copy
-// of the partition (asd proxies to, or duplicate-resolves with, the node that has it); the newest
-// wins. stalled: only hung members hold one, so asd would wait for them.
-func (v *clusterView) lookup(ns string, pid int, d digest, hung []*node) (best *record, stalled bool) {
-	served := false
+// lookup reads a record the way the cluster serves it: from any member holding a complete copy of
+// the partition (asd proxies to, or duplicate-resolves with, the node that has it); the newest wins.
+func (v *clusterView) lookup(ns string, pid int, d digest) *record {
+	var best *record
 	for _, m := range v.members {
 		c := m.store().copyOf(ns, pid)
 		if c == nil {
@@ -324,38 +290,19 @@ func (v *clusterView) lookup(ns string, pid int, d digest, hung []*node) (best *
 		if complete, _ := c.state(); !complete {
 			continue
 		}
-		if isIn(hung, m) {
-			stalled = true
-			continue
-		}
-		served = true
 		if r, ok := c.get(d); ok && (best == nil || r.newer(best)) {
 			best = r
 		}
 	}
-	return best, stalled && !served
+	return best
 }
 
-// storeAll writes a record (nil: deletes it) to every copy of the partition the cluster's live
-// members hold: the replicas, including those a migration is filling, and a migration's sources.
-func (v *clusterView) storeAll(ns string, pid int, d digest, rec *record, hung []*node) {
+// storeAll writes a record (nil: deletes it) to every copy of the partition the cluster holds: the
+// replicas, including those a migration is filling, and a migration's sources.
+func (v *clusterView) storeAll(ns string, pid int, d digest, rec *record) {
 	for _, m := range v.members {
-		if c := m.store().copyOf(ns, pid); c != nil && !isIn(hung, m) {
+		if c := m.store().copyOf(ns, pid); c != nil {
 			c.put(d, rec)
 		}
 	}
-}
-
-// hungMembers are the members that hang (FaultHang) now. Callers hold s.mu.
-func (v *clusterView) hungMembers() []*node {
-	if v == nil {
-		return nil
-	}
-	var out []*node
-	for _, m := range v.members {
-		if m.fault == FaultHang {
-			out = append(out, m)
-		}
-	}
-	return out
 }

@@ -16,25 +16,23 @@ const (
 )
 
 // batch answers BATCH_INDEX_WITH_SET: one sub-record per key with its index in the header's timeout
-// slot, then LAST. stalled: a key waits for a hung node, so the answer ends at the deadline.
-func (s *Sim) batch(namespaces []nsConfig, v *clusterView, hung []*node, m *message, w *writer) (stalled bool) {
+// slot, then LAST.
+func (s *Sim) batch(namespaces []nsConfig, v *clusterView, m *message, w *writer) {
 	data, ok := m.field(fieldBatchSet)
 	entries, err := parseBatch(data)
 	if !ok || err != nil {
 		w.last(rcParameter)
-		return false
+		return
 	}
 	for _, e := range entries {
 		nv, rc := namespaceView(namespaces, v, e.ns)
 		a := answer{rc: rc}
 		if rc == rcOK {
-			a = s.command(v, nv, hung, e.request)
+			a = s.command(v, nv, e.request)
 		}
-		stalled = stalled || a.stalled
 		w.message(msgHeader{resultCode: a.rc, generation: a.generation, timeout: e.index}, nil, a.ops)
 	}
 	w.last(rcOK)
-	return stalled
 }
 
 type batchEntry struct {

@@ -157,18 +157,9 @@ func (s *Sim) dataReply(n *node, typ byte, body []byte) (reply, bool) {
 		return reply{}, false
 	}
 	r := reply{fault: n.fault, latency: n.latency, framed: true}
-	if n.fault == FaultHang {
-		s.mu.Unlock()
-		return r, true // a stopped asd executes nothing, and deliver answers nothing
-	}
 	v, namespaces := n.view(), n.asd.namespaces
-	hung := v.hungMembers()
 	s.mu.Unlock()
-	var stalled bool
-	r.body, stalled = s.execute(namespaces, v, hung, m)
-	if stalled {
-		r.latency += transactionDeadline(m) // asd answers rc 9 then; wall-clock time, as the client's timer runs
-	}
+	r.body = s.execute(namespaces, v, m)
 	if m.info1&info1CompressResponse != 0 {
 		r.body = compress(r.body)
 	}
