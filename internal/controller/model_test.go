@@ -25,7 +25,8 @@ package controller
 //     already without their data (down, hung, gone, or refilling after a restart until migrations end).
 //     copies is the running replication factor: the smallest over the nodes, raised only once every
 //     node runs the higher one and migrations ended.
-//   - SplitTakeDown: no take-down by the operator while the nodes are split (point 6's decision).
+//   - SplitTakeDown: no take-down by the operator while the nodes are split, but for an operation the
+//     user asked for (point 6's decision).
 //   - UnrecordedTakeDown, TwiceForOneStep: every take-down is a step recorded in status, done once.
 //   - OperationPastDeadline: an operation's wait for its pod ends within its timeout.
 //   - NoProgress: once the world is healthy, the cluster is at rest (Running, Paused, Stalled on the

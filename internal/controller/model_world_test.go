@@ -575,12 +575,20 @@ func (w *modelWorld) takeDown(pod, by string) {
 		w.violate("SafetyRule", "%s took %s down while %v were without their data: %d nodes without data, the %d copies allow %d",
 			by, pod, down, len(down)+1, w.copies, w.copies-1)
 	}
-	if !w.splitSince.IsZero() && w.now().Sub(w.splitSince) >= aerospike.DefaultSplitGrace && strings.HasPrefix(by, "operator") {
+	// While split only an operation the user asked for may take a node down (point 6's decision).
+	if !w.splitSince.IsZero() && w.now().Sub(w.splitSince) >= aerospike.DefaultSplitGrace && strings.HasPrefix(by, "operator") &&
+		!w.operationRestarts(pod) {
 		w.violate("SplitTakeDown", "%s took %s down while the nodes were split for %s", by, pod, w.now().Sub(w.splitSince))
 	}
 	if strings.HasPrefix(by, "operator") {
 		w.countStep(pod)
 	}
+}
+
+// operationRestarts: the pod is the current pod of the operation in progress.
+func (w *modelWorld) operationRestarts(pod string) bool {
+	op := w.cluster().Status.OperationStatus
+	return op != nil && op.CurrentPod == pod && op.Phase == ackov1alpha1.OperationInProgress
 }
 
 // countStep checks that the operator acts once per recorded step: the step is the pod's recorded
@@ -591,8 +599,8 @@ func (w *modelWorld) countStep(pod string) {
 	if u := c.Status.Pods[pod].Update; u != nil {
 		step = fmt.Sprintf("%s %s %s", pod, u.Method, u.Started.UTC().Format(time.RFC3339Nano))
 	}
-	if op := c.Status.OperationStatus; op != nil && op.CurrentPod == pod && op.Phase == ackov1alpha1.OperationInProgress {
-		step = "operation " + op.ID + " " + pod
+	if w.operationRestarts(pod) {
+		step = "operation " + c.Status.OperationStatus.ID + " " + pod
 	}
 	if step == "" {
 		w.violate("UnrecordedTakeDown", "%s was taken down with no step recorded in status", pod)

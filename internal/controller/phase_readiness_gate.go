@@ -36,10 +36,12 @@ func (r *AerospikeClusterReconciler) followReadings(ctx context.Context, st *clu
 	if err := r.observePods(ctx, st); err != nil {
 		return err
 	}
-	if err := r.syncReadinessGates(ctx, st); err != nil {
+	// The budget first: a node that rejoined and migrates gets its gate True only once the budget allows
+	// no drain, so that no eviction slips between the two writes.
+	if err := r.syncBudget(ctx, st); err != nil {
 		return err
 	}
-	return r.syncBudget(ctx, st)
+	return r.syncReadinessGates(ctx, st)
 }
 
 // syncReadinessGates sets every pod's acko.io/aerospike-ready condition from the prober's latest
