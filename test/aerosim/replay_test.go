@@ -184,22 +184,32 @@ func TestReplaySingleNodeSession(t *testing.T) {
 		if name < "03" { // connect and tend: TestReplayConnect
 			continue
 		}
-		step, trips := loadStep(t, "1node/"+name, false)
-		for _, trip := range trips {
-			got := r.send(trip)
-			if trip.response == nil {
-				// The put of other:0 (tools/main.go) began in this step's window and ended after it;
-				// other:1 and other:2 fell between windows: rebuilt from it.
-				putOthers(t, r, trip)
-				continue
-			}
-			compareAnswer(t, step.Step, got, trip.response)
-			replayed++
-		}
+		replayed += replayStep(t, "1node/"+name, func(roundTrip) *replayer { return r })
 	}
 	if replayed < 20 {
 		t.Fatalf("only %d requests replayed", replayed)
 	}
+}
+
+// replayStep sends a captured step's requests, each through the replayer pick chooses, and compares the
+// answers with the real server's; it returns how many it compared.
+func replayStep(t *testing.T, file string, pick func(roundTrip) *replayer) int {
+	t.Helper()
+	step, trips := loadStep(t, file, false)
+	compared := 0
+	for _, trip := range trips {
+		r := pick(trip)
+		got := r.send(trip)
+		if trip.response == nil {
+			// The put of other:0 (tools/main.go) began in this step's window and ended after it;
+			// other:1 and other:2 fell between windows: rebuilt from it.
+			putOthers(t, r, trip)
+			continue
+		}
+		compareAnswer(t, step.Step, got, trip.response)
+		compared++
+	}
+	return compared
 }
 
 // putOthers sends the puts of other:1 and other:2 (bin n = i), the captured put of other:0 with
@@ -242,17 +252,7 @@ func TestReplayThreeNodes(t *testing.T) {
 	for _, name := range []string{"03_put_key1_multi_types", "04_put_key2_intkey", "11_touch_key1",
 		"12_operate_add_append_get", "17_batch_get_key1_missing_key2", "18_batch_get_12_keys",
 		"20_scan_partitions_namespace"} {
-		step, trips := loadStep(t, "3node/"+name+".json", false)
-		for _, trip := range trips {
-			r := replayers[trip.server]
-			got := r.send(trip)
-			if trip.response == nil {
-				putOthers(t, r, trip)
-				continue
-			}
-			compareAnswer(t, step.Step, got, trip.response)
-			replayed++
-		}
+		replayed += replayStep(t, "3node/"+name+".json", func(trip roundTrip) *replayer { return replayers[trip.server] })
 	}
 	if replayed < 11 {
 		t.Fatalf("only %d requests replayed", replayed)
