@@ -106,12 +106,7 @@ var _ = Describe("Readiness gates and the budget follow the readings whatever en
 		op.reconciler.Backoff = Backoff{Retry: 10 * time.Millisecond, Breaker: 10 * time.Minute, Max: 10 * time.Minute}
 		key := create(sampleCluster(ns, "backoff", 3))
 		waitRunning(key)
-		op.writes.setFail(func(verb string, obj client.Object) error {
-			if _, ok := obj.(*appsv1.StatefulSet); ok && verb == "update" {
-				return errors.New("injected failure")
-			}
-			return nil
-		})
+		failEvery[*appsv1.StatefulSet](op, "update")
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
 		Eventually(condition(key, ackov1alpha1.ConditionCircuitBreakerOpen), timeout, poll).Should(
 			HaveField("Status", metav1.ConditionTrue))
@@ -137,12 +132,7 @@ var _ = Describe("A failed reconcile", func() {
 		op.reconciler.Backoff = Backoff{Retry: 50 * time.Millisecond, Breaker: 100 * time.Millisecond, Max: 200 * time.Millisecond}
 		key := create(sampleCluster(ns, "unapplied", 3))
 		waitRunning(key)
-		op.writes.setFail(func(verb string, obj client.Object) error {
-			if _, ok := obj.(*corev1.Service); ok && verb == "create" {
-				return errors.New("injected failure")
-			}
-			return nil
-		})
+		failEvery[*corev1.Service](op, "create")
 		Expect(k8s.Delete(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unapplied"}})).
 			To(Succeed())
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.RollingUpdateBatchSize = ptr.To[int32](2) })
@@ -161,3 +151,13 @@ var _ = Describe("A failed reconcile", func() {
 		Expect(strings.Join(op.writes.list(), "\n")).To(ContainSubstring("create *v1.Service unapplied"))
 	})
 })
+
+// failEvery makes every write of kind T with the verb fail before it reaches the API server.
+func failEvery[T client.Object](op *operator, verb string) {
+	op.writes.setFail(func(v string, obj client.Object) error {
+		if _, ok := obj.(T); ok && v == verb {
+			return errors.New("injected failure")
+		}
+		return nil
+	})
+}
