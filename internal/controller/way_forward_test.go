@@ -50,7 +50,8 @@ var _ = Describe("Always a way forward", func() {
 			"Stalled and Reconciling are never True together")
 		Expect(stuck.Status.Phase).To(Equal(ackov1alpha1.PhaseError))
 		Expect(kstatusOf(stuck)).To(Equal(kstatus.FailedStatus))
-		Expect(eventMessages(key, ackov1alpha1.EventRolloutStuck)).To(ContainElement(ContainSubstring("stuck-2")))
+		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventRolloutStuck) }, timeout, poll).Should(
+			ContainElement(ContainSubstring("stuck-2")), "events are recorded asynchronously")
 		Consistently(w.creations, 2*time.Second, poll).Should(Equal(map[string]int{"stuck-0": 1, "stuck-1": 1, "stuck-2": 2}),
 			"exactly one pod restarted: the roll stops there")
 
@@ -61,7 +62,8 @@ var _ = Describe("Always a way forward", func() {
 		healed := fetch(key)
 		Expect(condOf(healed, ackov1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
 		Expect(kstatusOf(healed)).To(Equal(kstatus.CurrentStatus))
-		Expect(eventMessages(key, ackov1alpha1.EventPodReplaced)).To(ContainElement(ContainSubstring("stuck-2")))
+		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventPodReplaced) }, timeout, poll).Should(
+			ContainElement(ContainSubstring("stuck-2")), "events are recorded asynchronously")
 	})
 
 	// Issue 22, point 7: a pod whose node joins but that never becomes Ready held the roll forever.
@@ -119,7 +121,8 @@ var _ = Describe("Always a way forward", func() {
 			"the crash-looping pod is replaced (its new copy is the reverted config), the others are left alone")
 		Expect(w.warmRestarts("refused-0") + w.warmRestarts("refused-1")).To(BeZero())
 		Expect(fetch(key).Status.Pods["refused-2"].ConfigHash).To(Equal(good))
-		Expect(eventMessages(key, ackov1alpha1.EventPodReplaced)).To(ContainElement(ContainSubstring("refused-2")))
+		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventPodReplaced) }, timeout, poll).Should(
+			ContainElement(ContainSubstring("refused-2")), "events are recorded asynchronously")
 	})
 
 	It("reports Ready only once the last pod rolled: kubectl wait returns after the change is in", func() {
