@@ -70,6 +70,8 @@ type AerospikeClusterReconciler struct {
 	MaxConcurrentReconciles int
 	// PodMonitors: the Prometheus Operator's CRDs exist, so spec.monitoring adds a PodMonitor.
 	PodMonitors bool
+
+	looks lastLooks
 }
 
 // phase is one named step of a reconcile; stop ends the reconcile after it (nothing more to do
@@ -234,6 +236,7 @@ func (r *AerospikeClusterReconciler) recordFailure(ctx context.Context, st *clus
 func (r *AerospikeClusterReconciler) forget(key types.NamespacedName) {
 	r.Probers.Stop(key)
 	r.Tasks.Take(key)
+	r.looks.forget(key)
 	metrics.Forget(key)
 }
 

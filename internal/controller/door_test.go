@@ -200,6 +200,25 @@ func (f *doorFixture) observe() *clusterState {
 	return st
 }
 
+// afterLastLook runs an act's door as two reconciles would: the first asks for a last look at every
+// node, the prober answers with readings taken just after (after may change them: what happened in
+// between), and the second decides on them.
+func (f *doorFixture) afterLastLook(door func(st *clusterState) (string, error), after func()) (string, error) {
+	f.t.Helper()
+	asked := f.prober.refreshed
+	why, err := door(f.observe())
+	if err != nil || !strings.Contains(why, lookingAgain) || f.prober.refreshed == asked {
+		return why, err
+	}
+	for name := range f.prober.health.Nodes {
+		f.node(name, func(h *aerospike.NodeHealth) { h.ReadAt = doorNow.Add(time.Millisecond) })
+	}
+	if after != nil {
+		after()
+	}
+	return door(f.observe())
+}
+
 func (f *doorFixture) exists(name string) bool {
 	return f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name}, &corev1.Pod{}) == nil
 }
@@ -270,11 +289,18 @@ func TestARemovedRackStepsDownOnePodAtATime(t *testing.T) {
 		Started: metav1.NewMicroTime(doorNow.Add(-10 * time.Second))})
 	f.pod("aero-2-1", notReady)
 	f.budget(3)
-	st := f.observe()
-	budget := st.maxDown
-	replicas, err := f.r.plannedReplicas(f.ctx, st, st.existingSets["aero-2"], 0, &budget)
+	var replicas int32
+	_, err := f.afterLastLook(func(st *clusterState) (string, error) {
+		budget := st.maxDown
+		var err error
+		replicas, err = f.r.plannedReplicas(f.ctx, st, st.existingSets["aero-2"], 0, &budget)
+		if st.work == nil {
+			return "", err
+		}
+		return st.work.message, err
+	}, nil)
 	if err != nil || replicas != 1 {
-		t.Fatalf("replicas %d, %v (%+v); want 1", replicas, err, st.work)
+		t.Fatalf("replicas %d, %v; want 1", replicas, err)
 	}
 }
 
@@ -384,8 +410,9 @@ func TestTheDoorActsOnlyOnFreshReadings(t *testing.T) {
 			for name := range f.prober.health.Nodes {
 				f.node(name, func(h *aerospike.NodeHealth) { h.ReadAt = tc.readAt })
 			}
-			st := f.observe()
-			why, err := f.r.takeStep(f.ctx, st, ackov1alpha1.UpdateEvict, []string{"aero-2"})
+			why, err := f.afterLastLook(func(st *clusterState) (string, error) {
+				return f.r.takeStep(f.ctx, st, ackov1alpha1.UpdateEvict, []string{"aero-2"})
+			}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -394,6 +421,57 @@ func TestTheDoorActsOnlyOnFreshReadings(t *testing.T) {
 			}
 			if !tc.acts && (f.prober.refreshed == 0 || !strings.Contains(why, "fresh reading")) {
 				t.Fatalf("refreshed %d times, waits %q: want a fresh reading asked for", f.prober.refreshed, why)
+			}
+		})
+	}
+}
+
+// Point 5, closed to the act: once the checks pass on the prober's readings, the door asks for a last look
+// and acts only on readings taken after it asked. A node that stops answering or restarts between the
+// prober's round and the act is seen, and nothing is taken down; a reading older than the look is not
+// enough, however young.
+func TestTheDoorActsOnlyAfterALastLook(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		between func(f *doorFixture)
+		acts    bool
+	}{
+		{"nothing happens in between", func(*doorFixture) {}, true},
+		{"a node stops answering", func(f *doorFixture) {
+			f.node("aero-0", func(h *aerospike.NodeHealth) { h.Err = aerospike.ErrUnreachable })
+		}, false},
+		{"a node restarted, empty and migrating", func(f *doorFixture) {
+			f.migrating()
+			f.node("aero-0", func(h *aerospike.NodeHealth) { h.Facts.Uptime = time.Second })
+		}, false},
+		{"the prober has not answered the look", func(f *doorFixture) {
+			for name := range f.prober.health.Nodes {
+				f.node(name, func(h *aerospike.NodeHealth) { h.ReadAt = doorNow })
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newDoorFixture(t, testcluster.Build())
+			f.edit(newImage)
+			f.record("aero-2", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateEvict,
+				Started: metav1.NewMicroTime(doorNow.Add(-time.Second))})
+			for name := range f.prober.health.Nodes {
+				f.node(name, func(h *aerospike.NodeHealth) { h.ReadAt = doorNow.Add(-100 * time.Millisecond) })
+			}
+			takeStep := func(st *clusterState) (string, error) {
+				return f.r.takeStep(f.ctx, st, ackov1alpha1.UpdateEvict, []string{"aero-2"})
+			}
+			first, err := takeStep(f.observe())
+			if err != nil || !strings.HasPrefix(first, lookingAgain) || f.prober.refreshed != 1 || !f.exists("aero-2") {
+				t.Fatalf("first pass: %q, %v, %d readings asked for: want a last look asked for and nothing evicted",
+					first, err, f.prober.refreshed)
+			}
+			why, err := f.afterLastLook(takeStep, func() { tc.between(f) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if acted := !f.exists("aero-2"); acted != tc.acts {
+				t.Fatalf("evicted = %v, want %v (%s)", acted, tc.acts, why)
 			}
 		})
 	}
@@ -416,7 +494,9 @@ func TestNoTakeDownWhileSplit(t *testing.T) {
 		t.Fatalf("batch %v, hold %q: want the roll held by NoSplitBrain", podsOf(batch), hold)
 	}
 	for _, pod := range []string{"aero-2", "aero-0"} {
-		if why, err := f.r.mayRestartForOperation(f.ctx, st, pod, false); why != "" || err != nil {
+		if why, err := f.afterLastLook(func(st *clusterState) (string, error) {
+			return f.r.mayRestartForOperation(f.ctx, st, pod, false)
+		}, nil); why != "" || err != nil {
 			t.Fatalf("operation restarting %s while split: %q, %v; want it to go", pod, why, err)
 		}
 	}

@@ -195,7 +195,11 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 	}
 	act := takeDown{what: "Scale down of " + existing.Name, pods: leaving, decided: st.decidedAt(leaving)}
 	if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
-		st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", why)
+		if waitsForReadings(why) {
+			st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
+		} else {
+			st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", why)
+		}
 		return current, err
 	}
 	st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down from %d to %d pods", existing.Name, current, next)

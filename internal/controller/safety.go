@@ -6,9 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -184,6 +186,50 @@ func (st *clusterState) answers(pod string) bool {
 // while a node had stopped; a reading taken at that moment was never wrong.
 const freshReadingAge = time.Second
 
+// What the door says while it waits for readings rather than for a check.
+const (
+	waitingForReadings = "waiting for a fresh reading of every node ("
+	lookingAgain       = "taking a last look at every node before the "
+)
+
+// waitsForReadings: the door's answer is a wait for readings, which come within a poll, not a hold by
+// a check (no RestartBlocked warning for it).
+func waitsForReadings(why string) bool {
+	return strings.HasPrefix(why, waitingForReadings) || strings.HasPrefix(why, lookingAgain)
+}
+
+// lastLooks remembers, per cluster, when the door last asked for the readings it acts on. Once the
+// checks pass, the door asks the prober for a new reading of every node and acts only on readings
+// taken after that request: between the reading and the act lie one poll and the reconcile it wakes
+// (milliseconds), not whatever the prober's pace left (up to freshReadingAge). Kept in memory: an
+// operator that restarts simply asks again.
+type lastLooks struct {
+	mu    sync.Mutex
+	asked map[types.NamespacedName]time.Time
+}
+
+// askedAt is when the door last asked for readings of the cluster (zero: never).
+func (l *lastLooks) askedAt(key types.NamespacedName) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.asked[key]
+}
+
+func (l *lastLooks) ask(key types.NamespacedName, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.asked == nil {
+		l.asked = map[types.NamespacedName]time.Time{}
+	}
+	l.asked[key] = at
+}
+
+func (l *lastLooks) forget(key types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.asked, key)
+}
+
 // takeDown is one act that takes nodes down.
 type takeDown struct {
 	what    string // for the hold message: "eviction", "restart in place", ...
@@ -196,23 +242,38 @@ type takeDown struct {
 // eviction, a delete, a restart signal, a StatefulSet's replicas lowered, a rack removed): the named
 // checks on the pods read again from the API server, the nodes down or leaving recomputed at this
 // moment, and readings of every running node taken after the decision and at most freshReadingAge old.
-// Older readings ask the prober for new ones (it wakes the reconcile): no reconcile waits on the
-// network. It says why the act waits ("" when it may go now).
+// Once the checks pass, it asks for a last look (lastLooks) and acts only on readings taken after it,
+// so that a node that stopped or restarted since the prober's last round is seen. Readings are asked
+// of the prober (it wakes the reconcile): no reconcile waits on the network. It says why the act waits
+// ("" when it may go now).
 func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterState, act takeDown) (string, error) {
 	pods, err := r.readPods(ctx, st)
 	if err != nil {
 		return "", err
 	}
-	v := st.viewOf(pods, runningPods(pods), r.Clock.Now())
-	if act.kind != actReplace {
-		if why := v.stale(act.decided); why != "" {
-			r.Probers.Refresh(st.key)
-			return why, nil
+	now := r.Clock.Now()
+	v := st.viewOf(pods, runningPods(pods), now)
+	if act.kind == actReplace {
+		if check, why := v.run(act.kind, act.pods); check != "" {
+			return holdReason(act.what, check, why), nil
 		}
+		return "", nil
+	}
+	if why := v.stale(act.decided); why != "" {
+		r.looks.forget(st.key)
+		r.Probers.Refresh(st.key)
+		return why, nil
 	}
 	if check, why := v.run(act.kind, act.pods); check != "" {
+		r.looks.forget(st.key) // a look is for the pass right after it, not for a later one
 		return holdReason(act.what, check, why), nil
 	}
+	if asked := r.looks.askedAt(st.key); asked.IsZero() || v.stale(asked) != "" {
+		r.looks.ask(st.key, now)
+		r.Probers.Refresh(st.key)
+		return lookingAgain + act.what, nil
+	}
+	r.looks.forget(st.key)
 	return "", nil
 }
 
@@ -222,7 +283,7 @@ func (v *takeDownView) stale(decided time.Time) string {
 	for _, name := range v.members {
 		n, ok := v.health.Nodes[name]
 		if !ok || !n.ReadAt.After(decided) || v.now.Sub(n.ReadAt) > freshReadingAge {
-			return "waiting for a fresh reading of every node (" + name + ")"
+			return waitingForReadings + name + ")"
 		}
 	}
 	return ""
