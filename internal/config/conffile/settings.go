@@ -34,6 +34,9 @@ func (p Problem) String() string {
 	return fmt.Sprintf("line %d :: %s", p.Line, p.Msg)
 }
 
+// Error makes a problem the error of a start that failed.
+func (p Problem) Error() string { return p.String() }
+
 // LogLine is asd's log line for the problem, e.g. "CRITICAL (config): line 3 :: 'rack-id' is enterprise-only".
 func (p Problem) LogLine() string {
 	ctx := p.Context
