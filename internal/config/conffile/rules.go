@@ -101,7 +101,6 @@ func (w *walker) needFilesize(sec Section, n *Node) {
 
 // fileEnd checks what the whole file needs once it is read; asd names no line for these.
 func (w *walker) fileEnd() {
-	defer w.startUp()
 	if w.valueOr(Section{Path: ctxService, Blocks: []string{ctxService}}, "cluster-name", "") == "" {
 		w.problem(0, "must configure 'cluster-name'")
 	}
@@ -123,7 +122,7 @@ func (w *walker) fileEnd() {
 // startUp checks what asd refuses after it has read the whole file, as it sets the node up.
 func (w *walker) startUp() {
 	service := Section{Path: ctxService, Blocks: []string{ctxService}}
-	addresses := []string{}
+	var addresses []string
 	if s, ok := w.lookup(Section{Blocks: []string{"network", ctxService}}, "addresses"); ok {
 		addresses = s.Values
 	}

@@ -122,6 +122,7 @@ func walk(f *File, t *params.Table) *walker {
 		w.node(Section{}, n)
 	}
 	w.fileEnd()
+	w.startUp()
 	return w
 }
 
