@@ -139,6 +139,7 @@ func check(c *v1alpha1.AerospikeCluster, t *params.Table, tree map[string]any) [
 	}
 	k.checkNamespaces(tree[keyNamespaces])
 	k.checkClusterName(tree)
+	k.checkMicrosecondHistograms(tree)
 	return k.issues
 }
 
@@ -251,6 +252,7 @@ func (k *checker) entry(ns int, rel []any, ctx, key string, v any) {
 		k.unknown(ns, rel, ctx, key)
 	case p.EnterpriseOnly:
 		k.serverForbidden(ns, rel, enterpriseOnly(key))
+	case k.checkIgnoredInCE(ns, rel, p.Path, key):
 	default:
 		k.checkParam(ns, rel, p, v)
 	}
@@ -373,8 +375,10 @@ func (k *checker) checkParam(ns int, rel []any, p *params.Param, v any) {
 		return
 	}
 	text, _ := scalarString(v)
-	if strings.ContainsAny(text, " \t") {
-		k.serverInvalid(ns, rel, v, "must be one word: aerospike.conf reads only the first word of a value")
+	if first, _, spaced := strings.Cut(strings.ReplaceAll(text, "\t", " "), " "); spaced {
+		// asd reads the first word of a single-valued line (cfg.c's val_tok_1) and starts with it.
+		k.invalid(ns, rel, v, fmt.Sprintf("must be one word: ACKO writes it on one line of aerospike.conf, of "+
+			"which the server would read only the first word (%q)", first))
 		return
 	}
 	k.checkText(ns, rel, p, v, text)
@@ -402,8 +406,11 @@ func (k *checker) checkService(rel []any, v any) {
 	k.walk(-1, rel, keyService, v, serviceRules)
 	m, _ := v.(map[string]any)
 	if wd, ok := m[keyWorkDirectory].(string); ok && !path.IsAbs(wd) {
-		k.invalid(-1, at(rel, keyWorkDirectory), wd, "must be an absolute path")
+		k.invalid(-1, at(rel, keyWorkDirectory), wd, fmt.Sprintf("must be an absolute path: ACKO mounts a volume "+
+			"at <work-directory>/%s for asd's system metadata, and a Kubernetes volume mount needs an absolute "+
+			"path", SMDDirectory))
 	}
+	k.checkAutoPin(rel, m)
 }
 
 // checkLogging: logging maps a log context to the console's level for it.

@@ -44,6 +44,7 @@ func (k *checker) checkNamespaces(v any) {
 		k.checkStorageEngine(i, m)
 		k.walk(i, nil, ctxNamespace, m, namespaceRules, keyName, keyReplicationFactor, keyStorageEngine)
 		k.checkTTL(i, m)
+		k.checkFlushSize(i, m)
 	}
 }
 

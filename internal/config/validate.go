@@ -115,12 +115,15 @@ func ClusterName(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) stri
 func Warnings(c *v1alpha1.AerospikeCluster) []string {
 	var out []string
 	for _, rack := range c.RackPlan() {
-		namespaces, _ := mergeRack(c, rack).tree[keyNamespaces].([]any)
+		tree := mergeRack(c, rack).tree
+		namespaces, _ := tree[keyNamespaces].([]any)
+		warnings := enforceBestPracticesWarning(tree)
 		for _, ns := range namespaces {
-			for _, w := range namespaceWarnings(c, ns) {
-				if !slices.Contains(out, w) {
-					out = append(out, w)
-				}
+			warnings = append(warnings, namespaceWarnings(c, ns)...)
+		}
+		for _, w := range warnings {
+			if !slices.Contains(out, w) {
+				out = append(out, w)
 			}
 		}
 	}

@@ -131,6 +131,7 @@ var errorCases = []struct{ name, spec string }{
       "bad key": 1
       pidfile: "/run/a{b}"
       work-directory: opt/aerospike
+      cluster-name: two words
       user: null
       node-id-interface: ""
       batch: [{size: 1}]
@@ -202,7 +203,6 @@ var tableCases = []struct{ name, image, spec string }{
       migrate-threads: 101
       disable-udf-execution: "yes"
       auto-pin: all
-      cluster-name: two words
       service-threads: 0.5
       proto-fd-idle-ms: [1]
     network:
@@ -409,6 +409,20 @@ func TestWarnings(t *testing.T) {
   size: 1
   aerospikeConfig: {namespaces: [{name: test, replication-factor: 1, storage-engine: {type: memory}}]}`,
 			[]string{singleCopy}},
+		{"enforce-best-practices: asd checks the host at start", `
+  size: 3
+  aerospikeConfig:
+    service: {enforce-best-practices: true}
+    namespaces: [{name: test, replication-factor: 2, storage-engine: {type: memory}}]`,
+			[]string{"service.enforce-best-practices: true makes asd check its host (kernel and memory settings) " +
+				"when it starts and stop if a check fails, which cannot be checked before the pods run: a failed " +
+				"check leaves the pod restarting, with asd's reason in its log; set it only for hosts you have " +
+				"prepared"}},
+		{"enforce-best-practices: false", `
+  size: 3
+  aerospikeConfig:
+    service: {enforce-best-practices: false}
+    namespaces: [{name: test, replication-factor: 2, storage-engine: {type: memory}}]`, nil},
 		{"once for every rack", `
   size: 2
   rackConfig: {racks: [{id: 1}, {id: 2}]}

@@ -200,3 +200,40 @@ func withName(name string) *ackov1alpha1.AerospikeCluster {
 	c.Name = name
 	return c
 }
+
+// The admission refusals of the config-truth round 2 issue, as the webhook answers them: asd's line
+// where asd has one, and a server rule (the ratchet's kind), not a structural one.
+func TestAdmissionMatchesTheServer(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*ackov1alpha1.AerospikeCluster)
+		errs   []string
+	}{
+		{"auto-pin on the address any the operator renders", func(c *ackov1alpha1.AerospikeCluster) {
+			service(c)["auto-pin"] = "cpu"
+		}, []string{`spec.aerospikeConfig.service.auto-pin: Forbidden: auto-pinning requires binding the service ` +
+			`to network interfaces; "any" isn't a network interface: Aerospike refuses to start with it, and ACKO ` +
+			`always renders address any (so the pod IP works); leave auto-pin at none`}},
+		{"advertise-ipv6, which Community Edition ignores", func(c *ackov1alpha1.AerospikeCluster) {
+			service(c)["advertise-ipv6"] = true
+		}, []string{`spec.aerospikeConfig.service.advertise-ipv6: Forbidden: advertise-ipv6 has no effect in ` +
+			`Aerospike Community Edition, which keeps its default: asd logs "'advertise-ipv6' is relevant for ` +
+			`enterprise only"`}},
+		{"flush-size without storage backing", func(c *ackov1alpha1.AerospikeCluster) {
+			namespace(c)["storage-engine"].(map[string]any)["flush-size"] = "1M"
+		}, []string{`spec.aerospikeConfig.namespaces[0].storage-engine.flush-size: Forbidden: {test} can't ` +
+			`configure 'flush-size' if not using storage backing: Aerospike refuses to start with it; give the ` +
+			`namespace devices or files, or remove flush-size`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cluster()
+			tt.mutate(c)
+			_, errs := ValidateCreate(c, domain)
+			expectMessages(t, errs, tt.errs...)
+			if len(ValidateSpec(c)) > 0 {
+				t.Errorf("%s is a server rule, which the ratchet lets through when an update leaves it", tt.name)
+			}
+		})
+	}
+}

@@ -81,6 +81,11 @@ func TestWarnings(t *testing.T) {
 			c.Spec.Paused = true
 			c.Spec.Operations = []ackov1alpha1.OperationSpec{op(ackov1alpha1.OperationWarmRestart, "reload")}
 		}, []string{"spec.operations: the cluster is paused: the operation starts only after it is resumed (spec.paused: false)"}},
+		{"enforce-best-practices: asd checks its host at start (internal/config)", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.AerospikeConfig.Value["service"] = map[string]any{"enforce-best-practices": true}
+		}, []string{"service.enforce-best-practices: true makes asd check its host (kernel and memory settings) " +
+			"when it starts and stop if a check fails, which cannot be checked before the pods run: a failed check " +
+			"leaves the pod restarting, with asd's reason in its log; set it only for hosts you have prepared"}},
 		{"replication-factor above the size (internal/config)", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.Size = 1
 		}, []string{`namespace "test": replication-factor 2 is greater than the cluster size 1: ` +

@@ -192,24 +192,30 @@ func tableFor(image string) *params.Table {
 	return t
 }
 
-// loadConfig is asd reading its config at start: a file it refuses is an error with asd's message,
-// else its cluster, its mesh and its running values.
-func loadConfig(text, image, nodeID string) (nodeConfig, *liveConfig, error) {
+// loadConfig is asd reading its config at start: a file it refuses is an error with asd's message
+// (a conffile.Problem), else its cluster, its mesh, its running values and the warnings asd logs.
+func loadConfig(text, image, nodeID string) (nodeConfig, *liveConfig, []string, error) {
 	f, err := conffile.Parse(text)
 	if err != nil {
-		return nodeConfig{}, nil, err
+		return nodeConfig{}, nil, nil, err
 	}
 	table := tableFor(image)
 	if problems := conffile.Check(f, table); len(problems) > 0 {
-		return nodeConfig{}, nil, fmt.Errorf("%s", problems[0])
+		return nodeConfig{}, nil, nil, problems[0]
 	}
 	settings := conffile.Settings(f, table)
 	server, err := loadServer()
 	if err != nil {
-		return nodeConfig{}, nil, err
+		return nodeConfig{}, nil, nil, err
+	}
+	var warnings []string
+	for _, s := range settings {
+		if w, ignored := conffile.IgnoredInCE(s.Param.Path); ignored {
+			warnings = append(warnings, w.LogLine())
+		}
 	}
 	live := newLive(table, server, settings, nodeID)
-	return meshConfig(settings), live, nil
+	return meshConfig(settings), live, warnings, nil
 }
 
 // meshConfig is who the node clusters with.
@@ -263,6 +269,9 @@ func newLive(table *params.Table, server *serverTemplates, settings []conffile.S
 		c.contexts[namespaceKey(ns)].set("storage-engine", typ)
 	}
 	for _, s := range settings {
+		if _, ignored := conffile.IgnoredInCE(s.Param.Path); ignored {
+			continue // Community Edition keeps its default
+		}
 		if name, ok := s.InfoName(); ok {
 			for _, kv := range c.lists(name.Context, name.ID) {
 				kv.set(name.Get, s.ServerValue())

@@ -151,10 +151,58 @@ func TestServerRefusesAtStart(t *testing.T) {
 		{rackID, "CRITICAL (config): line " + line + " :: 'rack-id' is enterprise-only"},
 		{strings.Replace(conf("db"), "cluster-name db", "cluster-name db\n\tproto-fd-max lots", 1), "CRITICAL (config): line 3 :: "},
 		{"service {\n\tcluster-name db\n", "CRITICAL (config): line 1 :: "},
+		{strings.Replace(conf("db"), "data-size 1G", "data-size 1G\n\t\tflush-size 1M", 1),
+			"CRITICAL (config): line 21 :: {test} can't configure 'flush-size' if not using storage backing"},
+		{strings.Replace(conf("db"), "\treplication-factor 2\n", "\treplication-factor 2\n\tindex-stage-size 2G\n", 1),
+			"CRITICAL (config): line 18 :: index-stage-size must be >= 134217728 and <= 1073741824, not 2147483648"},
+		{strings.Replace(strings.Replace(conf("db"), "cluster-name db", "cluster-name db\n\tauto-pin cpu", 1),
+			"port 3000", "address any\n\t\tport 3000", 1),
+			`CRITICAL (hardware): auto-pinning requires binding the service to network interfaces; "any" isn't a ` +
+				`network interface`},
 	} {
 		st := addNode(t, s, NodeSpec{Name: strconv.Itoa(i), Config: tc.text})
 		if st.Phase != PhaseFailed || !strings.HasPrefix(st.Error, tc.want) {
 			t.Errorf("%q: %+v", tc.want, st.Error)
+		}
+	}
+}
+
+// Community Edition takes advertise-ipv6 and ignores it: asd starts, warns, and keeps it false, at
+// start and through set-config.
+func TestAdvertiseIPv6IsIgnored(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	text := strings.Replace(conf("db"), "cluster-name db", "cluster-name db\n\tadvertise-ipv6 true", 1)
+	st := addNode(t, s, NodeSpec{Name: "a", Config: text})
+	if st.Phase == PhaseFailed {
+		t.Fatalf("asd starts with advertise-ipv6: %s", st.Error)
+	}
+	log, _ := s.Log("a")
+	if !slices.ContainsFunc(log, func(l string) bool {
+		return strings.HasSuffix(l, "WARNING (socket): 'advertise-ipv6' is relevant for enterprise only")
+	}) {
+		t.Errorf("no warning in %q", log)
+	}
+	set := "set-config:context=service;advertise-ipv6=true"
+	for cmd, want := range map[string]string{set: "ok", "get-config:context=service": "advertise-ipv6=false;"} {
+		if body, err := exchange(st.Addr, cmd); err != nil || !strings.Contains(string(body), "\t"+want) {
+			t.Errorf("%s: %q, %v (want %q)", cmd, body, err, want)
+		}
+	}
+}
+
+// A real 8.1.2.0 server refused to change microsecond-histograms while a benchmark histogram was on.
+func TestMicrosecondHistogramsNeedBenchmarksOff(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	st := addNode(t, s, NodeSpec{Name: "a", Config: conf("db")})
+	for _, step := range []struct{ cmd, want string }{
+		{"set-config:context=service;microsecond-histograms=true", answerOK},
+		{"set-config:context=namespace;id=test;enable-benchmarks-read=true", answerOK},
+		{"set-config:context=service;microsecond-histograms=false", errInvalidSetConfig},
+		{"set-config:context=namespace;id=test;enable-benchmarks-read=false", answerOK},
+		{"set-config:context=service;microsecond-histograms=false", answerOK},
+	} {
+		if body, err := exchange(st.Addr, step.cmd); err != nil || string(body) != step.cmd+"\t"+step.want+"\n" {
+			t.Errorf("%s: %q, %v (want %s)", step.cmd, body, err, step.want)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package aerosim
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/acko-io/acko/internal/config/conffile"
 	"github.com/acko-io/acko/internal/config/params"
 )
 
@@ -72,8 +74,11 @@ func (c *liveConfig) context(context string, pairs *[]pair) (*kvList, string) {
 var liveOnServer = map[string]bool{"namespaces.[].replication-factor": true}
 
 // change is a validated set-config parameter: the name get-config shows it under, and its value in
-// the server's units.
-type change struct{ name, value string }
+// the server's units. ignored: Community Edition answers ok and keeps its default.
+type change struct {
+	name, value string
+	ignored     bool
+}
 
 // setConfig answers set-config:context=<context>[;id=<namespace>];<name>=<value>[;...]: every
 // parameter must exist in the table, be dynamic and take the value (in a namespace, storage-engine
@@ -104,10 +109,13 @@ func (c *liveConfig) setConfig(text string) (answer string, changedName bool) {
 		}
 		changes = append(changes, ch)
 	}
-	if !ttlAllowed(list, changes) {
+	if !ttlAllowed(list, changes) || context == ctxService && !c.histogramScaleAllowed(changes) {
 		return errInvalidSetConfig, false
 	}
 	for _, ch := range changes {
+		if ch.ignored {
+			continue
+		}
 		changedName = changedName || (context == ctxService && ch.name == "cluster-name" && list.vals[ch.name] != ch.value)
 		list.set(ch.name, ch.value)
 	}
@@ -143,7 +151,24 @@ func (c *liveConfig) validate(context, namespace string, p pair) (change, bool) 
 	if err != nil {
 		return change{}, false
 	}
-	return change{name: name, value: value}, true
+	_, ignored := conffile.IgnoredInCE(param.Path)
+	return change{name: name, value: value, ignored: ignored}, true
+}
+
+// histogramScaleAllowed: a real 8.1.2.0 server refused set-config of microsecond-histograms while any
+// enable-benchmarks-* (of the service, a namespace or its storage-engine) was on.
+func (c *liveConfig) histogramScaleAllowed(changes []change) bool {
+	if !slices.ContainsFunc(changes, func(ch change) bool { return ch.name == "microsecond-histograms" }) {
+		return true
+	}
+	for _, kv := range c.contexts {
+		for name, v := range kv.vals {
+			if strings.Contains(name, "enable-benchmarks-") && v == "true" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ttlAllowed is asd's rule that a namespace's default-ttl needs nsup-period > 0 (unless

@@ -2,6 +2,7 @@ package aerosim
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/config/conffile"
 )
 
 // How the mesh is simulated. Every change (a node added, removed, restarted, hung; a DNS update; a
@@ -249,12 +251,16 @@ func (s *Sim) start(n *node, at time.Time) {
 	text, simple, err := n.configText()
 	conf := nodeConfig{hbPort: heartbeatPort}
 	var live *liveConfig
+	var warnings []string
 	if err == nil && !simple {
-		conf, live, err = loadConfig(text, n.spec.Image, n.spec.NodeID)
+		conf, live, warnings, err = loadConfig(text, n.spec.Image, n.spec.NodeID)
 	}
 	if err != nil {
 		n.crashes++
 		msg := "CRITICAL (config): " + err.Error()
+		if p, isProblem := errors.AsType[conffile.Problem](err); isProblem {
+			msg = p.LogLine() // the checks after the file's own name their log context
+		}
 		n.asd = asd{phase: phaseFailed, retryAt: at.Add(s.opts.CrashLoopBackoff), err: msg}
 		n.logf(at, "%s", msg)
 		return
@@ -268,6 +274,9 @@ func (s *Sim) start(n *node, at time.Time) {
 		a.addSeed(sd)
 	}
 	n.asd = a
+	for _, w := range warnings {
+		n.logf(at, "%s", w)
+	}
 	n.data.Store(s.openStore(n))
 	n.partGen.Store(-1)
 	n.peersGen, n.peers = 0, ""

@@ -1,6 +1,8 @@
 package conffile
 
 import (
+	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,8 +85,10 @@ func (w *walker) closeMemory(sec Section, n *Node) {
 		w.problem(n.End, "{%s} must configure 'data-size' if not using storage backing", sec.Namespace)
 	case backed && sized:
 		w.problem(n.End, "{%s} can't configure 'data-size' if using storage backing", sec.Namespace)
-	case !backed && w.isSet(sec, "flush-size"):
-		w.problem(n.End, "{%s} can't configure 'flush-size' if not using storage backing", sec.Namespace)
+	default:
+		if msg, refused := FlushSizeWithoutBacking(sec.Namespace, w.values(sec)); refused {
+			w.problem(n.End, "%s", msg)
+		}
 	}
 	w.needFilesize(sec, n)
 }
@@ -112,6 +116,29 @@ func (w *walker) fileEnd() {
 		if w.intOr(sec, "port", 0) == 0 {
 			w.problem(0, "%s", need.msg)
 		}
+	}
+}
+
+// startUp checks what asd refuses after it has read the whole file, as it sets the node up.
+func (w *walker) startUp() {
+	service := Section{Path: ctxService, Blocks: []string{ctxService}}
+	var addresses []string
+	if s, ok := w.lookup(Section{Blocks: []string{"network", ctxService}}, "addresses"); ok {
+		addresses = s.Values
+	}
+	if msg, refused := AutoPin(w.values(service), addresses); refused {
+		w.problems = append(w.problems, Problem{Context: "hardware", Msg: msg})
+	}
+}
+
+// values reads a block's settings for a rule, in the server's units.
+func (w *walker) values(sec Section) Values {
+	return func(name string) (string, bool) {
+		s, ok := w.lookup(sec, name)
+		if !ok {
+			return "", false
+		}
+		return strings.ToLower(s.ServerValue()), true
 	}
 }
 
@@ -143,4 +170,61 @@ func (w *walker) intOr(sec Section, name string, def int64) int64 {
 		return def
 	}
 	return n
+}
+
+// Values is what a rule reads of one stanza: a parameter's value in the server's units (lower case),
+// and whether the stanza sets it. The file check reads a block of aerospike.conf with it; the
+// validator an object of aerospikeConfig, so that both hold a config to the same rule.
+type Values func(name string) (string, bool)
+
+// FlushSizeWithoutBacking is asd's refusal of a storage-engine memory stanza that sets flush-size
+// without devices or files to flush to.
+func FlushSizeWithoutBacking(namespace string, memory Values) (string, bool) {
+	_, devices := memory("devices")
+	_, files := memory("files")
+	if _, flush := memory("flush-size"); !flush || devices || files {
+		return "", false
+	}
+	return fmt.Sprintf("{%s} can't configure 'flush-size' if not using storage backing", namespace), true
+}
+
+// AutoPin is asd's refusal of auto-pinning (service auto-pin other than none) unless the service
+// binds to network interfaces by name (cf_topo_config): addresses are the service's address lines.
+// "any" and IP addresses are never an interface's name; another name depends on the host's
+// interfaces, which a file check cannot see, so it passes.
+func AutoPin(service Values, addresses []string) (string, bool) {
+	if mode, set := service("auto-pin"); !set || mode == "none" {
+		return "", false
+	}
+	if len(addresses) == 0 {
+		return "auto-pinning requires binding the service to one or more network interfaces", true
+	}
+	for _, a := range addresses {
+		if a == "any" || net.ParseIP(a) != nil {
+			return fmt.Sprintf("auto-pinning requires binding the service to network interfaces; %q isn't a "+
+				"network interface", a), true
+		}
+	}
+	return "", false
+}
+
+// ceIgnored are the parameters Community Edition reads and then ignores, with the warning asd logs
+// for each (its CE socket code: the value stays false, at start and through set-config).
+var ceIgnored = map[string]Warning{
+	"service.advertise-ipv6": {Context: "socket", Msg: "'advertise-ipv6' is relevant for enterprise only"},
+}
+
+// Warning is a line asd logs at WARNING level and goes on.
+type Warning struct {
+	Context, Msg string
+}
+
+// LogLine is asd's log line, e.g. "WARNING (socket): 'advertise-ipv6' is relevant for enterprise only".
+func (w Warning) LogLine() string { return fmt.Sprintf("WARNING (%s): %s", w.Context, w.Msg) }
+
+// IgnoredInCE returns asd's warning for a parameter (by table path) that Community Edition accepts
+// and ignores: it keeps its default whatever the config says.
+func IgnoredInCE(path string) (Warning, bool) {
+	w, ok := ceIgnored[path]
+	return w, ok
 }

@@ -22,6 +22,9 @@ type Problem struct {
 	Line int
 	// Msg is asd's message after "line N :: ".
 	Msg string
+	// Context is the log context asd stops in: "config" when empty (the file's own checks);
+	// "hardware" for the checks asd makes as it sets the node up after reading the file.
+	Context string
 }
 
 func (p Problem) String() string {
@@ -29,6 +32,18 @@ func (p Problem) String() string {
 		return p.Msg
 	}
 	return fmt.Sprintf("line %d :: %s", p.Line, p.Msg)
+}
+
+// Error makes a problem the error of a start that failed.
+func (p Problem) Error() string { return p.String() }
+
+// LogLine is asd's log line for the problem, e.g. "CRITICAL (config): line 3 :: 'rack-id' is enterprise-only".
+func (p Problem) LogLine() string {
+	ctx := p.Context
+	if ctx == "" {
+		ctx = "config"
+	}
+	return fmt.Sprintf("CRITICAL (%s): %s", ctx, p)
 }
 
 // Section is the block a setting is in.
@@ -107,6 +122,7 @@ func walk(f *File, t *params.Table) *walker {
 		w.node(Section{}, n)
 	}
 	w.fileEnd()
+	w.startUp()
 	return w
 }
 

@@ -50,18 +50,22 @@ var powerOfTwoParams = map[string]bool{
 	"namespaces.[].partition-tree-sprigs": true,
 }
 
-// communityMax are Community Edition's compiled-in limits (AS_CLUSTER_SZ 8) on parameters whose table
-// bound is Enterprise Edition's: asd CE reads replication-factor with cfg_u32(&line, 1, AS_CLUSTER_SZ).
-var communityMax = map[string]int64{
+// compiledMax are asd CE's compiled-in limits on parameters whose table bound is higher: it reads
+// replication-factor with cfg_u32(&line, 1, AS_CLUSTER_SZ) (8; the table's bound is Enterprise
+// Edition's), and index-stage-size with cfg_u64_power_of_2(&line, CF_ARENAX_MIN_STAGE_SIZE,
+// CF_ARENAX_MAX_STAGE_SIZE): at most 1 GiB, where the tables say 16G (a real 8.1.2.0 server refused
+// more at start).
+var compiledMax = map[string]int64{
 	"namespaces.[].replication-factor": 8,
 	"service.min-cluster-size":         8,
+	"namespaces.[].index-stage-size":   1 << 30,
 }
 
 // Bounds are the integer bounds Community Edition applies: the table's, capped by its compiled-in
 // limits. nil is no bound.
 func (p *Param) Bounds() (lo, hi *int64) {
 	lo, hi = p.Min, p.Max
-	if limit, ok := communityMax[p.Path]; ok && (hi == nil || limit < *hi) {
+	if limit, ok := compiledMax[p.Path]; ok && (hi == nil || limit < *hi) {
 		hi = &limit
 	}
 	return lo, hi

@@ -81,6 +81,8 @@ func TestCheckTextRefuses(t *testing.T) {
 			"partition-tree-sprigs must be an exact power of 2, not 300"},
 		{"namespaces.[].replication-factor", "9", OutOfRange, "must be an integer from 1 to 8",
 			"replication-factor must be >= 1 and <= 8, not 9"},
+		{"namespaces.[].index-stage-size", "2G", OutOfRange, "must be a power of 2 from 134217728 (128M) to 1073741824 (1G)",
+			"index-stage-size must be >= 134217728 and <= 1073741824, not 2147483648"},
 		{"service.disable-udf-execution", "yes", NotABoolean, "must be true or false",
 			"disable-udf-execution must be true or false or yes or no, not yes"},
 		{"service.auto-pin", "NUMA", NotAllowed, "must be one of none, cpu, numa, adq", "auto-pin has unknown value 'NUMA'"},
