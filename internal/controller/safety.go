@@ -198,32 +198,44 @@ func waitsForReadings(why string) bool {
 	return strings.HasPrefix(why, waitingForReadings) || strings.HasPrefix(why, lookingAgain)
 }
 
-// lastLooks remembers, per cluster, when the door last asked for the readings it acts on. Once the
-// checks pass, the door asks the prober for a new reading of every node and acts only on readings
-// taken after that request: between the reading and the act lie one poll and the reconcile it wakes
-// (milliseconds), not whatever the prober's pace left (up to freshReadingAge). Kept in memory: an
-// operator that restarts simply asks again.
+// lastLooks remembers, per cluster and act, when the door last asked for the readings the act is to
+// go on. Once the checks pass, the door asks the prober for a new reading of every node and acts only
+// on readings taken after that request: between the reading and the act lie one poll and the
+// reconcile it wakes (milliseconds), not whatever the prober's pace left (up to freshReadingAge). Per
+// act, since one reconcile may bring several acts to the door (a scale-down and a held roll step).
+// Kept in memory: an operator that restarts simply asks again.
 type lastLooks struct {
 	mu    sync.Mutex
-	asked map[types.NamespacedName]time.Time
+	asked map[types.NamespacedName]map[string]time.Time
 }
 
-// askedAt is when the door last asked for readings of the cluster (zero: never).
-func (l *lastLooks) askedAt(key types.NamespacedName) time.Time {
+// askedAt is when the door last asked for readings for the act (zero: never).
+func (l *lastLooks) askedAt(key types.NamespacedName, act string) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.asked[key]
+	return l.asked[key][act]
 }
 
-func (l *lastLooks) ask(key types.NamespacedName, at time.Time) {
+func (l *lastLooks) ask(key types.NamespacedName, act string, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.asked == nil {
-		l.asked = map[types.NamespacedName]time.Time{}
+		l.asked = map[types.NamespacedName]map[string]time.Time{}
 	}
-	l.asked[key] = at
+	if l.asked[key] == nil {
+		l.asked[key] = map[string]time.Time{}
+	}
+	l.asked[key][act] = at
 }
 
+// done forgets the act's look: it went, or it is held (a look is for the pass right after it).
+func (l *lastLooks) done(key types.NamespacedName, act string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.asked[key], act)
+}
+
+// forget drops every look of a cluster that is gone.
 func (l *lastLooks) forget(key types.NamespacedName) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -259,21 +271,22 @@ func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterS
 		}
 		return "", nil
 	}
+	id := act.what + "/" + strings.Join(act.pods, ",")
 	if why := v.stale(act.decided); why != "" {
-		r.looks.forget(st.key)
+		r.looks.done(st.key, id)
 		r.Probers.Refresh(st.key)
 		return why, nil
 	}
 	if check, why := v.run(act.kind, act.pods); check != "" {
-		r.looks.forget(st.key) // a look is for the pass right after it, not for a later one
+		r.looks.done(st.key, id)
 		return holdReason(act.what, check, why), nil
 	}
-	if asked := r.looks.askedAt(st.key); asked.IsZero() || v.stale(asked) != "" {
-		r.looks.ask(st.key, now)
+	if asked := r.looks.askedAt(st.key, id); asked.IsZero() || v.stale(asked) != "" {
+		r.looks.ask(st.key, id, now)
 		r.Probers.Refresh(st.key)
 		return lookingAgain + act.what, nil
 	}
-	r.looks.forget(st.key)
+	r.looks.done(st.key, id)
 	return "", nil
 }
 
