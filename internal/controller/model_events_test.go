@@ -171,9 +171,12 @@ func (m *modelRun) eventHang() bool {
 }
 
 // eventDrain is kubectl drain of the Kubernetes node of one pod: an eviction through the budget.
+// No drain while the operator cannot reach the API server: it can then neither lower a gate nor the
+// budget, which say what they said before the outage (docs/failure-modes.md tells users not to drain
+// then); no operator could keep the rule through that.
 func (m *modelRun) eventDrain() bool {
 	pod := m.pick(slices.Sorted(maps.Keys(m.w.nodes)))
-	if pod == "" || !m.mayFault() {
+	if pod == "" || m.w.apiDown() || !m.mayFault() {
 		return false
 	}
 	m.drain(pod)
@@ -209,8 +212,11 @@ func (m *modelRun) eventKill() bool {
 	return true
 }
 
+// eventOutage cuts the operator off the API server (the rest of the world still reaches it). It is a
+// fault like the others, spaced from them: an operator cut off right after a node failed never had the
+// chance to see it.
 func (m *modelRun) eventOutage() bool {
-	if m.avoid[4] {
+	if m.avoid[4] || !m.mayFault() {
 		return false
 	}
 	m.w.apiDownUntil = m.w.now().Add(time.Duration(20+m.w.rng.IntN(70)) * time.Second)
