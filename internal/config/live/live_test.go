@@ -190,7 +190,7 @@ func TestLogContextAny(t *testing.T) {
 		answer string
 		want   bool
 	}{
-		"every context at the new level":            {levels(t, "WARNING", nil), true},
+		"every context at the new level":             {levels(t, "WARNING", nil), true},
 		"hb, set again next, still at the old level": {levels(t, "WARNING", map[string]string{"hb": "DEBUG"}), true},
 		"one context left at the old level":          {levels(t, "WARNING", map[string]string{"migrate": "INFO"}), false},
 		"the answer before the change":               {fixture(t, "log-0.txt"), false},
