@@ -151,3 +151,46 @@ func TestApplyRefusesWhatNeedsARestart(t *testing.T) {
 		})
 	}
 }
+
+func setLogging(levels map[string]any) func(c *ackov1alpha1.AerospikeCluster) {
+	return func(c *ackov1alpha1.AerospikeCluster) { c.Spec.AerospikeConfig.Value["logging"] = levels }
+}
+
+// A new level for "any" reaches every context and leaves the explicit ones at their level; log/0,
+// which never lists "any", confirms it.
+func TestApplyLogContextAny(t *testing.T) {
+	before := renderWith(t, setLogging(map[string]any{"hb": "debug"}))
+	after := renderWith(t, setLogging(map[string]any{"any": "warning", "hb": "debug"}))
+	_, pod := node(t, before)
+	a := &Applier{Pods: &podFiles{own: before, projected: after}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
+	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied != "log-set:id=0;any=warning, log-set:id=0;hb=debug" {
+		t.Errorf("applied %q", applied)
+	}
+	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(), pod.Status.PodIP+":3000", "log/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := answers["log/0"]
+	if !strings.Contains(levels, ";hb:DEBUG;") || !strings.Contains(levels, ";migrate:WARNING;") || strings.Contains(levels, "INFO") {
+		t.Errorf("log/0 after the change: %s", levels)
+	}
+}
+
+// A geo2dsphere-within parameter goes live in the form the server takes.
+func TestApplyGeo2dsphereWithin(t *testing.T) {
+	setGeo := func(c *ackov1alpha1.AerospikeCluster) {
+		ns := c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)
+		ns["geo2dsphere-within"] = map[string]any{"max-cells": int64(13)}
+	}
+	before, after := renderWith(t, nil), renderWith(t, setGeo)
+	_, pod := node(t, before)
+	a := &Applier{Pods: &podFiles{own: before, projected: after}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
+	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
+	if err != nil || !strings.HasSuffix(applied, ";geo2dsphere-within-max-cells=13") {
+		t.Fatalf("applied %q, %v", applied, err)
+	}
+}

@@ -16,6 +16,39 @@ var ErrNoFile = errors.New("no such file")
 // local cluster puts a pod's volumes there, and its exec shims read and change them, so that
 // nothing on this machine is touched. asd reads NodeSpec.ConfigFile from them at every start.
 
+// ProcLimits is the limits of the container's PID 1 (asd's, under tini): ReadFile answers it from
+// NodeSpec.OpenFileLimit, so that a pod's limits are the simulated node's, not this machine's.
+const ProcLimits = "/proc/1/limits"
+
+// procLimits is /proc/<pid>/limits as Linux prints it ("%-25s %-20s %-20s %-10s"), with containerd's
+// limits and the node's open-file limit.
+func procLimits(openFiles int64) string {
+	rows := [][4]string{
+		{"Limit", "Soft Limit", "Hard Limit", "Units"},
+		{"Max cpu time", "unlimited", "unlimited", "seconds"},
+		{"Max file size", "unlimited", "unlimited", "bytes"},
+		{"Max data size", "unlimited", "unlimited", "bytes"},
+		{"Max stack size", "8388608", "unlimited", "bytes"},
+		{"Max core file size", "unlimited", "unlimited", "bytes"},
+		{"Max resident set", "unlimited", "unlimited", "bytes"},
+		{"Max processes", "unlimited", "unlimited", "processes"},
+		{"Max open files", fmt.Sprint(openFiles), fmt.Sprint(openFiles), "files"},
+		{"Max locked memory", "8388608", "8388608", "bytes"},
+		{"Max address space", "unlimited", "unlimited", "bytes"},
+		{"Max file locks", "unlimited", "unlimited", "locks"},
+		{"Max pending signals", "63448", "63448", "signals"},
+		{"Max msgqueue size", "819200", "819200", "bytes"},
+		{"Max nice priority", "0", "0", ""},
+		{"Max realtime priority", "0", "0", ""},
+		{"Max realtime timeout", "unlimited", "unlimited", "us"},
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-25s %-20s %-20s %-10s\n", r[0], r[1], r[2], r[3])
+	}
+	return b.String()
+}
+
 // ReadFile returns a file of the node.
 func (s *Sim) ReadFile(name, file string) (string, error) {
 	s.mu.Lock()
@@ -23,6 +56,9 @@ func (s *Sim) ReadFile(name, file string) (string, error) {
 	n, _, err := s.find(name)
 	if err != nil {
 		return "", err
+	}
+	if path.Clean(file) == ProcLimits {
+		return procLimits(n.spec.OpenFileLimit), nil
 	}
 	content, ok := n.files[path.Clean(file)]
 	if !ok {

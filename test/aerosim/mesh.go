@@ -250,7 +250,7 @@ func (s *Sim) start(n *node, at time.Time) {
 	conf := nodeConfig{hbPort: heartbeatPort}
 	var live *liveConfig
 	if err == nil && !simple {
-		conf, live, err = loadConfig(text, n.spec.Image, n.spec.NodeID)
+		conf, live, err = loadConfig(text, n.spec.Image, n.spec.NodeID, n.spec.OpenFileLimit)
 	}
 	if err != nil {
 		n.crashes++

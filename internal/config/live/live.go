@@ -214,12 +214,12 @@ func (d *differ) restartFor(format string, args ...any) {
 func (d *differ) sections() {
 	from, to := d.fromBlocks, d.toBlocks
 	for _, b := range from {
-		if !slices.Contains(to, b) && !covered(b, to, from) {
+		if !slices.Contains(to, b) && !covered(b, to, from) && !parameterGroup(b) {
 			d.restartFor("%s is removed: the server builds it only at start", b)
 		}
 	}
 	for _, b := range to {
-		if !slices.Contains(from, b) && !covered(b, from, to) {
+		if !slices.Contains(from, b) && !covered(b, from, to) && !parameterGroup(b) {
 			d.restartFor("%s is added: the server builds it only at start", b)
 		}
 	}
@@ -257,14 +257,24 @@ func (d *differ) settings() {
 	}
 }
 
-// blockKept reports whether the block holding a setting is in both files.
+// blockKept reports whether the block holding a setting is in both files (a parameter group counts
+// as its enclosing block).
 func (d *differ) blockKept(key string) bool {
 	i := strings.LastIndex(key, "/")
 	if i < 0 {
 		return true
 	}
 	block := key[:i]
+	if parameterGroup(block) {
+		return d.blockKept(block)
+	}
 	return slices.Contains(d.fromBlocks, block) && slices.Contains(d.toBlocks, block)
+}
+
+// parameterGroup is a block the server builds nothing for: a namespace's geo2dsphere-within
+// parameters exist, at their defaults, whether the file writes the block or not.
+func parameterGroup(block string) bool {
+	return strings.HasSuffix(block, "/geo2dsphere-within")
 }
 
 // allNodesTogether are dynamic parameters that must not differ between nodes: set one node at a time,

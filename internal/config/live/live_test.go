@@ -233,7 +233,6 @@ func TestLogContextBeforeAny(t *testing.T) {
 func TestGeo2dsphereWithin(t *testing.T) {
 	running := fixture(t, "aerospike.conf")
 	desired := edit(t, running, "replication-factor 2", "replication-factor 2\n\tgeo2dsphere-within {\n\t\tmax-cells 13\n\t\tmin-level 2\n\t}")
-	running = edit(t, running, "replication-factor 2", "replication-factor 2\n\tgeo2dsphere-within {\n\t}")
 	p, err := Compute(running, desired, table812(t))
 	if err != nil {
 		t.Fatal(err)
@@ -246,9 +245,12 @@ func TestGeo2dsphereWithin(t *testing.T) {
 		"geo2dsphere-within.max-cells=13", 1)
 	after = strings.Replace(after, "geo2dsphere-within.min-level=1", "geo2dsphere-within.min-level=2", 1)
 	assertConfirmed(t, p, map[string]string{"get-config:context=namespace;id=test": after})
-	strict := edit(t, running, "geo2dsphere-within {", "geo2dsphere-within {\n\t\tstrict false")
+	strict := edit(t, desired, "max-cells 13", "strict false")
 	if p, err := Compute(running, strict, table812(t)); err != nil || p.Live() {
 		t.Errorf("a static geo2dsphere-within parameter: plan %+v, %v; want a restart", p, err)
+	}
+	if p, err := Compute(desired, running, table812(t)); err != nil || p.Live() {
+		t.Errorf("the block removed: plan %+v, %v; want a restart (the defaults come back at start)", p, err)
 	}
 }
 
