@@ -19,17 +19,6 @@ import (
 // A config change is tried live only when the planner says the node takes all of it live; the file a
 // pod runs is known from the rack's ConfigMap, which keeps it while a pod runs it.
 
-func setService(name string, value any) func(c *ackov1alpha1.AerospikeCluster) {
-	return func(c *ackov1alpha1.AerospikeCluster) {
-		svc, _ := c.Spec.AerospikeConfig.Value["service"].(map[string]any)
-		if svc == nil {
-			svc = map[string]any{}
-		}
-		svc[name] = value
-		c.Spec.AerospikeConfig.Value["service"] = svc
-	}
-}
-
 // withConfigMaps creates the ConfigMaps the cluster's pods were started from, as applyChildren does.
 func (f *doorFixture) withConfigMaps() {
 	st := f.observe()
@@ -62,16 +51,16 @@ func TestConfigMethodFollowsThePlan(t *testing.T) {
 		noLive     bool
 		want       ackov1alpha1.PodUpdateMethod
 	}{
-		{"a dynamic change", []func(*ackov1alpha1.AerospikeCluster){setService("proto-fd-max", int64(20000))}, true, false,
+		{"a dynamic change", []func(*ackov1alpha1.AerospikeCluster){testcluster.WithService("proto-fd-max", int64(20000))}, true, false,
 			ackov1alpha1.UpdateLive},
-		{"a static change", []func(*ackov1alpha1.AerospikeCluster){setService("work-directory", "/opt/aerospike/other")},
+		{"a static change", []func(*ackov1alpha1.AerospikeCluster){testcluster.WithService("work-directory", "/opt/aerospike/other")},
 			true, false, ackov1alpha1.UpdateInPlace},
-		{"a static and a dynamic change", []func(*ackov1alpha1.AerospikeCluster){setService("proto-fd-max", int64(20000)),
-			setService("work-directory", "/opt/aerospike/other")}, true, false, ackov1alpha1.UpdateInPlace},
+		{"a static and a dynamic change", []func(*ackov1alpha1.AerospikeCluster){testcluster.WithService("proto-fd-max", int64(20000)),
+			testcluster.WithService("work-directory", "/opt/aerospike/other")}, true, false, ackov1alpha1.UpdateInPlace},
 		{"a dynamic change with no LiveConfigurer", []func(*ackov1alpha1.AerospikeCluster){
-			setService("proto-fd-max", int64(20000))}, true, true, ackov1alpha1.UpdateInPlace},
+			testcluster.WithService("proto-fd-max", int64(20000))}, true, true, ackov1alpha1.UpdateInPlace},
 		{"a static change to pods whose file is not known: the applier decides", []func(*ackov1alpha1.AerospikeCluster){
-			setService("work-directory", "/opt/aerospike/other")}, false, false, ackov1alpha1.UpdateLive},
+			testcluster.WithService("work-directory", "/opt/aerospike/other")}, false, false, ackov1alpha1.UpdateLive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newDoorFixture(t, testcluster.Build(sized(3), three))
@@ -128,7 +117,7 @@ func keys(m map[string]string) []string {
 func TestRunningConfigDroppedOnceNoPodRunsIt(t *testing.T) {
 	f := newDoorFixture(t, testcluster.Build(sized(3)))
 	f.withConfigMaps()
-	f.edit(setService("proto-fd-max", int64(20000)))
+	f.edit(testcluster.WithService("proto-fd-max", int64(20000)))
 	st := f.observe()
 	cm := configMapOf(t, st)
 	f.must(f.c.Update(f.ctx, cm)) // as applyChildren writes it
@@ -166,7 +155,7 @@ func TestProtoFdMaxAboveTheOpenFileLimitStopsBeforeAnyRestart(t *testing.T) {
 		go func() { _ = f.r.Tasks.Start(ctx) }()
 		t.Cleanup(cancel)
 		f.withConfigMaps()
-		f.edit(setService("proto-fd-max", tc.value))
+		f.edit(testcluster.WithService("proto-fd-max", tc.value))
 		st := f.observe()
 		batch, _ := st.nextBatch()
 		if why := f.r.checkOpenFileLimits(st, batch); !strings.HasPrefix(why, "reading the open-file limit of pod ") {

@@ -48,17 +48,6 @@ func renderWith(t *testing.T, change func(c *ackov1alpha1.AerospikeCluster)) str
 	return render(t, c)
 }
 
-func setService(name string, value any) func(c *ackov1alpha1.AerospikeCluster) {
-	return func(c *ackov1alpha1.AerospikeCluster) {
-		svc, _ := c.Spec.AerospikeConfig.Value["service"].(map[string]any)
-		if svc == nil {
-			svc = map[string]any{}
-		}
-		svc[name] = value
-		c.Spec.AerospikeConfig.Value["service"] = svc
-	}
-}
-
 // node starts a simulated asd (real info protocol over TCP, held to the server's rules) on the given config,
 // and returns the pod it stands for.
 func node(t *testing.T, conf string) (*aerosim.Sim, *corev1.Pod) {
@@ -95,7 +84,7 @@ func serviceValue(t *testing.T, pod *corev1.Pod, name string) string {
 }
 
 func TestApplyDynamicChangeLive(t *testing.T) {
-	before, after := renderWith(t, nil), renderWith(t, setService("proto-fd-max", int64(20000)))
+	before, after := renderWith(t, nil), renderWith(t, testcluster.WithService("proto-fd-max", int64(20000)))
 	sim, pod := node(t, before)
 	files := &podFiles{own: before, projected: after}
 	a := &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}
@@ -130,7 +119,7 @@ func TestApplyRefusesWhatNeedsARestart(t *testing.T) {
 		hash   string
 		target error
 	}{
-		{"a static parameter", renderWith(t, setService("work-directory", "/opt/aerospike/other")), "",
+		{"a static parameter", renderWith(t, testcluster.WithService("work-directory", "/opt/aerospike/other")), "",
 			ErrNeedsRestart},
 		{"a config the kubelet has not projected yet", before, "0123456789abcdef", podexec.ErrNotProjected},
 	} {

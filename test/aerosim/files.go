@@ -20,31 +20,33 @@ var ErrNoFile = errors.New("no such file")
 // NodeSpec.OpenFileLimit, so that a pod's limits are the simulated node's, not this machine's.
 const ProcLimits = "/proc/1/limits"
 
-// procLimits is /proc/<pid>/limits as Linux prints it ("%-25s %-20s %-20s %-10s"), with containerd's
-// limits and the node's open-file limit.
+// procLimitsRows are /proc/<pid>/limits of a containerd container (soft, hard, units), the open-file
+// limit left to the node.
+const procLimitsRows = `Limit|Soft Limit|Hard Limit|Units
+Max cpu time|unlimited|unlimited|seconds
+Max file size|unlimited|unlimited|bytes
+Max data size|unlimited|unlimited|bytes
+Max stack size|8388608|unlimited|bytes
+Max core file size|unlimited|unlimited|bytes
+Max resident set|unlimited|unlimited|bytes
+Max processes|unlimited|unlimited|processes
+Max open files|%[1]d|%[1]d|files
+Max locked memory|8388608|8388608|bytes
+Max address space|unlimited|unlimited|bytes
+Max file locks|unlimited|unlimited|locks
+Max pending signals|63448|63448|signals
+Max msgqueue size|819200|819200|bytes
+Max nice priority|0|0|
+Max realtime priority|0|0|
+Max realtime timeout|unlimited|unlimited|us`
+
+// procLimits is /proc/<pid>/limits as Linux prints it ("%-25s %-20s %-20s %-10s" a row) with the
+// node's open-file limit.
 func procLimits(openFiles int64) string {
-	rows := [][4]string{
-		{"Limit", "Soft Limit", "Hard Limit", "Units"},
-		{"Max cpu time", "unlimited", "unlimited", "seconds"},
-		{"Max file size", "unlimited", "unlimited", "bytes"},
-		{"Max data size", "unlimited", "unlimited", "bytes"},
-		{"Max stack size", "8388608", "unlimited", "bytes"},
-		{"Max core file size", "unlimited", "unlimited", "bytes"},
-		{"Max resident set", "unlimited", "unlimited", "bytes"},
-		{"Max processes", "unlimited", "unlimited", "processes"},
-		{"Max open files", fmt.Sprint(openFiles), fmt.Sprint(openFiles), "files"},
-		{"Max locked memory", "8388608", "8388608", "bytes"},
-		{"Max address space", "unlimited", "unlimited", "bytes"},
-		{"Max file locks", "unlimited", "unlimited", "locks"},
-		{"Max pending signals", "63448", "63448", "signals"},
-		{"Max msgqueue size", "819200", "819200", "bytes"},
-		{"Max nice priority", "0", "0", ""},
-		{"Max realtime priority", "0", "0", ""},
-		{"Max realtime timeout", "unlimited", "unlimited", "us"},
-	}
 	var b strings.Builder
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%-25s %-20s %-20s %-10s\n", r[0], r[1], r[2], r[3])
+	for row := range strings.Lines(fmt.Sprintf(procLimitsRows, openFiles)) {
+		cols := strings.Split(strings.TrimSuffix(row, "\n"), "|")
+		fmt.Fprintf(&b, "%-25s %-20s %-20s %-10s\n", cols[0], cols[1], cols[2], cols[3])
 	}
 	return b.String()
 }
