@@ -50,7 +50,8 @@ func (r *AerospikeClusterReconciler) holdViolations(_ context.Context, st *clust
 	return false, nil
 }
 
-// renderChildren builds the desired children with the pure builders.
+// renderChildren builds the desired children with the pure builders; each rack's ConfigMap also keeps
+// the files its pods still run (keepRunningConfigs).
 func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clusterState) (bool, error) {
 	c := st.cluster
 	st.racks = c.RackPlan()
