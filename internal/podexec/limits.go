@@ -10,9 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// readInitLimits prints the limits of the Aerospike container's PID 1 (tini), which asd inherits.
-var readInitLimits = []string{"cat", "/proc/1/limits"}
-
 // OpenFileLimit is the open-file limit (RLIMIT_NOFILE, the soft one: what getrlimit's rlim_cur gives
 // asd) the pod's Aerospike container runs under. asd refuses a proto-fd-max above it, live ("can't set
 // proto-fd-max 30000 > system limit 20000") and at start (it does not start).

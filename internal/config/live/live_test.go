@@ -157,12 +157,12 @@ func TestLogLevels(t *testing.T) {
 	}
 }
 
-// levels is the fixture's log/0 answer (every context INFO) with some contexts at other levels.
-func levels(t *testing.T, all string, set map[string]string) string {
+// warning is the fixture's log/0 answer with every context at WARNING but those set.
+func warning(t *testing.T, set map[string]string) string {
 	t.Helper()
-	answer := strings.ReplaceAll(fixture(t, "log-0.txt"), ":INFO", ":"+all)
+	answer := strings.ReplaceAll(fixture(t, "log-0.txt"), ":INFO", ":WARNING")
 	for ctx, level := range set {
-		answer = strings.Replace(answer, ";"+ctx+":"+all+";", ";"+ctx+":"+level+";", 1)
+		answer = strings.Replace(answer, ";"+ctx+":WARNING;", ";"+ctx+":"+level+";", 1)
 	}
 	return answer
 }
@@ -190,9 +190,9 @@ func TestLogContextAny(t *testing.T) {
 		answer string
 		want   bool
 	}{
-		"every context at the new level":             {levels(t, "WARNING", nil), true},
-		"hb, set again next, still at the old level": {levels(t, "WARNING", map[string]string{"hb": "DEBUG"}), true},
-		"one context left at the old level":          {levels(t, "WARNING", map[string]string{"migrate": "INFO"}), false},
+		"every context at the new level":             {warning(t, nil), true},
+		"hb, set again next, still at the old level": {warning(t, map[string]string{"hb": "DEBUG"}), true},
+		"one context left at the old level":          {warning(t, map[string]string{"migrate": "INFO"}), false},
 		"the answer before the change":               {fixture(t, "log-0.txt"), false},
 		"a refusal":                                  {"ERROR::bad-id", false},
 	} {
@@ -201,7 +201,7 @@ func TestLogContextAny(t *testing.T) {
 		}
 	}
 	hbRead := p.Logging[1].Step("0").Confirm[0]
-	if !hbRead.Confirmed(levels(t, "WARNING", map[string]string{"hb": "DEBUG"})) || hbRead.Confirmed(levels(t, "WARNING", nil)) {
+	if !hbRead.Confirmed(warning(t, map[string]string{"hb": "DEBUG"})) || hbRead.Confirmed(warning(t, nil)) {
 		t.Errorf("hb read %+v", hbRead)
 	}
 }
