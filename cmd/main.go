@@ -122,6 +122,7 @@ func setupController(mgr ctrl.Manager, o options) error {
 		Status:                  statusWriter,
 		Tasks:                   runner,
 		Live:                    &liveconfig.Applier{Pods: signaller, Info: info},
+		Limits:                  signaller,
 		ClusterDomain:           o.clusterDomain,
 		MaxConcurrentReconciles: o.maxConcurrent,
 		PodMonitors:             podMonitorsServed(mgr),

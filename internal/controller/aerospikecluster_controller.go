@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,7 +57,13 @@ type AerospikeClusterReconciler struct {
 	// Tasks runs the steps that talk to pods and nodes (exec, set-config) outside Reconcile.
 	Tasks *tasks.Runner
 	// Live applies config changes to running nodes; nil restarts them in place instead.
-	Live  LiveConfigurer
+	Live LiveConfigurer
+	// Limits reads the open-file limit a pod runs under, which proto-fd-max may not exceed; nil
+	// checks nothing.
+	Limits OpenFileLimiter
+	// openFileLimits are the limits read, by pod UID (a pod's containers keep theirs).
+	openFileLimits sync.Map
+
 	Clock clock.PassiveClock
 	// PollInterval is the requeue while the cluster is changing (pods coming back, migrations).
 	PollInterval time.Duration
@@ -109,6 +116,7 @@ func (r *AerospikeClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, nil
 	}
 	st := newClusterState(cluster, r.Clock.Now())
+	st.noLive = r.Live == nil
 	// The gates and the budget follow the readings first, whatever ends this reconcile.
 	followed := r.followReadings(ctx, st)
 	if cluster.Spec.Paused {

@@ -50,11 +50,13 @@ func (r *AerospikeClusterReconciler) holdViolations(_ context.Context, st *clust
 	return false, nil
 }
 
-// renderChildren builds the desired children with the pure builders.
-func (r *AerospikeClusterReconciler) renderChildren(_ context.Context, st *clusterState) (bool, error) {
+// renderChildren builds the desired children with the pure builders; each rack's ConfigMap also keeps
+// the files its pods still run (keepRunningConfigs).
+func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clusterState) (bool, error) {
 	c := st.cluster
 	st.racks = c.RackPlan()
 	st.sets = map[string]*appsv1.StatefulSet{}
+	st.configs = map[string]string{}
 	st.objects = []client.Object{resources.HeadlessService(c), resources.ClientService(c)}
 	for _, rack := range st.racks {
 		conf, err := config.Render(c, rack, r.ClusterDomain)
@@ -62,7 +64,11 @@ func (r *AerospikeClusterReconciler) renderChildren(_ context.Context, st *clust
 			st.invalid, st.invalidReason = err.Error(), ackov1alpha1.ReasonInvalidSpec
 			return true, nil
 		}
-		st.objects = append(st.objects, resources.ConfigMap(c, rack, conf))
+		cm := resources.ConfigMap(c, rack, conf)
+		if err := r.keepRunningConfigs(ctx, st, cm, rack.ID); err != nil {
+			return true, err
+		}
+		st.objects = append(st.objects, cm)
 		sts := resources.StatefulSet(c, rack, config.Hash(conf))
 		sts.Spec.Template.Annotations[ackov1alpha1.AnnotationReplicationFactor] = strconv.Itoa(config.ReplicationFactor(c))
 		st.sets[sts.Name] = sts
@@ -176,13 +182,13 @@ func (st *clusterState) runningMaxDown() int {
 // updateMethod is how a rolling restart brings an outdated pod up to date: a pod broken by its
 // container state is replaced (it serves nothing); a new image or pod spec needs a new pod (evicted,
 // so that the PodDisruptionBudget arbitrates with drains); a new config is applied to the running
-// node, live where the server can take it and else by a restart in place.
+// node, live where the server can take it and else by a restart in place (configMethod).
 func (st *clusterState) updateMethod(pod *corev1.Pod, reason ackov1alpha1.RestartReason) ackov1alpha1.PodUpdateMethod {
 	switch {
 	case st.broken[pod.Name] != "":
 		return ackov1alpha1.UpdateReplace
 	case reason == ackov1alpha1.RestartReasonConfigChanged:
-		return ackov1alpha1.UpdateLive
+		return st.configMethod(pod)
 	}
 	return ackov1alpha1.UpdateEvict
 }

@@ -44,6 +44,10 @@ func (r *AerospikeClusterReconciler) rollingRestart(ctx context.Context, st *clu
 		st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", hold)
 		return true, nil
 	}
+	if why := r.checkOpenFileLimits(st, batch); why != "" {
+		st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", why)
+		return true, nil
+	}
 	return true, r.startBatch(ctx, st, batch)
 }
 
@@ -70,7 +74,8 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 		}
 	}
 	limit := min(int(st.cluster.BatchSize()), st.maxDown)
-	if first.method == ackov1alpha1.UpdateLive {
+	if first.method == ackov1alpha1.UpdateLive || first.method == ackov1alpha1.UpdateInPlace {
+		// A config change goes one pod at a time, as it did when every one was first tried live.
 		limit = 1
 	}
 	batch = append(batch, first)

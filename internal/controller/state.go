@@ -27,7 +27,13 @@ type clusterState struct {
 	racks   []ackov1alpha1.RackPlacement
 	sets    map[string]*appsv1.StatefulSet // by name
 	objects []client.Object                // ConfigMaps, Services
-	pdb     *policyv1.PodDisruptionBudget
+	// configs are the config files known by identity (config.Hash): each rack's desired one, and
+	// those its pods still run that the ConfigMap keeps (keepRunningConfigs).
+	configs map[string]string
+	// noLive: no LiveConfigurer, so every config change restarts the node in place.
+	noLive bool
+
+	pdb *policyv1.PodDisruptionBudget
 	// maxDown is the safety rule: how many nodes may be down or leaving at once (config.MaxDown).
 	maxDown int
 

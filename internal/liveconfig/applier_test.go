@@ -48,17 +48,6 @@ func renderWith(t *testing.T, change func(c *ackov1alpha1.AerospikeCluster)) str
 	return render(t, c)
 }
 
-func setService(name string, value any) func(c *ackov1alpha1.AerospikeCluster) {
-	return func(c *ackov1alpha1.AerospikeCluster) {
-		svc, _ := c.Spec.AerospikeConfig.Value["service"].(map[string]any)
-		if svc == nil {
-			svc = map[string]any{}
-		}
-		svc[name] = value
-		c.Spec.AerospikeConfig.Value["service"] = svc
-	}
-}
-
 // node starts a simulated asd (real info protocol over TCP, held to the server's rules) on the given config,
 // and returns the pod it stands for.
 func node(t *testing.T, conf string) (*aerosim.Sim, *corev1.Pod) {
@@ -95,7 +84,7 @@ func serviceValue(t *testing.T, pod *corev1.Pod, name string) string {
 }
 
 func TestApplyDynamicChangeLive(t *testing.T) {
-	before, after := renderWith(t, nil), renderWith(t, setService("proto-fd-max", int64(20000)))
+	before, after := renderWith(t, nil), renderWith(t, testcluster.WithService("proto-fd-max", int64(20000)))
 	sim, pod := node(t, before)
 	files := &podFiles{own: before, projected: after}
 	a := &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}
@@ -130,7 +119,7 @@ func TestApplyRefusesWhatNeedsARestart(t *testing.T) {
 		hash   string
 		target error
 	}{
-		{"a static parameter", renderWith(t, setService("work-directory", "/opt/aerospike/other")), "",
+		{"a static parameter", renderWith(t, testcluster.WithService("work-directory", "/opt/aerospike/other")), "",
 			ErrNeedsRestart},
 		{"a config the kubelet has not projected yet", before, "0123456789abcdef", podexec.ErrNotProjected},
 	} {
@@ -149,5 +138,48 @@ func TestApplyRefusesWhatNeedsARestart(t *testing.T) {
 				t.Errorf("something changed: proto-fd-max=%s, copies %v", got, files.copied)
 			}
 		})
+	}
+}
+
+func setLogging(levels map[string]any) func(c *ackov1alpha1.AerospikeCluster) {
+	return func(c *ackov1alpha1.AerospikeCluster) { c.Spec.AerospikeConfig.Value["logging"] = levels }
+}
+
+// A new level for "any" reaches every context and leaves the explicit ones at their level; log/0,
+// which never lists "any", confirms it.
+func TestApplyLogContextAny(t *testing.T) {
+	before := renderWith(t, setLogging(map[string]any{"hb": "debug"}))
+	after := renderWith(t, setLogging(map[string]any{"any": "warning", "hb": "debug"}))
+	_, pod := node(t, before)
+	a := &Applier{Pods: &podFiles{own: before, projected: after}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
+	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied != "log-set:id=0;any=warning, log-set:id=0;hb=debug" {
+		t.Errorf("applied %q", applied)
+	}
+	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(), pod.Status.PodIP+":3000", "log/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := answers["log/0"]
+	if !strings.Contains(levels, ";hb:DEBUG;") || !strings.Contains(levels, ";migrate:WARNING;") || strings.Contains(levels, "INFO") {
+		t.Errorf("log/0 after the change: %s", levels)
+	}
+}
+
+// A geo2dsphere-within parameter goes live in the form the server takes.
+func TestApplyGeo2dsphereWithin(t *testing.T) {
+	setGeo := func(c *ackov1alpha1.AerospikeCluster) {
+		ns := c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)
+		ns["geo2dsphere-within"] = map[string]any{"max-cells": int64(13)}
+	}
+	before, after := renderWith(t, nil), renderWith(t, setGeo)
+	_, pod := node(t, before)
+	a := &Applier{Pods: &podFiles{own: before, projected: after}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
+	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
+	if err != nil || !strings.HasSuffix(applied, ";geo2dsphere-within-max-cells=13") {
+		t.Fatalf("applied %q, %v", applied, err)
 	}
 }

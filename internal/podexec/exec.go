@@ -21,6 +21,7 @@ import (
 )
 
 const (
+	cat = "cat" // reads a file of the pod
 	// DefaultTimeout bounds each exec when no other timeout is given.
 	DefaultTimeout = 10 * time.Second
 	// maxOutput bounds what is kept of each of stdout and stderr.
@@ -28,8 +29,10 @@ const (
 )
 
 var (
-	readInitCmdline = []string{"cat", "/proc/1/cmdline"}
-	readOwnConfig   = []string{"cat", path.Join(config.ConfigDir, config.FileName)}
+	readInitCmdline = []string{cat, "/proc/1/cmdline"}
+	// readInitLimits prints the limits of PID 1 (tini), which asd inherits.
+	readInitLimits = []string{cat, "/proc/1/limits"}
+	readOwnConfig  = []string{cat, path.Join(config.ConfigDir, config.FileName)}
 	// signalInit runs kill itself, not a shell: the image need not have one, and nothing is quoted.
 	signalInit = []string{"kill", "-USR1", "1"}
 )

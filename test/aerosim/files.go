@@ -16,6 +16,41 @@ var ErrNoFile = errors.New("no such file")
 // local cluster puts a pod's volumes there, and its exec shims read and change them, so that
 // nothing on this machine is touched. asd reads NodeSpec.ConfigFile from them at every start.
 
+// ProcLimits is the limits of the container's PID 1 (asd's, under tini): ReadFile answers it from
+// NodeSpec.OpenFileLimit, so that a pod's limits are the simulated node's, not this machine's.
+const ProcLimits = "/proc/1/limits"
+
+// procLimitsRows are /proc/<pid>/limits of a containerd container (soft, hard, units), the open-file
+// limit left to the node.
+const procLimitsRows = `Limit|Soft Limit|Hard Limit|Units
+Max cpu time|unlimited|unlimited|seconds
+Max file size|unlimited|unlimited|bytes
+Max data size|unlimited|unlimited|bytes
+Max stack size|8388608|unlimited|bytes
+Max core file size|unlimited|unlimited|bytes
+Max resident set|unlimited|unlimited|bytes
+Max processes|unlimited|unlimited|processes
+Max open files|%[1]d|%[1]d|files
+Max locked memory|8388608|8388608|bytes
+Max address space|unlimited|unlimited|bytes
+Max file locks|unlimited|unlimited|locks
+Max pending signals|63448|63448|signals
+Max msgqueue size|819200|819200|bytes
+Max nice priority|0|0|
+Max realtime priority|0|0|
+Max realtime timeout|unlimited|unlimited|us`
+
+// procLimits is /proc/<pid>/limits as Linux prints it ("%-25s %-20s %-20s %-10s" a row) with the
+// node's open-file limit.
+func procLimits(openFiles int64) string {
+	var b strings.Builder
+	for row := range strings.Lines(fmt.Sprintf(procLimitsRows, openFiles)) {
+		cols := strings.Split(strings.TrimSuffix(row, "\n"), "|")
+		fmt.Fprintf(&b, "%-25s %-20s %-20s %-10s\n", cols[0], cols[1], cols[2], cols[3])
+	}
+	return b.String()
+}
+
 // ReadFile returns a file of the node.
 func (s *Sim) ReadFile(name, file string) (string, error) {
 	s.mu.Lock()
@@ -23,6 +58,9 @@ func (s *Sim) ReadFile(name, file string) (string, error) {
 	n, _, err := s.find(name)
 	if err != nil {
 		return "", err
+	}
+	if path.Clean(file) == ProcLimits {
+		return procLimits(n.spec.OpenFileLimit), nil
 	}
 	content, ok := n.files[path.Clean(file)]
 	if !ok {

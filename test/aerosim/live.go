@@ -95,7 +95,11 @@ type liveConfig struct {
 	namespaces []string
 	engines    map[string]string // namespace → storage-engine type
 	sinks      []logSink
+	fdLimit    int64 // the container's open-file limit: proto-fd-max may not exceed it
 }
+
+// protoFdMax is the service parameter held to the open-file limit.
+const protoFdMax = "proto-fd-max"
 
 func namespaceKey(ns string) string { return ctxNamespace + "/" + ns }
 
@@ -194,7 +198,7 @@ func tableFor(image string) *params.Table {
 
 // loadConfig is asd reading its config at start: a file it refuses is an error with asd's message
 // (a conffile.Problem), else its cluster, its mesh, its running values and the warnings asd logs.
-func loadConfig(text, image, nodeID string) (nodeConfig, *liveConfig, []string, error) {
+func loadConfig(text, image, nodeID string, fdLimit int64) (nodeConfig, *liveConfig, []string, error) {
 	f, err := conffile.Parse(text)
 	if err != nil {
 		return nodeConfig{}, nil, nil, err
@@ -215,6 +219,11 @@ func loadConfig(text, image, nodeID string) (nodeConfig, *liveConfig, []string, 
 		}
 	}
 	live := newLive(table, server, settings, nodeID)
+	live.fdLimit = fdLimit
+	// as_config_post_process: cf_crash(AS_CFG, "%lu system file descriptors not enough, config specified %d")
+	if fdMax, _ := strconv.ParseInt(live.contexts[ctxService].vals[protoFdMax], 10, 64); fdMax > fdLimit {
+		return nodeConfig{}, nil, nil, fmt.Errorf("%d system file descriptors not enough, config specified %d", fdLimit, fdMax)
+	}
 	return meshConfig(settings), live, warnings, nil
 }
 

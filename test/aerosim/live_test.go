@@ -206,3 +206,105 @@ func TestMicrosecondHistogramsNeedBenchmarksOff(t *testing.T) {
 		}
 	}
 }
+
+// ask sends one info command to the node and returns the answer's value.
+func ask(t *testing.T, addr, cmd string) string {
+	t.Helper()
+	body, err := exchange(addr, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, value, ok := strings.Cut(strings.TrimSuffix(string(body), "\n"), "\t")
+	if !ok || req != cmd {
+		t.Fatalf("%s: answer %q", cmd, body)
+	}
+	return value
+}
+
+// Log context "any" sets every context of the sink, live as at start, and log/<id> lists the contexts,
+// never "any" (fixtures' log-0.txt).
+func TestLogSetAny(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	text := conf("db") + "logging {\n\tconsole {\n\t\tcontext any info\n\t\tcontext hb debug\n\t}\n}\n"
+	st := addNode(t, s, NodeSpec{Name: "a", Config: text})
+	before := ask(t, st.Addr, "log/0")
+	if !strings.Contains(before, ";hb:DEBUG;") || !strings.Contains(before, ";migrate:INFO;") {
+		t.Fatalf("log/0 at start: %s", before)
+	}
+	if got := ask(t, st.Addr, "log-set:id=0;any=warning"); got != answerOK {
+		t.Fatalf("log-set any: %s", got)
+	}
+	after := ask(t, st.Addr, "log/0")
+	for item := range strings.SplitSeq(after, ";") {
+		ctx, level, _ := strings.Cut(item, ":")
+		if ctx == "any" || level != "WARNING" {
+			t.Errorf("after any=warning, log/0 has %s", item)
+		}
+	}
+	if n := strings.Count(after, ";") + 1; n != strings.Count(before, ";")+1 || n < 60 {
+		t.Errorf("log/0 lists %d contexts after, %d before", n, strings.Count(before, ";")+1)
+	}
+}
+
+// The geo2dsphere-within parameters are set with a hyphen and reported with a dot, as a real 8.1.2.0
+// server did; the dotted name and a static one are refused.
+func TestGeo2dsphereWithinSetLive(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	st := addNode(t, s, NodeSpec{Name: "a", Config: conf("db")})
+	for cmd, want := range map[string]string{
+		"set-config:context=namespace;id=test;geo2dsphere-within.max-cells=13": errInvalidSetConfig,
+		"set-config:context=namespace;id=test;geo2dsphere-within-strict=false": errInvalidSetConfig,
+		"set-config:context=namespace;id=test;geo2dsphere-within-max-cells=13": answerOK,
+	} {
+		if got := ask(t, st.Addr, cmd); got != want {
+			t.Errorf("%s: %s, want %s", cmd, got, want)
+		}
+	}
+	items := strings.Split(ask(t, st.Addr, "get-config:context=namespace;id=test"), ";")
+	for _, want := range []string{"geo2dsphere-within.max-cells=13", "geo2dsphere-within.strict=true"} {
+		if !slices.Contains(items, want) {
+			t.Errorf("get-config lacks %s", want)
+		}
+	}
+	if slices.ContainsFunc(items, func(i string) bool { return strings.HasPrefix(i, "geo2dsphere-within-") }) {
+		t.Error("get-config reports a hyphenated geo2dsphere-within name")
+	}
+}
+
+// proto-fd-max is held to the container's open-file limit, which /proc/1/limits reports: asd does not
+// start above it, and refuses it live with its warning.
+func TestProtoFdMaxAboveTheOpenFileLimit(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	over := strings.Replace(conf("db"), "cluster-name db", "cluster-name db\n\tproto-fd-max 30000", 1)
+	st := addNode(t, s, NodeSpec{Name: "over", Config: over, OpenFileLimit: 20000})
+	if want := "CRITICAL (config): 20000 system file descriptors not enough, config specified 30000"; st.Phase != PhaseFailed ||
+		st.Error != want {
+		t.Errorf("started above the limit: %s %q, want %q", st.Phase, st.Error, want)
+	}
+	st = addNode(t, s, NodeSpec{Name: "a", Config: conf("db"), OpenFileLimit: 20000})
+	if st.Phase == PhaseFailed {
+		t.Fatalf("proto-fd-max 15000 under a limit of 20000: %s", st.Error)
+	}
+	if got := ask(t, st.Addr, "set-config:context=service;proto-fd-max=30000"); got != errInvalidSetConfig {
+		t.Errorf("set above the limit: %s", got)
+	}
+	log, err := s.Log("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(log, func(l string) bool {
+		return strings.HasSuffix(l, "WARNING (service): can't set proto-fd-max 30000 > system limit 20000")
+	}) {
+		t.Errorf("no refusal in the log: %q", log)
+	}
+	if got := ask(t, st.Addr, "set-config:context=service;proto-fd-max=20000"); got != answerOK {
+		t.Errorf("set at the limit: %s", got)
+	}
+	limits, err := s.ReadFile("a", "/proc/1/limits")
+	if err != nil || !strings.Contains(limits, "\nMax open files            20000                20000                files     \n") {
+		t.Errorf("/proc/1/limits: %q, %v", limits, err)
+	}
+	if st := addNode(t, s, NodeSpec{Name: "b", Config: conf("db")}); st.OpenFileLimit != DefaultOpenFileLimit {
+		t.Errorf("default open-file limit %d", st.OpenFileLimit)
+	}
+}

@@ -1,6 +1,7 @@
 package aerosim
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,6 +74,9 @@ func (c *liveConfig) context(context string, pairs *[]pair) (*kvList, string) {
 // through set-config (dynamic/set-namespace-test-replication-factor-3.txt).
 var liveOnServer = map[string]bool{"namespaces.[].replication-factor": true}
 
+// geoWithin is the namespace sub-context whose parameters set-config names with a hyphen.
+const geoWithin = "geo2dsphere-within"
+
 // change is a validated set-config parameter: the name get-config shows it under, and its value in
 // the server's units. ignored: Community Edition answers ok and keeps its default.
 type change struct {
@@ -83,19 +87,19 @@ type change struct {
 // setConfig answers set-config:context=<context>[;id=<namespace>];<name>=<value>[;...]: every
 // parameter must exist in the table, be dynamic and take the value (in a namespace, storage-engine
 // parameters without their prefix), or none is applied and the answer is asd's one generic error.
-// changedName reports a new cluster-name.
-func (c *liveConfig) setConfig(text string) (answer string, changedName bool) {
+// changedName reports a new cluster-name; warning is the line asd logs when it refuses a value.
+func (c *liveConfig) setConfig(text string) (answer string, changedName bool, warning string) {
 	pairs := parsePairs(text)
 	context, ok := take(&pairs, "context")
 	if !ok {
-		return errMissingContext, false
+		return errMissingContext, false, ""
 	}
 	list, errAnswer := c.context(context, &pairs)
 	if errAnswer != "" {
-		return errAnswer, false
+		return errAnswer, false, ""
 	}
 	if len(pairs) == 0 {
-		return errInvalidSetConfig, false
+		return errInvalidSetConfig, false, ""
 	}
 	namespace := ""
 	if context == ctxNamespace {
@@ -105,12 +109,15 @@ func (c *liveConfig) setConfig(text string) (answer string, changedName bool) {
 	for _, p := range pairs {
 		ch, ok := c.validate(context, namespace, p)
 		if !ok {
-			return errInvalidSetConfig, false
+			return errInvalidSetConfig, false, ""
+		}
+		if warning := c.overFdLimit(context, ch); warning != "" {
+			return errInvalidSetConfig, false, warning
 		}
 		changes = append(changes, ch)
 	}
 	if !ttlAllowed(list, changes) || context == ctxService && !c.histogramScaleAllowed(changes) {
-		return errInvalidSetConfig, false
+		return errInvalidSetConfig, false, ""
 	}
 	for _, ch := range changes {
 		if ch.ignored {
@@ -119,7 +126,18 @@ func (c *liveConfig) setConfig(text string) (answer string, changedName bool) {
 		changedName = changedName || (context == ctxService && ch.name == "cluster-name" && list.vals[ch.name] != ch.value)
 		list.set(ch.name, ch.value)
 	}
-	return answerOK, changedName
+	return answerOK, changedName, ""
+}
+
+// overFdLimit is as_service_set_proto_fd_max's refusal of a proto-fd-max above the open-file limit.
+func (c *liveConfig) overFdLimit(context string, ch change) string {
+	if context != ctxService || ch.name != protoFdMax {
+		return ""
+	}
+	if v, _ := strconv.ParseInt(ch.value, 10, 64); v > c.fdLimit {
+		return fmt.Sprintf("WARNING (service): can't set proto-fd-max %d > system limit %d", v, c.fdLimit)
+	}
+	return ""
 }
 
 func (c *liveConfig) namespaceOf(list *kvList) string {
@@ -135,7 +153,14 @@ func (c *liveConfig) namespaceOf(list *kvList) string {
 func (c *liveConfig) validate(context, namespace string, p pair) (change, bool) {
 	path, name := context+"."+p.name, p.name
 	if context == ctxNamespace {
+		if strings.Contains(p.name, ".") {
+			return change{}, false // a namespace's sub-context parameters are set with a hyphen
+		}
 		path = "namespaces.[]." + p.name
+		if sub, ok := strings.CutPrefix(p.name, geoWithin+"-"); ok {
+			// set as geo2dsphere-within-max-cells, reported as geo2dsphere-within.max-cells
+			path, name = "namespaces.[]."+geoWithin+"."+sub, geoWithin+"."+sub
+		}
 	}
 	param, ok := c.table.Lookup(path)
 	if !ok && context == ctxNamespace && !strings.Contains(p.name, ".") {

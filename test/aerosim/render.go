@@ -55,7 +55,10 @@ func (s *Sim) liveAnswer(n *node, live *liveConfig, now time.Time, name, params 
 	case name == "get-config":
 		return live.getConfig(params), true
 	case name == "set-config":
-		answer, renamed := live.setConfig(params)
+		answer, renamed, warning := live.setConfig(params)
+		if warning != "" {
+			n.logf(now, "%s", warning)
+		}
 		if renamed {
 			n.logf(now, "INFO (info): cluster-name changed to %s", n.clusterName())
 			s.settle(now)

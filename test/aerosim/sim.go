@@ -81,7 +81,13 @@ type NodeSpec struct {
 	// Volume names the volume a persistent namespace (storage-engine device or file) keeps its records
 	// on: a node added again with the same Volume finds them. Empty: they live and die with the pod.
 	Volume string `json:"volume,omitempty"`
+	// OpenFileLimit is the container's open-file limit (RLIMIT_NOFILE), which asd holds proto-fd-max
+	// to at start and live, and /proc/1/limits reports; 0 is DefaultOpenFileLimit.
+	OpenFileLimit int64 `json:"openFileLimit,omitempty"`
 }
+
+// DefaultOpenFileLimit is the open-file limit containerd gives a container (soft and hard).
+const DefaultOpenFileLimit = 1048576
 
 // Fault makes a node misbehave on every request until cleared with FaultNone.
 type Fault string
@@ -449,6 +455,12 @@ func (s *Sim) fillSpec(spec *NodeSpec) error {
 	}
 	if spec.NodeID == "" {
 		spec.NodeID = hexID(spec.Name)
+	}
+	if spec.OpenFileLimit < 0 {
+		return fmt.Errorf("%w: openFileLimit %d is negative", ErrInvalid, spec.OpenFileLimit)
+	}
+	if spec.OpenFileLimit == 0 {
+		spec.OpenFileLimit = DefaultOpenFileLimit
 	}
 	return nil
 }

@@ -102,7 +102,38 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			"cfg-0": "ConfigChanged", "cfg-1": "ConfigChanged", "cfg-2": "ConfigChanged"}))
 		Expect(eventMessages(ns, name, "PodRestartedInPlace")).To(HaveLen(3))
+		Expect(eventMessages(ns, name, "ConfigApplyFailed")).To(BeEmpty(), "a static change is not tried live first")
 		w.expectNothingLost()
+	})
+
+	It("stops a proto-fd-max above the pods' open-file limit before any restart, naming the limit", func() {
+		uids, before := podUIDs(ns, name), nodeStates(ns, pods)
+		limit := fmt.Sprint(aerosim.DefaultOpenFileLimit) // the simulated node's, as /proc/1/limits reports it
+		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":2000000}}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		stalled := `{.status.conditions[?(@.type=="Stalled")]}`
+		Eventually(func() (string, error) { return field(ns, "asc/"+name, stalled) }).
+			WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring(`"reason":"RolloutStuck"`))
+		message := mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="Stalled")].message}`)
+		Expect(message).To(ContainSubstring("open-file limit of " + limit))
+		Expect(message).To(ContainSubstring("can't set proto-fd-max 2000000 > system limit " + limit))
+		Expect(eventMessages(ns, name, "RolloutStuck")).To(ContainElement(ContainSubstring("open-file limit of " + limit)))
+		Consistently(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).
+			WithTimeout(3 * time.Second).WithPolling(time.Second).Should(HaveEach(HaveField("Phase", aerosim.PhaseMember)))
+		for _, p := range pods {
+			n, err := simNode(ns, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(n.Restarts).To(Equal(before[p].Restarts), "asd of %s not restarted", p)
+			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("proto-fd-max", "20000"), "nothing set live on %s", p)
+		}
+		Expect(podUIDs(ns, name)).To(Equal(uids), "no pod deleted")
+
+		By("setting it back: the cluster is Running again with nothing restarted")
+		_, err = mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"proto-fd-max":20000}}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() (string, error) { return field(ns, "asc/"+name, "{.status.phase}") }).
+			WithTimeout(time.Minute).WithPolling(time.Second).Should(Equal("Running"))
+		Expect(podUIDs(ns, name)).To(Equal(uids), "no pod deleted")
 	})
 
 	It("still recreates the pods on an image change", func() {

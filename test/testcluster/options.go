@@ -32,6 +32,18 @@ func WithVolumes(vols ...ackov1alpha1.VolumeSpec) Option {
 	return func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Storage = &ackov1alpha1.StorageSpec{Volumes: vols} }
 }
 
+// WithService sets a parameter of aerospikeConfig's service stanza.
+func WithService(name string, value any) Option {
+	return func(c *ackov1alpha1.AerospikeCluster) {
+		svc, _ := c.Spec.AerospikeConfig.Value["service"].(map[string]any)
+		if svc == nil {
+			svc = map[string]any{}
+		}
+		svc[name] = value
+		c.Spec.AerospikeConfig.Value["service"] = svc
+	}
+}
+
 // WithPod sets the cluster's pod overrides.
 func WithPod(o ackov1alpha1.PodOverrides) Option {
 	return func(c *ackov1alpha1.AerospikeCluster) { c.Spec.PodSpec = &o }

@@ -38,8 +38,11 @@ func (s Setting) InfoName() (InfoName, bool) {
 	case strings.HasPrefix(path, "namespaces.[].storage-engine("):
 		return InfoName{Context: infoNamespace, ID: s.Section.Namespace, Get: "storage-engine." + name, Set: name}, true
 	case path == "namespaces.[].geo2dsphere-within":
-		// Reported with its prefix; the set-config spelling was not seen on a real server.
-		return InfoName{Context: infoNamespace, ID: s.Section.Namespace, Get: "geo2dsphere-within." + name}, true
+		// Reported with a dot, set with a hyphen: a real 8.1.2.0 server took
+		// set-config:context=namespace;id=test;geo2dsphere-within-max-cells=13 and reported
+		// geo2dsphere-within.max-cells=13.
+		return InfoName{Context: infoNamespace, ID: s.Section.Namespace, Get: "geo2dsphere-within." + name,
+			Set: "geo2dsphere-within-" + name}, true
 	}
 	return InfoName{}, false
 }

@@ -54,6 +54,10 @@ type Read struct {
 	Name, Value string
 	// anyCase: log/<id> reports levels in capitals.
 	anyCase bool
+	// every: the read is of log context "any", which log/<id> never lists: every context it lists
+	// must report Value, except those in later (set by a later line of the sink).
+	every bool
+	later []string
 }
 
 // Confirmed reports whether an answer to the Read's Command holds its value. The answer may be the
@@ -66,15 +70,25 @@ func (r Read) Confirmed(answer string) bool {
 	if strings.HasPrefix(answer, "ERROR") {
 		return false
 	}
+	seen := false
 	for _, entry := range strings.Split(answer, ";") {
 		sep := strings.IndexAny(entry, "=:")
-		if sep < 0 || entry[:sep] != r.Name {
+		if sep < 0 {
 			continue
 		}
-		got := entry[sep+1:]
-		return got == r.Value || r.anyCase && strings.EqualFold(got, r.Value)
+		name, got := entry[:sep], entry[sep+1:]
+		same := got == r.Value || r.anyCase && strings.EqualFold(got, r.Value)
+		switch {
+		case r.every && !slices.Contains(r.later, name):
+			if !same {
+				return false
+			}
+			seen = true
+		case !r.every && name == r.Name:
+			return same
+		}
 	}
-	return false
+	return seen
 }
 
 // LogLevel is a log context's new level in one logging sink.
@@ -83,13 +97,20 @@ type LogLevel struct {
 	Sink    string
 	Context string
 	Level   string
+	// Later, for context "any", are the contexts later lines of the sink set again: "any" sets every
+	// context, and log/<id> confirms it by the level of every other one (it never lists "any").
+	Later []string
 }
+
+// contextAny is the log context that stands for every context.
+const contextAny = "any"
 
 // Step is the log-set request for the sink whose id "logs" reported.
 func (l LogLevel) Step(sinkID string) Step {
 	return Step{
 		Command: fmt.Sprintf("log-set:id=%s;%s=%s", sinkID, l.Context, l.Level),
-		Confirm: []Read{{Command: "log/" + sinkID, Name: l.Context, Value: strings.ToUpper(l.Level), anyCase: true}},
+		Confirm: []Read{{Command: "log/" + sinkID, Name: l.Context, Value: strings.ToUpper(l.Level), anyCase: true,
+			every: l.Context == contextAny, later: l.Later}},
 	}
 }
 
@@ -128,7 +149,7 @@ func Compute(running, desired string, t *params.Table) (Plan, error) {
 	if len(d.restart) > 0 {
 		return Plan{Restart: d.restart}, nil
 	}
-	return Plan{Steps: d.steps(), Logging: d.logging}, nil
+	return Plan{Steps: d.steps(), Logging: d.logLevels()}, nil
 }
 
 // config is a parsed file with its settings by key, in file order.
@@ -179,8 +200,9 @@ type differ struct {
 	fromBlocks, toBlocks []string
 	restart              []string
 	// live are the changed settings a set-config applies, in the desired file's order.
-	live    []conffile.Setting
-	logging []LogLevel
+	live []conffile.Setting
+	// logging are the changed log levels, in the desired file's order.
+	logging []conffile.Setting
 }
 
 func (d *differ) restartFor(format string, args ...any) {
@@ -192,12 +214,12 @@ func (d *differ) restartFor(format string, args ...any) {
 func (d *differ) sections() {
 	from, to := d.fromBlocks, d.toBlocks
 	for _, b := range from {
-		if !slices.Contains(to, b) && !covered(b, to, from) {
+		if !slices.Contains(to, b) && !covered(b, to, from) && !parameterGroup(b) {
 			d.restartFor("%s is removed: the server builds it only at start", b)
 		}
 	}
 	for _, b := range to {
-		if !slices.Contains(from, b) && !covered(b, from, to) {
+		if !slices.Contains(from, b) && !covered(b, from, to) && !parameterGroup(b) {
 			d.restartFor("%s is added: the server builds it only at start", b)
 		}
 	}
@@ -235,14 +257,24 @@ func (d *differ) settings() {
 	}
 }
 
-// blockKept reports whether the block holding a setting is in both files.
+// blockKept reports whether the block holding a setting is in both files (a parameter group counts
+// as its enclosing block).
 func (d *differ) blockKept(key string) bool {
 	i := strings.LastIndex(key, "/")
 	if i < 0 {
 		return true
 	}
 	block := key[:i]
+	if parameterGroup(block) {
+		return d.blockKept(block)
+	}
 	return slices.Contains(d.fromBlocks, block) && slices.Contains(d.toBlocks, block)
+}
+
+// parameterGroup is a block the server builds nothing for: a namespace's geo2dsphere-within
+// parameters exist, at their defaults, whether the file writes the block or not.
+func parameterGroup(block string) bool {
+	return strings.HasSuffix(block, "/geo2dsphere-within")
 }
 
 // allNodesTogether are dynamic parameters that must not differ between nodes: set one node at a time,
@@ -278,17 +310,71 @@ func (d *differ) change(key string, s, old conffile.Setting, had bool) {
 }
 
 func (d *differ) logChange(what string, s conffile.Setting) {
-	sink := s.Section.Sink
-	switch {
-	case sink == "console":
-		sink = "stderr"
-	case strings.HasPrefix(sink, "file "):
-		sink = strings.TrimPrefix(sink, "file ")
-	default:
-		d.restartFor("%s: the %s sink's live form is not known", what, sink)
+	if _, ok := sinkName(s.Section.Sink); !ok {
+		d.restartFor("%s: the %s sink's live form is not known", what, s.Section.Sink)
 		return
 	}
-	d.logging = append(d.logging, LogLevel{Sink: sink, Context: s.Name, Level: s.Values[0]})
+	d.logging = append(d.logging, s)
+}
+
+// sinkName is a sink as the "logs" command names it: "stderr" for the console, a file's path.
+func sinkName(sink string) (string, bool) {
+	switch {
+	case sink == "console":
+		return "stderr", true
+	case strings.HasPrefix(sink, "file "):
+		return strings.TrimPrefix(sink, "file "), true
+	}
+	return "", false
+}
+
+// logLevels are the log-set changes, sink by sink. asd reads a sink's context lines in order at start,
+// "any" setting every context; set live, "any" does the same. So a sink whose "any" changes, or whose
+// changed context comes before its "any" line (which then overrides it), gets all its lines again in
+// the file's order: "any", then the contexts after it; otherwise only the changed contexts are set.
+func (d *differ) logLevels() []LogLevel {
+	var out []LogLevel
+	done := map[string]bool{}
+	for _, changed := range d.logging {
+		sink := changed.Section.Sink
+		if done[sink] {
+			continue
+		}
+		done[sink] = true
+		lines := d.sinkLines(sink)
+		anyAt := slices.IndexFunc(lines, func(s conffile.Setting) bool { return s.Name == contextAny })
+		replay := anyAt >= 0 && slices.ContainsFunc(d.logging, func(s conffile.Setting) bool {
+			return s.Section.Sink == sink && s.Line <= lines[anyAt].Line
+		})
+		if !replay {
+			lines = slices.DeleteFunc(lines, func(s conffile.Setting) bool {
+				return !slices.ContainsFunc(d.logging, func(c conffile.Setting) bool { return c.Key() == s.Key() })
+			})
+		}
+		name, _ := sinkName(sink)
+		for i, s := range lines {
+			l := LogLevel{Sink: name, Context: s.Name, Level: s.Values[0]}
+			if s.Name == contextAny {
+				for _, after := range lines[i+1:] {
+					l.Later = append(l.Later, after.Name)
+				}
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// sinkLines are the desired file's context lines of a sink, in file order.
+func (d *differ) sinkLines(sink string) []conffile.Setting {
+	var lines []conffile.Setting
+	for _, key := range d.to.order {
+		if s := d.to.settings[key]; s.Section.Path == "logging.[]" && s.Section.Sink == sink {
+			lines = append(lines, s)
+		}
+	}
+	slices.SortStableFunc(lines, func(a, b conffile.Setting) int { return a.Line - b.Line })
+	return lines
 }
 
 // group is one set-config request: a context (and namespace), in an apply phase.

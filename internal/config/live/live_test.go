@@ -3,6 +3,7 @@ package live
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -137,7 +138,7 @@ func TestLogLevels(t *testing.T) {
 		t.Fatalf("plan = %+v, want one log level", p)
 	}
 	l := p.Logging[0]
-	if l != (LogLevel{Sink: "stderr", Context: "misc", Level: "info"}) {
+	if !reflect.DeepEqual(l, LogLevel{Sink: "stderr", Context: "misc", Level: "info"}) {
 		t.Fatalf("log level = %+v", l)
 	}
 	id, ok := SinkID(fixture(t, "logs.txt"), l.Sink)
@@ -153,6 +154,103 @@ func TestLogLevels(t *testing.T) {
 	}
 	if _, ok := SinkID(fixture(t, "logs.txt"), "/var/log/aerospike.log"); ok {
 		t.Error("a sink the server does not have has an id")
+	}
+}
+
+// warning is the fixture's log/0 answer with every context at WARNING but those set.
+func warning(t *testing.T, set map[string]string) string {
+	t.Helper()
+	answer := strings.ReplaceAll(fixture(t, "log-0.txt"), ":INFO", ":WARNING")
+	for ctx, level := range set {
+		answer = strings.Replace(answer, ";"+ctx+":WARNING;", ";"+ctx+":"+level+";", 1)
+	}
+	return answer
+}
+
+// "any" sets every context of the sink, live as at start: a changed "any" is set, then the contexts
+// the file sets after it again (a real server's hb debug became WARNING when any was set to warning
+// alone), and it is confirmed by every context log/<id> lists, since it never lists "any".
+func TestLogContextAny(t *testing.T) {
+	running := edit(t, fixture(t, "aerospike.conf"), "context any info", "context any info\n\t\tcontext hb debug")
+	desired := edit(t, running, "context any info", "context any warning")
+	p, err := Compute(running, desired, table812(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LogLevel{{Sink: "stderr", Context: "any", Level: "warning", Later: []string{"hb"}},
+		{Sink: "stderr", Context: "hb", Level: "debug"}}
+	if !p.Live() || !reflect.DeepEqual(p.Logging, want) {
+		t.Fatalf("logging = %+v, want %+v", p.Logging, want)
+	}
+	anyRead := p.Logging[0].Step("0").Confirm[0]
+	if anyRead.Command != "log/0" || p.Logging[0].Step("0").Command != "log-set:id=0;any=warning" {
+		t.Fatalf("step %+v", p.Logging[0].Step("0"))
+	}
+	for name, tc := range map[string]struct {
+		answer string
+		want   bool
+	}{
+		"every context at the new level":             {warning(t, nil), true},
+		"hb, set again next, still at the old level": {warning(t, map[string]string{"hb": "DEBUG"}), true},
+		"one context left at the old level":          {warning(t, map[string]string{"migrate": "INFO"}), false},
+		"the answer before the change":               {fixture(t, "log-0.txt"), false},
+		"a refusal":                                  {"ERROR::bad-id", false},
+	} {
+		if got := anyRead.Confirmed(tc.answer); got != tc.want {
+			t.Errorf("%s: Confirmed = %v, want %v", name, got, tc.want)
+		}
+	}
+	hbRead := p.Logging[1].Step("0").Confirm[0]
+	if !hbRead.Confirmed(warning(t, map[string]string{"hb": "DEBUG"})) || hbRead.Confirmed(warning(t, nil)) {
+		t.Errorf("hb read %+v", hbRead)
+	}
+}
+
+// A context set before "any" is overridden by it at start; changed, the sink is set again in the
+// file's order, so that the node ends as a restart would leave it.
+func TestLogContextBeforeAny(t *testing.T) {
+	running := edit(t, fixture(t, "aerospike.conf"), "context any info", "context misc debug\n\t\tcontext any info")
+	p, err := Compute(running, edit(t, running, "context misc debug", "context misc detail"), table812(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LogLevel{{Sink: "stderr", Context: "misc", Level: "detail"}, {Sink: "stderr", Context: "any", Level: "info"}}
+	if !reflect.DeepEqual(p.Logging, want) {
+		t.Errorf("logging = %+v, want %+v", p.Logging, want)
+	}
+	// after "any": only the changed context
+	running = edit(t, fixture(t, "aerospike.conf"), "context any info", "context any info\n\t\tcontext misc debug\n\t\tcontext hb debug")
+	p, err = Compute(running, edit(t, running, "context misc debug", "context misc detail"), table812(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []LogLevel{{Sink: "stderr", Context: "misc", Level: "detail"}}; !reflect.DeepEqual(p.Logging, want) {
+		t.Errorf("logging = %+v, want %+v", p.Logging, want)
+	}
+}
+
+// The geo2dsphere-within parameters a real server takes live: set with a hyphen, read with a dot.
+func TestGeo2dsphereWithin(t *testing.T) {
+	running := fixture(t, "aerospike.conf")
+	desired := edit(t, running, "replication-factor 2", "replication-factor 2\n\tgeo2dsphere-within {\n\t\tmax-cells 13\n\t\tmin-level 2\n\t}")
+	p, err := Compute(running, desired, table812(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"set-config:context=namespace;id=test;geo2dsphere-within-max-cells=13;geo2dsphere-within-min-level=2"}
+	if got := commands(p); !p.Live() || !slices.Equal(got, want) {
+		t.Fatalf("plan %+v, want %q", p, want)
+	}
+	after := strings.Replace(fixture(t, "get-config-namespace-test-final.txt"), "geo2dsphere-within.max-cells=12",
+		"geo2dsphere-within.max-cells=13", 1)
+	after = strings.Replace(after, "geo2dsphere-within.min-level=1", "geo2dsphere-within.min-level=2", 1)
+	assertConfirmed(t, p, map[string]string{"get-config:context=namespace;id=test": after})
+	strict := edit(t, desired, "max-cells 13", "strict false")
+	if p, err := Compute(running, strict, table812(t)); err != nil || p.Live() {
+		t.Errorf("a static geo2dsphere-within parameter: plan %+v, %v; want a restart", p, err)
+	}
+	if p, err := Compute(desired, running, table812(t)); err != nil || p.Live() {
+		t.Errorf("the block removed: plan %+v, %v; want a restart (the defaults come back at start)", p, err)
 	}
 }
 

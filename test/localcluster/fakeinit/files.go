@@ -49,12 +49,16 @@ func podFilesFromEnv() (podFiles, error) {
 	return p, nil
 }
 
-// simulated reports whether p is under one of the pod's mounts.
+// simulated reports whether p is under one of the pod's mounts, or is the Aerospike container's
+// /proc/1/limits: asd's limits are the simulated node's (its open-file limit), not this machine's.
 func (p podFiles) simulated(file string) bool {
 	if !path.IsAbs(file) {
 		return false
 	}
 	file = path.Clean(file)
+	if p.sim && file == aerosim.ProcLimits {
+		return true
+	}
 	for _, m := range p.mounts {
 		if m = path.Clean(m); file == m || strings.HasPrefix(file, m+"/") {
 			return true

@@ -137,3 +137,17 @@ func TestSimulatedPaths(t *testing.T) {
 		}
 	}
 }
+
+// /proc/1/limits in the Aerospike container is the simulated node's (containerd's open-file limit),
+// not this machine's: the operator holds proto-fd-max to it.
+func TestCatProcLimitsIsTheSimulatedNodes(t *testing.T) {
+	p := podWithFiles(t)
+	code, out, errOut := run(catCmd, p, "/proc/1/limits")
+	if code != 0 || !strings.Contains(out, "\nMax open files            1048576              1048576              files") {
+		t.Fatalf("cat /proc/1/limits: %d %q %q", code, out, errOut)
+	}
+	p.sim = false
+	if p.simulated("/proc/1/limits") {
+		t.Error("another container's /proc/1/limits is simulated")
+	}
+}

@@ -1,0 +1,75 @@
+package controller
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/config/live"
+	"github.com/acko-io/acko/internal/resources"
+)
+
+// runningPrefix names the ConfigMap keys that keep the files the rack's pods still run:
+// running-<config hash>.conf.
+const runningPrefix = "running-"
+
+func runningKey(hash string) string { return runningPrefix + hash + ".conf" }
+
+// keepRunningConfigs keeps in the rack's ConfigMap, beside the desired file, every file a pod of the
+// rack still runs (it was the ConfigMap's file when the pod loaded it), until no pod runs it: the
+// method of a config change is chosen by comparing the file a pod runs with the desired one, and the
+// ConfigMap is where that file is known without asking the pod. A file it never held (pods older than
+// this operator) stays unknown. Both are recorded in st.configs by identity.
+func (r *AerospikeClusterReconciler) keepRunningConfigs(ctx context.Context, st *clusterState, cm *corev1.ConfigMap,
+	rack int32) error {
+	desired := config.Hash(cm.Data[config.FileName])
+	st.configs[desired] = cm.Data[config.FileName]
+	existing := &corev1.ConfigMap{}
+	switch err := r.Get(ctx, client.ObjectKeyFromObject(cm), existing); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case !ownedBy(existing, st.cluster):
+		return nil // applyChild reports the conflict
+	}
+	known := map[string]string{}
+	for key, text := range existing.Data {
+		if key == config.FileName || strings.HasPrefix(key, runningPrefix) {
+			known[config.Hash(text)] = text
+		}
+	}
+	for _, pod := range st.pods {
+		hash := pod.Annotations[ackov1alpha1.AnnotationConfigHash]
+		if text, ok := known[hash]; ok && hash != desired && rackOf(pod) == rack {
+			cm.Data[runningKey(hash)] = text
+			st.configs[hash] = text
+		}
+	}
+	return nil
+}
+
+// configMethod is how a pod takes a new config: live only when the planner says the node takes all of
+// it live (live.Compute from the file it runs to the desired one); a static or mixed change goes
+// straight to a restart in place, as does every change with no LiveConfigurer. A pod whose file is not
+// known is tried live: the applier then plans from the pod's own copy and falls back to a restart.
+func (st *clusterState) configMethod(pod *corev1.Pod) ackov1alpha1.PodUpdateMethod {
+	if st.noLive {
+		return ackov1alpha1.UpdateInPlace
+	}
+	running, known := st.configs[pod.Annotations[ackov1alpha1.AnnotationConfigHash]]
+	desired, ok := st.configs[st.desiredConfigHash(pod)]
+	if !known || !ok {
+		return ackov1alpha1.UpdateLive
+	}
+	table, _, _ := config.TableFor(resources.AerospikeImage(pod)) // the newest when the tag names none
+	if plan, err := live.Compute(running, desired, table); err != nil || !plan.Live() {
+		return ackov1alpha1.UpdateInPlace
+	}
+	return ackov1alpha1.UpdateLive
+}

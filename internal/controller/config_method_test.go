@@ -1,0 +1,187 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/test/testcluster"
+)
+
+// A config change is tried live only when the planner says the node takes all of it live; the file a
+// pod runs is known from the rack's ConfigMap, which keeps it while a pod runs it.
+
+// withConfigMaps creates the ConfigMaps the cluster's pods were started from, as applyChildren does.
+func (f *doorFixture) withConfigMaps() {
+	st := f.observe()
+	for _, obj := range st.objects {
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: ackov1alpha1.GroupVersion.String(),
+				Kind: "AerospikeCluster", Name: f.key.Name, UID: "uid-1", Controller: ptr.To(true)}}
+			f.must(f.c.Create(f.ctx, cm))
+		}
+	}
+}
+
+func methods(st *clusterState) map[string]ackov1alpha1.PodUpdateMethod {
+	out := map[string]ackov1alpha1.PodUpdateMethod{}
+	for _, o := range st.outdated {
+		out[o.pod.Name] = o.method
+	}
+	return out
+}
+
+func TestConfigMethodFollowsThePlan(t *testing.T) {
+	three := func(c *ackov1alpha1.AerospikeCluster) {
+		replicationFactor(3)(c)
+		c.Spec.RollingUpdateBatchSize = ptr.To(int32(2))
+	}
+	for _, tc := range []struct {
+		name       string
+		change     []func(*ackov1alpha1.AerospikeCluster)
+		configMaps bool
+		noLive     bool
+		want       ackov1alpha1.PodUpdateMethod
+	}{
+		{"a dynamic change", []func(*ackov1alpha1.AerospikeCluster){testcluster.WithService("proto-fd-max", int64(20000))}, true, false,
+			ackov1alpha1.UpdateLive},
+		{"a static change", []func(*ackov1alpha1.AerospikeCluster){testcluster.WithService("work-directory", "/opt/aerospike/other")},
+			true, false, ackov1alpha1.UpdateInPlace},
+		{"a static and a dynamic change", []func(*ackov1alpha1.AerospikeCluster){testcluster.WithService("proto-fd-max", int64(20000)),
+			testcluster.WithService("work-directory", "/opt/aerospike/other")}, true, false, ackov1alpha1.UpdateInPlace},
+		{"a dynamic change with no LiveConfigurer", []func(*ackov1alpha1.AerospikeCluster){
+			testcluster.WithService("proto-fd-max", int64(20000))}, true, true, ackov1alpha1.UpdateInPlace},
+		{"a static change to pods whose file is not known: the applier decides", []func(*ackov1alpha1.AerospikeCluster){
+			testcluster.WithService("work-directory", "/opt/aerospike/other")}, false, false, ackov1alpha1.UpdateLive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newDoorFixture(t, testcluster.Build(sized(3), three))
+			if tc.configMaps {
+				f.withConfigMaps()
+			}
+			running := f.observe().desiredConfigHash(f.observe().pods["aero-0"])
+			for _, change := range tc.change {
+				f.edit(change)
+			}
+			st := f.observe()
+			st.noLive = tc.noLive
+			st.outdated = st.findOutdated()
+			got := methods(st)
+			if len(got) != 3 {
+				t.Fatalf("outdated %v", got)
+			}
+			for pod, m := range got {
+				if m != tc.want {
+					t.Errorf("%s: %s, want %s", pod, m, tc.want)
+				}
+			}
+			if batch, hold := st.nextBatch(); hold != "" || len(batch) != 1 {
+				t.Errorf("a config change goes one pod at a time, as before: batch %d, hold %q", len(batch), hold)
+			}
+			cm := configMapOf(t, st)
+			if kept, ok := cm.Data[runningKey(running)]; tc.configMaps != ok || ok && config.Hash(kept) != running {
+				t.Errorf("the ConfigMap keeps %v the file the pods run (%s): %v", tc.configMaps, running, keys(cm.Data))
+			}
+		})
+	}
+}
+
+func configMapOf(t *testing.T, st *clusterState) *corev1.ConfigMap {
+	t.Helper()
+	for _, obj := range st.objects {
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			return cm
+		}
+	}
+	t.Fatal("no ConfigMap rendered")
+	return nil
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Once no pod runs a file, the ConfigMap no longer keeps it.
+func TestRunningConfigDroppedOnceNoPodRunsIt(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(3)))
+	f.withConfigMaps()
+	f.edit(testcluster.WithService("proto-fd-max", int64(20000)))
+	st := f.observe()
+	cm := configMapOf(t, st)
+	f.must(f.c.Update(f.ctx, cm)) // as applyChildren writes it
+	desired := st.desiredConfigHash(st.pods["aero-0"])
+	for _, name := range []string{"aero-0", "aero-1", "aero-2"} {
+		f.pod(name, func(p *corev1.Pod) { p.Annotations[ackov1alpha1.AnnotationConfigHash] = desired })
+	}
+	if data := configMapOf(t, f.observe()).Data; len(data) != 1 {
+		t.Errorf("every pod runs the desired file, the ConfigMap still keeps %v", keys(data))
+	}
+}
+
+// fakeLimits answers one open-file limit and counts the reads.
+type fakeLimits struct {
+	limit int64
+	reads atomic.Int32
+}
+
+func (l *fakeLimits) OpenFileLimit(context.Context, *corev1.Pod) (int64, error) {
+	l.reads.Add(1)
+	return l.limit, nil
+}
+
+// proto-fd-max above the pod's open-file limit stops the rollout before any pod is touched, with the
+// limit named; at or under it, the batch goes.
+func TestProtoFdMaxAboveTheOpenFileLimitStopsBeforeAnyRestart(t *testing.T) {
+	for _, tc := range []struct {
+		value int64
+		stuck bool
+	}{{30000, true}, {20000, false}} {
+		f := newDoorFixture(t, testcluster.Build(sized(3)))
+		limits := &fakeLimits{limit: 20000}
+		f.r.Limits = limits
+		ctx, cancel := context.WithCancel(f.ctx)
+		go func() { _ = f.r.Tasks.Start(ctx) }()
+		t.Cleanup(cancel)
+		f.withConfigMaps()
+		f.edit(testcluster.WithService("proto-fd-max", tc.value))
+		st := f.observe()
+		batch, _ := st.nextBatch()
+		if why := f.r.checkOpenFileLimits(st, batch); !strings.HasPrefix(why, "reading the open-file limit of pod ") {
+			t.Fatalf("before the limit is read: %q", why)
+		}
+		var results map[string]outcome
+		for deadline := time.Now().Add(5 * time.Second); results == nil && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+			results = f.r.Tasks.Take(f.key)
+		}
+		st = f.observe()
+		st.results = results
+		why := f.r.checkOpenFileLimits(st, batch)
+		if tc.stuck {
+			want := "pod aero-2 runs under an open-file limit of 20000"
+			if !strings.HasPrefix(why, want) || st.stuck != why || !strings.Contains(why, "can't set proto-fd-max 30000 > system limit 20000") {
+				t.Errorf("proto-fd-max %d: why %q, stuck %q", tc.value, why, st.stuck)
+			}
+		} else if why != "" || st.stuck != "" {
+			t.Errorf("proto-fd-max %d under the limit: why %q, stuck %q", tc.value, why, st.stuck)
+		}
+		// read once per pod
+		st = f.observe()
+		_ = f.r.checkOpenFileLimits(st, batch)
+		if n := limits.reads.Load(); n != 1 {
+			t.Errorf("the limit was read %d times", n)
+		}
+	}
+}
