@@ -155,7 +155,9 @@ func TestFateOf(t *testing.T) {
 // progress deadline, counted from the first refusal, for a roll's step and for a PodRestart's pod alike.
 func TestARefusedEvictionStalls(t *testing.T) {
 	deadline := ackov1alpha1.DefaultProgressDeadline
-	ago := func(st *clusterState, d time.Duration) *metav1.MicroTime { return ptr.To(metav1.NewMicroTime(st.now.Add(-d))) }
+	ago := func(st *clusterState, d time.Duration) *metav1.MicroTime {
+		return ptr.To(metav1.NewMicroTime(st.now.Add(-d)))
+	}
 	step := func(method ackov1alpha1.PodUpdateMethod, done bool, refused time.Duration) func(st *clusterState) {
 		return func(st *clusterState) {
 			u := withStep(st, method, done, 2*deadline, "old")

@@ -85,7 +85,7 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 		first := s.obs.Now
 		Expect(operations.RefusedSince(s.c.Status.OperationStatus)).To(BeTemporally("==", first))
 
-		at(40*time.Second)(&s)
+		at(40 * time.Second)(&s)
 		_, err = e.Step(context.Background(), s.c, s.obs)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(operations.RefusedSince(s.c.Status.OperationStatus)).To(BeTemporally("==", first), "counted from the first refusal")
