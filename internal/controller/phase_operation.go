@@ -72,7 +72,7 @@ func (st *clusterState) operationRefused(op *ackov1alpha1.OperationStatus) strin
 	if since.IsZero() {
 		return ""
 	}
-	return refusedTooLong(op.CurrentPod, since, st.now, st.cluster.ProgressDeadline())
+	return st.refusedTooLong(actOperation, op.CurrentPod, since)
 }
 
 // splitOnly: the nodes are split and nothing else keeps the cluster from Running. An operation still

@@ -167,7 +167,7 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		}
 		for _, p := range pods {
 			waiting = append(waiting, p+": "+why)
-			st.checkRefused(p, refusedSince(st.cluster.Status.Pods[p].Update))
+			st.checkRefused(actRoll, p, refusedSince(st.cluster.Status.Pods[p].Update))
 		}
 	}
 	if len(waiting) > 0 {
@@ -340,20 +340,33 @@ func refusedSince(u *ackov1alpha1.PodUpdate) time.Time {
 
 // checkRefused stops the rollout (Stalled, RolloutStuck) when the pod's eviction has been refused since
 // since for longer than the progress deadline (a zero since: it was not refused).
-func (st *clusterState) checkRefused(pod string, since time.Time) {
+func (st *clusterState) checkRefused(kind actKind, pod string, since time.Time) {
 	if st.stuck == "" {
-		st.stuck = refusedTooLong(pod, since, st.now, st.cluster.ProgressDeadline())
+		st.stuck = st.refusedTooLong(kind, pod, since)
 	}
 }
 
-// refusedTooLong says why an eviction refused since since (zero: not refused) stalls the cluster, once
-// the refusals have lasted longer than the progress deadline ("" until then). Only the user can end it:
+// refusedTooLong is refusedFor on this reconcile's observations, for a take-down of the given kind: a
+// take-down that the checks hold now (a node down, migrations) waits for them, which is progress, not
+// for the refusal of its last attempt.
+func (st *clusterState) refusedTooLong(kind actKind, pod string, since time.Time) string {
+	if since.IsZero() {
+		return ""
+	}
+	if check, _ := st.view().run(kind, []string{pod}); check != "" {
+		return ""
+	}
+	return refusedFor(pod, since, st.now, st.cluster.ProgressDeadline())
+}
+
+// refusedFor says why an eviction refused since since (zero: not refused) stalls the cluster, once the
+// refusals have lasted longer than the progress deadline ("" until then). Only the user can end it:
 // a second PodDisruptionBudget over the pods (the API server then refuses every eviction), or a budget
 // that counts pods unhealthy, or allows no disruption, for that long. The eviction is still tried at
 // every reconcile, through the checks, and goes as soon as the budget lets it. The message stays the
 // same from one reconcile to the next (between two attempts the checks wait for fresh readings); the
 // refusal's own words are in the Reconciling condition until the deadline, and in an operation's message.
-func refusedTooLong(pod string, since, now time.Time, deadline time.Duration) string {
+func refusedFor(pod string, since, now time.Time, deadline time.Duration) string {
 	if since.IsZero() || now.Sub(since) <= deadline {
 		return ""
 	}

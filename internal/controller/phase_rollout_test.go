@@ -181,18 +181,29 @@ func TestARefusedEvictionStalls(t *testing.T) {
 		{"a roll's eviction refused for longer than the deadline", step(ackov1alpha1.UpdateEvict, false, deadline+time.Second), true},
 		{"... for less", step(ackov1alpha1.UpdateEvict, false, deadline-time.Second), false},
 		{"a step held long by the checks, never refused", step(ackov1alpha1.UpdateEvict, false, 0), false},
+		{"a step refused long ago, held by the checks now (a node down)", func(st *clusterState) {
+			step(ackov1alpha1.UpdateEvict, false, deadline+time.Second)(st)
+			st.pods["aero-0"].Status.Conditions[0].Status = corev1.ConditionFalse
+		}, false},
 		{"a step whose eviction went out after refusals", step(ackov1alpha1.UpdateEvict, true, deadline+time.Second), false},
 		{"a restart in place (attempted: its signal)", step(ackov1alpha1.UpdateInPlace, false, deadline+time.Second), false},
 		{"a PodRestart whose eviction was refused for longer than the deadline",
 			operation(ackov1alpha1.OperationPodRestart, false, deadline+time.Second), true},
 		{"... for less", operation(ackov1alpha1.OperationPodRestart, false, deadline-time.Second), false},
 		{"... whose eviction went out since", operation(ackov1alpha1.OperationPodRestart, true, deadline+time.Second), false},
+		{"... held by the checks now (migrations)", func(st *clusterState) {
+			operation(ackov1alpha1.OperationPodRestart, false, deadline+time.Second)(st)
+			n := st.health.Nodes["aero-0"]
+			n.Facts.MigratePartitionsRemaining = 10
+			st.health.Nodes["aero-0"] = n
+		}, false},
 		{"a WarmRestart (attempted: its signal)", operation(ackov1alpha1.OperationWarmRestart, false, deadline+time.Second), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := settledState()
+			st.maxDown = 1 // replication-factor 2
 			tc.change(st)
-			st.checkRefused("aero-2", refusedSince(st.cluster.Status.Pods["aero-2"].Update))
+			st.checkRefused(actRoll, "aero-2", refusedSince(st.cluster.Status.Pods["aero-2"].Update))
 			st.summarize(&st.cluster.Status)
 			stalled := meta.FindStatusCondition(st.cluster.Status.Conditions, ackov1alpha1.ConditionStalled)
 			switch {
