@@ -383,7 +383,8 @@ type PodUpdate struct {
 	// +optional
 	NodeStartedBefore *metav1.MicroTime `json:"nodeStartedBefore,omitempty"`
 	// Attempted is when the last attempt at a restart in place began; until its outcome is known from
-	// the node's uptime, no second signal goes out.
+	// the node's uptime, no second signal goes out. For an eviction, when it was first refused: refused
+	// for longer than the progress deadline, it is RolloutStuck.
 	// +optional
 	Attempted *metav1.MicroTime `json:"attempted,omitempty"`
 	// Done is true once the pod was evicted, deleted or signalled.
@@ -427,7 +428,8 @@ type OperationStatus struct {
 	// +optional
 	CurrentPodNodeStartedBefore *metav1.MicroTime `json:"currentPodNodeStartedBefore,omitempty"`
 	// CurrentPodAttempted is when the last attempt to restart CurrentPod began; until its outcome is
-	// known from the node's uptime, no second attempt is made.
+	// known from the node's uptime, no second attempt is made. For a PodRestart, when the eviction of
+	// CurrentPod was first refused: refused for longer than the progress deadline, it is RolloutStuck.
 	// +optional
 	CurrentPodAttempted *metav1.MicroTime `json:"currentPodAttempted,omitempty"`
 	// CurrentPodConfigHash is the config identity a WarmRestart of CurrentPod loads (the rack's config

@@ -79,8 +79,9 @@ const (
 	ReasonReconcileError = "ReconcileError"
 	// ReasonTooManyFailures: the circuit breaker opened after consecutive failures (CircuitBreakerOpen).
 	ReasonTooManyFailures = "TooManyFailures"
-	// ReasonRolloutStuck: a restarted pod did not come back within the progress deadline; the message
-	// names it and its container's state (Stalled condition).
+	// ReasonRolloutStuck: a restarted pod did not come back within the progress deadline, or a pod's
+	// eviction (a roll's or a PodRestart's) has been refused for longer than that; the message names it
+	// and its container's state or the refusal (Stalled condition).
 	ReasonRolloutStuck = "RolloutStuck"
 	// ReasonSplitBrain: the nodes form more than one cluster (ClusterSplit, Ready conditions).
 	ReasonSplitBrain = "SplitBrain"
@@ -178,7 +179,8 @@ const (
 	EventCircuitBreakerOpened = "CircuitBreakerOpened"
 	// EventCircuitBreakerClosed: a success closed the circuit breaker.
 	EventCircuitBreakerClosed = "CircuitBreakerClosed"
-	// EventRolloutStuck: a restarted pod did not come back within the progress deadline.
+	// EventRolloutStuck: a restarted pod did not come back within the progress deadline, or its
+	// eviction has been refused for longer than that.
 	EventRolloutStuck = "RolloutStuck"
 	// EventPodReplaced: a pod broken by its container state was deleted to be recreated.
 	EventPodReplaced = "PodReplaced"

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -127,9 +128,9 @@ func (st *clusterState) summarize(s *ackov1alpha1.AerospikeClusterStatus) {
 	}
 	ready, reason, message := st.readiness()
 	setReady(s, gen, conditionStatus(ready), reason, message)
-	if st.stuck != "" {
+	if stuck := cmp.Or(st.stuck, st.operationRefused(s.OperationStatus)); stuck != "" {
 		s.Phase = ackov1alpha1.PhaseError
-		setStalled(s, gen, ackov1alpha1.ReasonRolloutStuck, st.stuck)
+		setStalled(s, gen, ackov1alpha1.ReasonRolloutStuck, stuck)
 		setReconciling(s, gen, false, ackov1alpha1.ReasonRolloutStuck, "Waiting for the user: see Stalled")
 		return
 	}

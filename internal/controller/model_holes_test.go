@@ -120,6 +120,14 @@ var holeScenarios = []holeScenario{
 			c.Spec.Operations = []ackov1alpha1.OperationSpec{{Kind: ackov1alpha1.OperationPodRestart, ID: "op-9"}}
 		})
 		m.settle(25*time.Minute, false)
+		m.stepUntil(15*time.Minute, func() bool { return m.w.cluster().Status.OperationStatus.Phase != ackov1alpha1.OperationInProgress })
+	}, outcome: func(m *modelRun) string {
+		// The wait had the pod's timeout (the user removed the second budget only after it ended).
+		op := m.w.cluster().Status.OperationStatus
+		if op.Phase != ackov1alpha1.OperationError || !strings.Contains(op.Message, "more than one PodDisruptionBudget") {
+			return fmt.Sprintf("operation op-9 did not end in Error naming the refusal: %s %q", op.Phase, op.Message)
+		}
+		return ""
 	}},
 	{point: 10, seed: 1, want: []string{"NoProgress"}, size: 3, run: func(m *modelRun) {
 		m.w.editSpec("operation WarmRestart op-10", func(c *ackov1alpha1.AerospikeCluster) {

@@ -79,7 +79,6 @@ var knownHoles = map[int]string{
 	// StatefulSet with no step recorded and no check (chooseLeaving names the leaving pods in the new
 	// layout, finds none, and lowers the replicas at once).
 	0: "a rack layout switch past the webhook removes pods with no check",
-	9: "a refused eviction of a PodRestart operation waits forever",
 	// 11 is not in issue 22 (found by seed 33): a rack removed while one of its pods crash-loops on a
 	// config asd refuses. The removed rack's ConfigMap keeps the refused file (the fix of the spec
 	// never reaches a rack the spec no longer has), so its replacement crash-loops again; its step

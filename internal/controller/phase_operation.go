@@ -64,6 +64,17 @@ func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clust
 	return false, nil
 }
 
+// operationRefused: the eviction of the operation's current pod has been refused for longer than the
+// progress deadline, which stalls the cluster ("" when not). It is reported, not acted on: the operation
+// ends at its pod timeout, and a broken pod is still replaced meanwhile (the rollout is not stopped).
+func (st *clusterState) operationRefused(op *ackov1alpha1.OperationStatus) string {
+	since := operations.RefusedSince(op)
+	if since.IsZero() {
+		return ""
+	}
+	return st.refusedTooLong(actOperation, op.CurrentPod, since)
+}
+
 // splitOnly: the nodes are split and nothing else keeps the cluster from Running. An operation still
 // runs then (the user accepts the cost of a restart while split), under the safety rule.
 func (st *clusterState) splitOnly() bool {

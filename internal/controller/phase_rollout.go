@@ -172,6 +172,7 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		}
 		for _, p := range pods {
 			waiting = append(waiting, p+": "+why)
+			st.checkRefused(actRoll, p, refusedSince(st.cluster.Status.Pods[p].Update))
 		}
 	}
 	if len(waiting) > 0 {
@@ -305,6 +306,9 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 		pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
 		evict := method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name)
 		refused, err := pods.Remove(ctx, r.Client, pod, types.UID(u.UID), evict)
+		if refused != "" && u.Attempted == nil {
+			err = r.recordRefused(ctx, st, name)
+		}
 		if err != nil || refused != "" {
 			return refused, err
 		}
@@ -317,6 +321,65 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 		}
 	}
 	return "pod is being recreated", nil
+}
+
+// recordRefused records when the eviction of the pod's step was first refused: a refusal that lasts the
+// progress deadline stalls the rollout (checkRefused), counted from there, not from the step's record,
+// so that a step held long by the checks is not reported Stalled at its first refusal.
+func (r *AerospikeClusterReconciler) recordRefused(ctx context.Context, st *clusterState, name string) error {
+	at := metav1.NewMicroTime(st.now)
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		if u := s.Pods[name].Update; u != nil && u.Attempted == nil {
+			u.Attempted = &at
+		}
+	})
+}
+
+// refusedSince is when the eviction of a step not taken yet was first refused (zero when it was not).
+func refusedSince(u *ackov1alpha1.PodUpdate) time.Time {
+	if u == nil || u.Done || u.Method != ackov1alpha1.UpdateEvict || u.Attempted == nil {
+		return time.Time{}
+	}
+	return u.Attempted.Time
+}
+
+// checkRefused stops the rollout (Stalled, RolloutStuck) when the pod's eviction has been refused since
+// since for longer than the progress deadline (a zero since: it was not refused).
+func (st *clusterState) checkRefused(kind actKind, pod string, since time.Time) {
+	if st.stuck == "" {
+		st.stuck = st.refusedTooLong(kind, pod, since)
+	}
+}
+
+// refusedTooLong is refusedFor on this reconcile's observations, for a take-down of the given kind: a
+// take-down that the checks hold now (a node down, migrations) waits for them, which is progress, not
+// for the refusal of its last attempt.
+func (st *clusterState) refusedTooLong(kind actKind, pod string, since time.Time) string {
+	if since.IsZero() {
+		return ""
+	}
+	if check, _ := st.view().run(kind, []string{pod}); check != "" {
+		return ""
+	}
+	return refusedFor(pod, since, st.now, st.cluster.ProgressDeadline())
+}
+
+// refusedFor says why an eviction refused since since (zero: not refused) stalls the cluster, once the
+// refusals have lasted longer than the progress deadline ("" until then). Only the user can end it:
+// a second PodDisruptionBudget over the pods (the API server then refuses every eviction), or a budget
+// that counts pods unhealthy, or allows no disruption, for that long. The eviction is still tried at
+// every reconcile, through the checks, and goes as soon as the budget lets it. The message stays the
+// same from one reconcile to the next (between two attempts the checks wait for fresh readings); the
+// refusal's own words are in the Reconciling condition until the deadline, and in an operation's message.
+func refusedFor(pod string, since, now time.Time, deadline time.Duration) string {
+	if since.IsZero() || now.Sub(since) <= deadline {
+		return ""
+	}
+	return fmt.Sprintf("the eviction of pod %s has been refused since %s, longer than the progress deadline (%s): "+
+		"another PodDisruptionBudget selects the cluster's pods (the API server refuses every eviction then: delete it), "+
+		"or the PodDisruptionBudget allows no disruption (kubectl get pdb shows which pods it counts unhealthy); "+
+		"the eviction is tried again at every reconcile and goes as soon as the budget lets it",
+		pod, since.UTC().Format(time.RFC3339), deadline)
 }
 
 // countedDisrupted: the pod is not Ready and the PodDisruptionBudget counts it as disrupted: deleting it

@@ -7,8 +7,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
@@ -143,6 +145,75 @@ func TestFateOf(t *testing.T) {
 			}
 			if got := st.fateOf("aero-2", u); got != tc.want {
 				t.Errorf("fateOf = %d; want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// Issue 22, point 9: an eviction the API server keeps refusing (a second PodDisruptionBudget over the
+// pods, or a budget that allows no disruption) stalls the cluster once the refusals have lasted the
+// progress deadline, counted from the first refusal, for a roll's step and for a PodRestart's pod alike.
+func TestARefusedEvictionStalls(t *testing.T) {
+	deadline := ackov1alpha1.DefaultProgressDeadline
+	ago := func(st *clusterState, d time.Duration) *metav1.MicroTime {
+		return ptr.To(metav1.NewMicroTime(st.now.Add(-d)))
+	}
+	step := func(method ackov1alpha1.PodUpdateMethod, done bool, refused time.Duration) func(st *clusterState) {
+		return func(st *clusterState) {
+			u := withStep(st, method, done, 2*deadline, "old")
+			if refused > 0 {
+				u.Attempted = ago(st, refused)
+			}
+		}
+	}
+	operation := func(kind ackov1alpha1.OperationKind, signalled bool, refused time.Duration) func(st *clusterState) {
+		return func(st *clusterState) {
+			st.cluster.Status.OperationStatus = &ackov1alpha1.OperationStatus{ID: "op", Kind: kind,
+				Phase: ackov1alpha1.OperationInProgress, CurrentPod: "aero-2", CurrentPodStartTime: ago(st, 2*deadline),
+				CurrentPodSignalled: signalled, CurrentPodAttempted: ago(st, refused)}
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		change  func(st *clusterState)
+		stalled bool
+	}{
+		{"a roll's eviction refused for longer than the deadline", step(ackov1alpha1.UpdateEvict, false, deadline+time.Second), true},
+		{"... for less", step(ackov1alpha1.UpdateEvict, false, deadline-time.Second), false},
+		{"a step held long by the checks, never refused", step(ackov1alpha1.UpdateEvict, false, 0), false},
+		{"a step refused long ago, held by the checks now (a node down)", func(st *clusterState) {
+			step(ackov1alpha1.UpdateEvict, false, deadline+time.Second)(st)
+			st.pods["aero-0"].Status.Conditions[0].Status = corev1.ConditionFalse
+		}, false},
+		{"a step whose eviction went out after refusals", step(ackov1alpha1.UpdateEvict, true, deadline+time.Second), false},
+		{"a restart in place (attempted: its signal)", step(ackov1alpha1.UpdateInPlace, false, deadline+time.Second), false},
+		{"a PodRestart whose eviction was refused for longer than the deadline",
+			operation(ackov1alpha1.OperationPodRestart, false, deadline+time.Second), true},
+		{"... for less", operation(ackov1alpha1.OperationPodRestart, false, deadline-time.Second), false},
+		{"... whose eviction went out since", operation(ackov1alpha1.OperationPodRestart, true, deadline+time.Second), false},
+		{"... held by the checks now (migrations)", func(st *clusterState) {
+			operation(ackov1alpha1.OperationPodRestart, false, deadline+time.Second)(st)
+			n := st.health.Nodes["aero-0"]
+			n.Facts.MigratePartitionsRemaining = 10
+			st.health.Nodes["aero-0"] = n
+		}, false},
+		{"a WarmRestart (attempted: its signal)", operation(ackov1alpha1.OperationWarmRestart, false, deadline+time.Second), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := settledState()
+			st.maxDown = 1 // replication-factor 2
+			tc.change(st)
+			st.checkRefused(actRoll, "aero-2", refusedSince(st.cluster.Status.Pods["aero-2"].Update))
+			st.summarize(&st.cluster.Status)
+			stalled := meta.FindStatusCondition(st.cluster.Status.Conditions, ackov1alpha1.ConditionStalled)
+			switch {
+			case !tc.stalled && stalled.Status == metav1.ConditionTrue:
+				t.Errorf("Stalled: %s", stalled.Message)
+			case tc.stalled && (stalled.Status != metav1.ConditionTrue || stalled.Reason != ackov1alpha1.ReasonRolloutStuck):
+				t.Errorf("Stalled = %s %s; want True RolloutStuck", stalled.Status, stalled.Reason)
+			case tc.stalled && !strings.Contains(stalled.Message, "the eviction of pod aero-2 has been refused since "+
+				st.now.Add(-deadline-time.Second).UTC().Format(time.RFC3339)+", longer than the progress deadline (10m0s)"):
+				t.Errorf("Stalled message %q; want it to name the pod, the first refusal and the deadline", stalled.Message)
 			}
 		})
 	}

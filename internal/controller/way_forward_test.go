@@ -215,12 +215,7 @@ var _ = Describe("Always a way forward", func() {
 	// the operation looped through the circuit breaker with no deadline.
 	It("ends a PodRestart whose pod another PodDisruptionBudget also selects, after the pod timeout, saying why", func() {
 		key := startCluster(ns, w, operations.Config{PodTimeout: 5 * time.Second})
-		second := &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "someone-elses"},
-			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-				Selector: &metav1.LabelSelector{MatchLabels: fetch(key).SelectorLabels()}},
-		}
-		Expect(k8s.Create(context.Background(), second)).To(Succeed())
+		addSecondBudget(key)
 		setOperation(key, podRestart, "evict", "ops-1")
 		Eventually(condition(key, ackov1alpha1.ConditionReconciling), timeout, poll).Should(
 			HaveField("Message", ContainSubstring("more than one PodDisruptionBudget")), "the wait says why")
@@ -230,6 +225,27 @@ var _ = Describe("Always a way forward", func() {
 			ContainSubstring("more than one PodDisruptionBudget")))
 		Expect(condition(key, ackov1alpha1.ConditionCircuitBreakerOpen)()).To(BeNil(), "a refusal is no reconcile failure")
 		Expect(w.creations()).To(Equal(map[string]int{"ops-0": 1, "ops-1": 1, "ops-2": 1}))
+	})
+
+	// Issue 22, point 9: a roll's eviction that the API server refuses (500) for longer than the progress
+	// deadline stalls the cluster instead of waiting with no end; it is tried again, and goes once the
+	// second budget is gone.
+	It("stalls a roll whose evictions a second PodDisruptionBudget refuses, and goes on once it is deleted", func() {
+		startOperator(w, operations.Config{})
+		key := runningWithDeadline(ns, "twice")
+		second := addSecondBudget(key)
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })
+		Eventually(condition(key, ackov1alpha1.ConditionStalled), time.Minute, poll).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ackov1alpha1.ReasonRolloutStuck),
+			HaveField("Message", And(MatchRegexp(`the eviction of pod twice-\d has been refused since`),
+				ContainSubstring("longer than the progress deadline (10s)")))))
+		Expect(w.creations()).To(Equal(map[string]int{"twice-0": 1, "twice-1": 1, "twice-2": 1}), "no pod went")
+		Expect(condition(key, ackov1alpha1.ConditionCircuitBreakerOpen)()).To(BeNil(), "a refusal is no reconcile failure")
+
+		Expect(k8s.Delete(context.Background(), second)).To(Succeed())
+		waitRunning(key)
+		Expect(w.creations()).To(Equal(map[string]int{"twice-0": 2, "twice-1": 2, "twice-2": 2}))
+		Expect(condOf(fetch(key), ackov1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
 	})
 
 	// Issue 22, point 10: the roll waits for the operation InProgress; the operation's next pod waited
@@ -295,6 +311,18 @@ var _ = Describe("Always a way forward", func() {
 
 // runningWithDeadline creates a 3-pod cluster whose restarted pods have 10 s (the least allowed) to come
 // back, and waits until it is Running.
+// addSecondBudget creates a PodDisruptionBudget of the user's over the cluster's pods, beside the
+// operator's: the API server then refuses every eviction of them (500).
+func addSecondBudget(key types.NamespacedName) *policyv1.PodDisruptionBudget {
+	second := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: "someone-elses"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: fetch(key).SelectorLabels()}},
+	}
+	Expect(k8s.Create(context.Background(), second)).To(Succeed())
+	return second
+}
+
 func runningWithDeadline(ns, name string) types.NamespacedName {
 	c := sampleCluster(ns, name, 3)
 	c.Spec.ProgressDeadlineSeconds = ptr.To(int32(10))

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -209,7 +211,7 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 			return Result{Active: true}, err
 		}
 		if refused != "" {
-			return e.waitOrFail(ctx, c, obs, refused) // a refusal is a wait like the checks': it has the pod's deadline
+			return e.refused(ctx, c, obs, refused)
 		}
 		return e.progress(ctx, c, e.confirm(c, pod.Name, obs))
 	}
@@ -247,11 +249,45 @@ func (e *Executor) warmRestartResult(ctx context.Context, c *ackov1alpha1.Aerosp
 	return e.waitOrFail(ctx, c, obs, fmt.Sprintf("restarting pod %s failed, trying again: %v", st.CurrentPod, res.Err))
 }
 
+// refused records a refusal of the current pod's eviction: when the first came (a refusal that lasts
+// the progress deadline stalls the cluster, RolloutStuck; see RefusedSince) and what the last said, so
+// that an operation that runs out of time names it even between two attempts. Then it waits like the
+// checks: a refusal has the pod's deadline too.
+func (e *Executor) refused(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed, why string) (Result, error) {
+	st := c.Status.OperationStatus
+	if st.CurrentPodAttempted == nil || st.Message != why {
+		first := st.CurrentPodAttempted
+		if first == nil {
+			first = ptr.To(metav1.NewMicroTime(obs.Now))
+		}
+		if err := e.Status.WriteStatus(ctx, c, func(s *ackov1alpha1.AerospikeClusterStatus) {
+			s.OperationStatus.CurrentPodAttempted, s.OperationStatus.Message = first, why
+		}); err != nil {
+			return Result{Active: true}, err
+		}
+	}
+	return e.waitOrFail(ctx, c, obs, why)
+}
+
+// RefusedSince is when the eviction of the operation's current pod was first refused (zero when it
+// was not, or went out since).
+func RefusedSince(st *ackov1alpha1.OperationStatus) time.Time {
+	if st == nil || st.Phase != ackov1alpha1.OperationInProgress || st.Kind != ackov1alpha1.OperationPodRestart ||
+		st.CurrentPodSignalled || st.CurrentPodAttempted == nil {
+		return time.Time{}
+	}
+	return st.CurrentPodAttempted.Time
+}
+
 // waitOrFail waits for the current pod's restart to become possible, up to PodTimeout from its begin;
-// past it, the operation ends in Error saying what it waited for.
+// past it, the operation ends in Error saying what it waited for: the refusal of its eviction, if one
+// came, rather than the wait for fresh readings between two attempts.
 func (e *Executor) waitOrFail(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed, why string) (Result, error) {
 	st := c.Status.OperationStatus
 	if limit := e.Config.withDefaults().PodTimeout; obs.Now.Sub(startTime(st)) > limit {
+		if !RefusedSince(st).IsZero() {
+			why = st.Message
+		}
 		return e.progress(ctx, c, e.podFailed(c, st.CurrentPod, fmt.Sprintf("could not be restarted within %s: %s", limit, why)))
 	}
 	return Result{Active: true, Waiting: why}, nil
@@ -271,6 +307,7 @@ func (e *Executor) confirm(c *ackov1alpha1.AerospikeCluster, name string, obs Ob
 	return transition{
 		mutate: func(s *ackov1alpha1.AerospikeClusterStatus) {
 			s.OperationStatus.CurrentPodSignalled = true
+			s.OperationStatus.Message = "" // a refusal before it is over
 			setLastRestart(s, name, reason, at)
 		},
 		announce: []func(){

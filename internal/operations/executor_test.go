@@ -74,6 +74,49 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 			"more than one PodDisruptionBudget, which the eviction subresource does not support"),
 	)
 
+	It("records the first refusal, and names the refusal when its time runs out between two attempts", func() {
+		e := &operations.Executor{Client: evictionAnswers(tooManyBudgets), Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		s := build(current(cold, false))
+		door := ""
+		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return door, nil }
+
+		_, err := e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		first := s.obs.Now
+		Expect(operations.RefusedSince(s.c.Status.OperationStatus)).To(BeTemporally("==", first))
+
+		at(40 * time.Second)(&s)
+		_, err = e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(operations.RefusedSince(s.c.Status.OperationStatus)).To(BeTemporally("==", first), "counted from the first refusal")
+
+		door = "waiting for a fresh reading of every node (c-0)"
+		at(cfg.PodTimeout + time.Second)(&s)
+		_, err = e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		op := s.c.Status.OperationStatus
+		Expect(op.Phase).To(Equal(ackov1alpha1.OperationError))
+		Expect(op.Message).To(ContainSubstring("could not be restarted within 1m0s: eviction of pod c-1 refused"))
+		Expect(op.Message).NotTo(ContainSubstring("fresh reading"))
+		Expect(operations.RefusedSince(op)).To(BeZero())
+	})
+
+	It("forgets the refusal once the eviction goes out", func() {
+		e := &operations.Executor{Client: evictionAnswers(tooManyBudgets), Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		s := build(current(cold, false))
+		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+		_, err := e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+
+		e.Client = evictionAnswers(nil)
+		_, err = e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		op := s.c.Status.OperationStatus
+		Expect(op.CurrentPodSignalled).To(BeTrue())
+		Expect(op.Message).To(BeEmpty())
+		Expect(operations.RefusedSince(op)).To(BeZero())
+	})
+
 	It("still fails the reconcile on any other error (retried through the breaker)", func() {
 		e := &operations.Executor{Client: evictionAnswers(apierrors.NewInternalError(errors.New("etcd timeout"))),
 			Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
