@@ -24,10 +24,13 @@ type clusterState struct {
 	now     time.Time
 
 	// Desired children (renderChildren).
-	racks   []ackov1alpha1.RackPlacement
-	sets    map[string]*appsv1.StatefulSet // by name
-	objects []client.Object                // ConfigMaps, Services
-	pdb     *policyv1.PodDisruptionBudget
+	racks []ackov1alpha1.RackPlacement
+	sets  map[string]*appsv1.StatefulSet // by name
+	// removedRacks are the desired children of the racks the spec no longer has, by StatefulSet name:
+	// their pods leave by scale-down steps, and one recreated meanwhile runs the current spec.
+	removedRacks map[string]removedRack
+	objects      []client.Object // ConfigMaps, Services
+	pdb          *policyv1.PodDisruptionBudget
 	// maxDown is the safety rule: how many nodes may be down or leaving at once (config.MaxDown).
 	maxDown int
 
@@ -56,6 +59,12 @@ type clusterState struct {
 	operationActive        bool
 	work                   *work // what the operator is still doing; nil when done
 	events                 []pendingEvent
+}
+
+// removedRack is the desired ConfigMap and StatefulSet of a rack the spec no longer has (renderRemovedRacks).
+type removedRack struct {
+	configMap *corev1.ConfigMap
+	set       *appsv1.StatefulSet
 }
 
 type outdatedPod struct {
