@@ -107,7 +107,7 @@ type modelRun struct {
 	// foreignPDB: the user's second budget over the pods exists.
 	foreignPDB bool
 	// racks is the rack config the cluster was created with: the layout a fixed spec goes back to.
-	racks *ackov1alpha1.RackConfig
+	racks      *ackov1alpha1.RackConfig
 	lastStatus string
 	lastFault  time.Time
 }

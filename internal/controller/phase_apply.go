@@ -118,7 +118,8 @@ func (r *AerospikeClusterReconciler) applyChild(ctx context.Context, st *cluster
 
 // updateRemovedChild updates a child of a removed rack that still exists. One that is gone is not
 // created again: the cache may list its rack's StatefulSet a moment after the rack was deleted.
-func (r *AerospikeClusterReconciler) updateRemovedChild(ctx context.Context, st *clusterState, desired client.Object) (bool, error) {
+func (r *AerospikeClusterReconciler) updateRemovedChild(ctx context.Context, st *clusterState,
+	desired client.Object) (bool, error) {
 	existing, kind, err := r.readChild(ctx, desired)
 	switch {
 	case apierrors.IsNotFound(err):

@@ -102,15 +102,19 @@ func crashLoopPod(p *corev1.Pod) {
 	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 }
 
-func protoFdMax(n int64) func(*ackov1alpha1.AerospikeCluster) {
-	return func(c *ackov1alpha1.AerospikeCluster) {
-		svc, _ := c.Spec.AerospikeConfig.Value["service"].(map[string]any)
-		if svc == nil {
-			svc = map[string]any{}
-		}
-		svc["proto-fd-max"] = n
-		c.Spec.AerospikeConfig.Value["service"] = svc
+// moreFileDescriptors is a config change (service.proto-fd-max).
+func moreFileDescriptors(c *ackov1alpha1.AerospikeCluster) {
+	svc, _ := c.Spec.AerospikeConfig.Value["service"].(map[string]any)
+	if svc == nil {
+		svc = map[string]any{}
 	}
+	svc["proto-fd-max"] = int64(20000)
+	c.Spec.AerospikeConfig.Value["service"] = svc
+}
+
+// removeRack1 removes rack 1 of a cluster of racks 1 and 2, two pods each.
+func removeRack1(c *ackov1alpha1.AerospikeCluster) {
+	c.Spec.Size, c.Spec.RackConfig.Racks = 2, c.Spec.RackConfig.Racks[1:]
 }
 
 // Which leaving pods (rack 1 removed, or a scale-down) are brought up to date: only a broken one whose
@@ -118,9 +122,6 @@ func protoFdMax(n int64) func(*ackov1alpha1.AerospikeCluster) {
 // on the spec's own config would only be replaced again, and one recorded leaving is on its way out.
 func TestALeavingPodIsReplacedOnlyWhenBrokenAndOutdated(t *testing.T) {
 	twoRacks := testcluster.Build(sized(4), testcluster.WithRacks(ackov1alpha1.Rack{ID: 1}, ackov1alpha1.Rack{ID: 2}))
-	removeRack1 := func(c *ackov1alpha1.AerospikeCluster) {
-		c.Spec.Size, c.Spec.RackConfig.Racks = 2, c.Spec.RackConfig.Racks[1:]
-	}
 	for _, tc := range []struct {
 		name    string
 		cluster *ackov1alpha1.AerospikeCluster
@@ -129,15 +130,15 @@ func TestALeavingPodIsReplacedOnlyWhenBrokenAndOutdated(t *testing.T) {
 		leaving bool
 		want    string // the outdated pods: name/method
 	}{
-		{"rack removed, config changed, its pods work", twoRacks, []func(*ackov1alpha1.AerospikeCluster){removeRack1, protoFdMax(20000)},
+		{"rack removed, config changed, its pods work", twoRacks, []func(*ackov1alpha1.AerospikeCluster){removeRack1, moreFileDescriptors},
 			"", false, "aero-2-1/Live aero-2-0/Live"},
-		{"rack removed, config changed, a pod of it broken", twoRacks, []func(*ackov1alpha1.AerospikeCluster){removeRack1, protoFdMax(20000)},
+		{"rack removed, config changed, a pod of it broken", twoRacks, []func(*ackov1alpha1.AerospikeCluster){removeRack1, moreFileDescriptors},
 			"aero-1-0", false, "aero-2-1/Live aero-2-0/Live aero-1-0/Replace"},
 		{"rack removed, a pod of it broken on the spec's own config", twoRacks, []func(*ackov1alpha1.AerospikeCluster){removeRack1},
 			"aero-1-0", false, ""},
-		{"rack removed, a broken pod recorded leaving", twoRacks, []func(*ackov1alpha1.AerospikeCluster){removeRack1, protoFdMax(20000)},
+		{"rack removed, a broken pod recorded leaving", twoRacks, []func(*ackov1alpha1.AerospikeCluster){removeRack1, moreFileDescriptors},
 			"aero-1-0", true, "aero-2-1/Live aero-2-0/Live"},
-		{"size decreased, config changed, a leaving pod broken", testcluster.Build(sized(5)), []func(*ackov1alpha1.AerospikeCluster){sized(3), protoFdMax(20000)},
+		{"size decreased, config changed, a leaving pod broken", testcluster.Build(sized(5)), []func(*ackov1alpha1.AerospikeCluster){sized(3), moreFileDescriptors},
 			"aero-3", false, "aero-3/Replace aero-2/Live aero-1/Live aero-0/Live"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,10 +175,8 @@ func TestARemovedRackFollowsTheSpecUntilItIsGone(t *testing.T) {
 		}
 	}
 	f.pod("aero-1-0", crashLoopPod)
-	f.edit(func(c *ackov1alpha1.AerospikeCluster) {
-		c.Spec.Size, c.Spec.RackConfig.Racks = 2, c.Spec.RackConfig.Racks[1:]
-		protoFdMax(20000)(c)
-	})
+	f.edit(removeRack1)
+	f.edit(moreFileDescriptors)
 	f.budget(3)
 
 	st := f.observe()
@@ -187,16 +186,10 @@ func TestARemovedRackFollowsTheSpecUntilItIsGone(t *testing.T) {
 	if st.work == nil || !strings.Contains(st.work.message, "check SafetyRule") {
 		t.Fatalf("work %+v: want the removal of rack 1 held by SafetyRule (aero-1-0 is down)", st.work)
 	}
-	cm := &corev1.ConfigMap{}
-	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero-1-config"}, cm))
-	sts := &appsv1.StatefulSet{}
-	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero-1"}, sts))
-	if want := st.removedRacks["aero-1"]; cm.Data[config.FileName] != want.configMap.Data[config.FileName] ||
-		!strings.Contains(cm.Data[config.FileName], "proto-fd-max 20000") || *sts.Spec.Replicas != 2 ||
-		sts.Spec.Template.Annotations[ackov1alpha1.AnnotationConfigHash] != want.set.Spec.Template.Annotations[ackov1alpha1.AnnotationConfigHash] {
-		t.Fatalf("rack 1: replicas %d, template config %s, ConfigMap\n%s\nwant 2 replicas and the spec's config",
-			*sts.Spec.Replicas, sts.Spec.Template.Annotations[ackov1alpha1.AnnotationConfigHash], cm.Data[config.FileName])
+	if conf := st.removedRacks["aero-1"].configMap.Data[config.FileName]; !strings.Contains(conf, "proto-fd-max 20000") {
+		t.Fatalf("rack 1's config is not the spec's:\n%s", conf)
 	}
+	f.rackFollows(st.removedRacks["aero-1"], 2)
 
 	st = f.observe() // the next reconcile: rack 1's StatefulSet has the template
 	if _, err := f.r.rollingRestart(f.ctx, st); err != nil {
@@ -215,12 +208,27 @@ func TestARemovedRackFollowsTheSpecUntilItIsGone(t *testing.T) {
 // moment after the rack was deleted.
 func TestARemovedRacksConfigMapIsNotCreatedAgain(t *testing.T) {
 	f := newDoorFixture(t, testcluster.Build(sized(4), testcluster.WithRacks(ackov1alpha1.Rack{ID: 1}, ackov1alpha1.Rack{ID: 2})))
-	f.edit(func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size, c.Spec.RackConfig.Racks = 2, c.Spec.RackConfig.Racks[1:] })
+	f.edit(removeRack1)
 	st := f.observe()
 	if stop, err := f.r.updateRemovedChild(context.Background(), st, st.removedRacks["aero-1"].configMap); stop || err != nil {
 		t.Fatalf("stop=%v err=%v", stop, err)
 	}
 	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero-1-config"}, &corev1.ConfigMap{}); err == nil {
 		t.Fatal("aero-1-config was created")
+	}
+}
+
+// rackFollows checks that a removed rack's ConfigMap and StatefulSet in the API server have the spec's
+// config and template (want, rendered by renderRemovedRacks), and replicas.
+func (f *doorFixture) rackFollows(want removedRack, replicas int32) {
+	f.t.Helper()
+	cm, sts := &corev1.ConfigMap{}, &appsv1.StatefulSet{}
+	f.must(f.c.Get(f.ctx, client.ObjectKeyFromObject(want.configMap), cm))
+	f.must(f.c.Get(f.ctx, client.ObjectKeyFromObject(want.set), sts))
+	hash := sts.Spec.Template.Annotations[ackov1alpha1.AnnotationConfigHash]
+	if cm.Data[config.FileName] != want.configMap.Data[config.FileName] || *sts.Spec.Replicas != replicas ||
+		hash != want.set.Spec.Template.Annotations[ackov1alpha1.AnnotationConfigHash] {
+		f.t.Fatalf("%s: replicas %d, template config %s, ConfigMap\n%s\nwant %d replicas and the spec's config\n%s",
+			sts.Name, *sts.Spec.Replicas, hash, cm.Data[config.FileName], replicas, want.configMap.Data[config.FileName])
 	}
 }
