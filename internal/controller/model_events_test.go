@@ -296,17 +296,36 @@ func (m *modelRun) editBatch() bool {
 	})
 }
 
-// editRacks adds or removes racks of a multi-rack cluster (the webhook refuses a switch between the
-// single-rack and the multi-rack layout).
+// editRacks adds or removes racks of a multi-rack cluster, or switches between the single-rack and the
+// multi-rack layout past the webhook (which refuses it; the operator must too).
 func (m *modelRun) editRacks() bool {
 	layouts := [][]int32{{1, 2}, {1, 2, 3}, {2, 3}}
 	ids := layouts[m.w.rng.IntN(len(layouts))]
+	if !m.avoid[0] && m.w.rng.IntN(3) == 0 {
+		return m.switchLayout(ids)
+	}
 	if !m.w.cluster().MultiRack() || !m.mayRoll() || m.avoid[1] && !m.wholeWorld() || m.avoid[2] && !m.clusterRunning() ||
 		m.avoid[11] && m.refusedConfigSet() {
 		return false
 	}
 	return m.edit(fmt.Sprintf("racks %v", ids), func(c *ackov1alpha1.AerospikeCluster) {
 		c.Spec.RackConfig.Racks = nil
+		for _, id := range ids {
+			c.Spec.RackConfig.Racks = append(c.Spec.RackConfig.Racks, ackov1alpha1.Rack{ID: id})
+		}
+	})
+}
+
+// switchLayout switches a single-rack cluster to racks ids, or a multi-rack one to the single rack, as
+// if the webhook were bypassed.
+func (m *modelRun) switchLayout(ids []int32) bool {
+	if m.w.cluster().MultiRack() {
+		return m.edit("single rack on a multi-rack cluster (past the webhook)", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RackConfig = nil
+		})
+	}
+	return m.edit(fmt.Sprintf("racks %v on a single-rack cluster (past the webhook)", ids), func(c *ackov1alpha1.AerospikeCluster) {
+		c.Spec.RackConfig = &ackov1alpha1.RackConfig{}
 		for _, id := range ids {
 			c.Spec.RackConfig.Racks = append(c.Spec.RackConfig.Racks, ackov1alpha1.Rack{ID: id})
 		}

@@ -73,19 +73,7 @@ import (
 
 // knownHoles are the points of issue 22 that the code at hand still has (see the top of this file):
 // delete a point once its fix has landed.
-var knownHoles = map[int]string{
-	// 0 is not in issue 22: the controller re-runs the spec validator but not the webhook's update rules,
-	// and a switch from the single-rack to the multi-rack layout that got past the webhook lowers the old
-	// StatefulSet with no step recorded and no check (chooseLeaving names the leaving pods in the new
-	// layout, finds none, and lowers the replicas at once).
-	0: "a rack layout switch past the webhook removes pods with no check",
-	// 11 is not in issue 22 (found by seed 33): a rack removed while one of its pods crash-loops on a
-	// config asd refuses. The removed rack's ConfigMap keeps the refused file (the fix of the spec
-	// never reaches a rack the spec no longer has), so its replacement crash-loops again; its step
-	// is followed for ever (RolloutStuck stays after the fix), and the rack's scale-down is held by
-	// SafetyRule, which counts the broken pod as down.
-	11: "a removed rack's pod crash-looping on a refused config holds the rack's removal for ever",
-}
+var knownHoles = map[int]string{}
 
 var (
 	modelSeeds = flag.Int("model.seeds", 40, "random sequences TestModel runs")
@@ -116,6 +104,8 @@ type modelRun struct {
 	fpSince time.Time
 	// foreignPDB: the user's second budget over the pods exists.
 	foreignPDB bool
+	// racks is the rack config the cluster was created with: the layout a fixed spec goes back to.
+	racks      *ackov1alpha1.RackConfig
 	lastStatus string
 	lastFault  time.Time
 }
@@ -311,10 +301,13 @@ func (m *modelRun) healWorld() {
 }
 
 // fixSpec is the user correcting the spec: resumed, a valid image, no sidecar that never gets ready,
-// no config asd refuses, and no second budget over the pods.
+// no config asd refuses, the rack layout the cluster runs, and no second budget over the pods.
 func (m *modelRun) fixSpec() {
 	m.w.editSpec("fixes the spec", func(c *ackov1alpha1.AerospikeCluster) {
 		c.Spec.Paused = false
+		if c.MultiRack() != (m.racks != nil) {
+			c.Spec.RackConfig = m.racks.DeepCopy()
+		}
 		if !strings.HasPrefix(c.Spec.Image, "aerospike:ce-") {
 			c.Spec.Image = testcluster.Image
 		}
@@ -341,7 +334,7 @@ func newModelRun(seed uint64, avoid map[int]bool, size int32, tune func(*ackov1a
 	if tune != nil {
 		tune(c)
 	}
-	m := &modelRun{w: newModelWorld(seed, c), avoid: avoid, key: client.ObjectKeyFromObject(c)}
+	m := &modelRun{w: newModelWorld(seed, c), avoid: avoid, key: client.ObjectKeyFromObject(c), racks: c.Spec.RackConfig.DeepCopy()}
 	m.w.fresh = avoid[5]
 	m.startOperator()
 	m.w.cache.sync(m.w)

@@ -65,7 +65,7 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 			return stop, err
 		}
 	}
-	if err := r.removeOldRacks(ctx, st, &budget); err != nil {
+	if stop, err := r.removeOldRacks(ctx, st, &budget); stop || err != nil {
 		return true, err
 	}
 	st.applied = !st.deferred
@@ -105,23 +105,49 @@ func (st *clusterState) podLeaving() bool {
 }
 
 // applyChild creates obj, or updates the existing child when it differs in what the operator owns.
-// An update conflict means the cache was behind: it is retried on a fresh read, and is no failure.
 func (r *AerospikeClusterReconciler) applyChild(ctx context.Context, st *clusterState, desired client.Object) (bool, error) {
-	gvk, err := apiutil.GVKForObject(desired, r.Scheme)
-	if err != nil {
-		return true, err
-	}
-	kind := gvk.Kind
-	existing, ok := desired.DeepCopyObject().(client.Object)
-	if !ok {
-		return true, fmt.Errorf("cannot copy %s", kind)
-	}
-	err = r.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	existing, kind, err := r.readChild(ctx, desired)
 	switch {
 	case apierrors.IsNotFound(err):
 		return r.createChild(ctx, st, kind, desired)
 	case err != nil:
 		return true, err
+	}
+	return r.updateChild(ctx, st, kind, existing, desired)
+}
+
+// updateRemovedChild updates a child of a removed rack that still exists. One that is gone is not
+// created again: the cache may list its rack's StatefulSet a moment after the rack was deleted.
+func (r *AerospikeClusterReconciler) updateRemovedChild(ctx context.Context, st *clusterState,
+	desired client.Object) (bool, error) {
+	existing, kind, err := r.readChild(ctx, desired)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return true, err
+	}
+	return r.updateChild(ctx, st, kind, existing, desired)
+}
+
+// readChild reads the existing child of desired's kind and name from the cache.
+func (r *AerospikeClusterReconciler) readChild(ctx context.Context, desired client.Object) (client.Object, string, error) {
+	gvk, err := apiutil.GVKForObject(desired, r.Scheme)
+	if err != nil {
+		return nil, "", err
+	}
+	existing, ok := desired.DeepCopyObject().(client.Object)
+	if !ok {
+		return nil, gvk.Kind, fmt.Errorf("cannot copy %s", gvk.Kind)
+	}
+	return existing, gvk.Kind, r.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+}
+
+// updateChild updates existing when it differs from desired in what the operator owns. An update
+// conflict means the cache was behind: it is retried on a fresh read, and is no failure.
+func (r *AerospikeClusterReconciler) updateChild(ctx context.Context, st *clusterState, kind string,
+	existing, desired client.Object) (bool, error) {
+	switch {
 	case !ownedBy(existing, st.cluster):
 		return r.conflict(st, kind, desired.GetName())
 	case !resources.NeedsUpdate(existing, desired):
@@ -235,7 +261,8 @@ func (r *AerospikeClusterReconciler) chooseLeaving(ctx context.Context, st *clus
 	*budget -= n
 	var pods []string
 	for o := current - 1; o >= current-int32(n); o-- {
-		if name := st.cluster.PodName(rackOf(sts), o); st.pods[name] != nil {
+		// Named as the StatefulSet controller names them, not from the spec (whose layout may differ).
+		if name := sts.Name + "-" + strconv.Itoa(int(o)); st.pods[name] != nil {
 			pods = append(pods, name)
 		}
 	}
@@ -311,25 +338,26 @@ func (st *clusterState) operationInProgress() bool {
 	return op != nil && op.Phase == ackov1alpha1.OperationInProgress
 }
 
-// removeOldRacks scales the StatefulSets of removed racks to zero like any scale down, then deletes
-// them and their ConfigMaps.
-func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clusterState, budget *int) error {
+// removeOldRacks scales the StatefulSets of removed racks to zero like any scale down (their config
+// and template following the spec meanwhile), then deletes them and their ConfigMaps.
+func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clusterState, budget *int) (bool, error) {
 	for name, existing := range st.existingSets {
 		if _, desired := st.sets[name]; desired {
 			continue
 		}
 		replicas, err := r.plannedReplicas(ctx, st, existing, 0, budget)
 		if err != nil {
-			return err
+			return true, err
 		}
 		if replicas > 0 || ptr.Deref(existing.Spec.Replicas, 0) > 0 {
 			st.deferred = true
 			st.setWork(ackov1alpha1.ReasonScaling, "Removing rack StatefulSet %s", name)
-			if replicas != ptr.Deref(existing.Spec.Replicas, 0) {
-				patched := existing.DeepCopy()
-				patched.Spec.Replicas = ptr.To(replicas)
-				if err := r.Update(ctx, patched); err != nil {
-					return err
+			// Its config and template follow the spec until the rack is gone (renderRemovedRacks).
+			rack := st.removedRacks[name]
+			rack.set.Spec.Replicas = ptr.To(replicas)
+			for _, obj := range []client.Object{rack.configMap, rack.set} {
+				if stop, err := r.updateRemovedChild(ctx, st, obj); stop || err != nil {
+					return true, err
 				}
 			}
 			continue
@@ -340,10 +368,10 @@ func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clu
 			continue
 		}
 		if err := r.deleteRack(ctx, st, existing); err != nil {
-			return err
+			return true, err
 		}
 	}
-	return nil
+	return false, nil
 }
 
 func rackPods(st *clusterState, sts *appsv1.StatefulSet) int {

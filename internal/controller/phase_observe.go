@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -59,21 +62,30 @@ func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clu
 	st.configs = map[string]string{}
 	st.objects = []client.Object{resources.HeadlessService(c), resources.ClientService(c)}
 	for _, rack := range st.racks {
-		conf, err := config.Render(c, rack, r.ClusterDomain)
+		cm, sts, err := r.renderRack(c, rack)
 		if err != nil {
 			st.invalid, st.invalidReason = err.Error(), ackov1alpha1.ReasonInvalidSpec
 			return true, nil
 		}
-		cm := resources.ConfigMap(c, rack, conf)
 		if err := r.keepRunningConfigs(ctx, st, cm, rack.ID); err != nil {
 			return true, err
 		}
 		st.objects = append(st.objects, cm)
-		sts := resources.StatefulSet(c, rack, config.Hash(conf))
-		sts.Spec.Template.Annotations[ackov1alpha1.AnnotationReplicationFactor] = strconv.Itoa(config.ReplicationFactor(c))
 		st.sets[sts.Name] = sts
 	}
 	return false, nil
+}
+
+// renderRack builds a rack's ConfigMap and StatefulSet (its replicas are the rack's size).
+func (r *AerospikeClusterReconciler) renderRack(c *ackov1alpha1.AerospikeCluster, rack ackov1alpha1.RackPlacement) (
+	*corev1.ConfigMap, *appsv1.StatefulSet, error) {
+	conf, err := config.Render(c, rack, r.ClusterDomain)
+	if err != nil {
+		return nil, nil, err
+	}
+	sts := resources.StatefulSet(c, rack, config.Hash(conf))
+	sts.Spec.Template.Annotations[ackov1alpha1.AnnotationReplicationFactor] = strconv.Itoa(config.ReplicationFactor(c))
+	return resources.ConfigMap(c, rack, conf), sts, nil
 }
 
 // observePods reads the pods and the PodDisruptionBudget from the cache and the Aerospike health from
@@ -126,10 +138,50 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 			st.existingSets[sets.Items[i].Name] = &sets.Items[i]
 		}
 	}
+	if errs := layoutChange(c, st.existingSets); len(errs) > 0 {
+		st.invalid, st.invalidReason = errs.ToAggregate().Error(), ackov1alpha1.ReasonInvalidSpec
+		return true, nil
+	}
+	if err := r.renderRemovedRacks(st); err != nil {
+		st.invalid, st.invalidReason = err.Error(), ackov1alpha1.ReasonInvalidSpec
+		return true, nil
+	}
 	st.maxDown = st.runningMaxDown() // again, now that the desired configs are rendered
 	st.outdated = st.findOutdated()
 	st.results = r.takeResults(st)
 	return false, nil
+}
+
+// layoutChange refuses a spec whose rack layout is not the one the StatefulSets run: a switch between
+// the single-rack and the multi-rack layout that got past the webhook. Applied, it would start the new
+// layout's pods beside the old ones and remove the old StatefulSets, whose pods no scale-down step names.
+func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.StatefulSet) field.ErrorList {
+	for _, name := range slices.Sorted(maps.Keys(sets)) {
+		if errs := validation.LayoutChange(rackOf(sets[name]) != 0, c.MultiRack()); len(errs) > 0 {
+			return errs
+		}
+	}
+	return nil
+}
+
+// renderRemovedRacks renders the children of the racks the spec no longer has, whose StatefulSets run
+// until their pods have left: the spec's config and pod template, without the rack's own settings
+// (gone with it). So a fix of the spec reaches them too: a pod of theirs that crash-loops on a config
+// asd refuses is replaced with the fixed one (findOutdated), instead of holding the removal for ever.
+func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error {
+	st.removedRacks = map[string]removedRack{}
+	for name, existing := range st.existingSets {
+		if st.sets[name] != nil {
+			continue
+		}
+		rack := ackov1alpha1.RackPlacement{ID: rackOf(existing), Size: ptr.Deref(existing.Spec.Replicas, 0)}
+		cm, sts, err := r.renderRack(st.cluster, rack)
+		if err != nil {
+			return err
+		}
+		st.removedRacks[name] = removedRack{configMap: cm, set: sts}
+	}
+	return nil
 }
 
 // findOutdated lists the pods whose template or config differs from their rack's desired
@@ -139,9 +191,9 @@ func (st *clusterState) findOutdated() []outdatedPod {
 	var out []outdatedPod
 	desired := st.cluster.DesiredPodNames()
 	for _, pod := range st.pods {
-		sts := st.sets[st.cluster.StatefulSetName(rackOf(pod))]
-		if sts == nil || pod.DeletionTimestamp != nil || !slices.Contains(desired, pod.Name) {
-			continue // a rack being removed, or a pod a scale-down removes, leaves: it is not rolled
+		sts := st.desiredSet(pod)
+		if sts == nil || pod.DeletionTimestamp != nil || !slices.Contains(desired, pod.Name) && !st.replaceLeaving(pod) {
+			continue // a pod of a rack being removed, or one a scale-down removes, leaves: it is not rolled
 		}
 		if reason, needed := resources.RestartReason(pod, sts); needed {
 			out = append(out, outdatedPod{pod: pod, reason: reason, method: st.updateMethod(pod, reason)})
@@ -149,6 +201,26 @@ func (st *clusterState) findOutdated() []outdatedPod {
 	}
 	slices.SortFunc(out, func(a, b outdatedPod) int { return st.cluster.ComparePods(a.pod.Name, b.pod.Name, true) })
 	return out
+}
+
+// desiredSet is the desired form of the pod's StatefulSet: its rack's, or a removed rack's (nil when the
+// pod has none).
+func (st *clusterState) desiredSet(pod *corev1.Pod) *appsv1.StatefulSet {
+	name := st.cluster.StatefulSetName(rackOf(pod))
+	if sts := st.sets[name]; sts != nil {
+		return sts
+	}
+	return st.removedRacks[name].set
+}
+
+// replaceLeaving: a pod that leaves (its rack is removed, or a scale-down removes it) but is not on its
+// way out yet is brought up to date only when it is broken by its container state: replacing it takes no
+// node down, and while it is down the safety rule counts it and holds the removal of the pods before it
+// (a StatefulSet removes the highest ordinals first). A leaving pod that works is not restarted for a
+// change: it is about to go.
+func (st *clusterState) replaceLeaving(pod *corev1.Pod) bool {
+	u := st.cluster.Status.Pods[pod.Name].Update
+	return st.broken[pod.Name] != "" && (u == nil || u.Method != ackov1alpha1.UpdateRemove)
 }
 
 // runningReplicationFactor is the replication factor every running node has: the smallest over the

@@ -134,9 +134,9 @@ var methodText = map[ackov1alpha1.PodUpdateMethod]string{
 	ackov1alpha1.UpdateLive:    "apply live",
 }
 
-// desiredConfigHash is the config identity of the pod's rack.
+// desiredConfigHash is the config identity of the pod's rack (a removed rack's too: it follows the spec).
 func (st *clusterState) desiredConfigHash(pod *corev1.Pod) string {
-	if sts := st.sets[st.cluster.StatefulSetName(rackOf(pod))]; sts != nil {
+	if sts := st.desiredSet(pod); sts != nil {
 		return sts.Spec.Template.Annotations[ackov1alpha1.AnnotationConfigHash]
 	}
 	return ""
@@ -554,7 +554,11 @@ func (st *clusterState) isMember(name string) bool {
 // setNotYetUpdated names a StatefulSet whose observed state (from this reconcile's start) is not
 // yet the desired template, or whose controller has not seen its latest generation ("" when none).
 func (st *clusterState) setNotYetUpdated() string {
-	for name, desired := range st.sets {
+	desiredSets := maps.Clone(st.sets)
+	for name, rack := range st.removedRacks {
+		desiredSets[name] = rack.set // a broken pod of a removed rack is replaced too
+	}
+	for name, desired := range desiredSets {
 		existing := st.existingSets[name]
 		if existing == nil || resources.NeedsUpdate(existing, desired) ||
 			existing.Status.ObservedGeneration < existing.Generation {

@@ -24,9 +24,12 @@ type clusterState struct {
 	now     time.Time
 
 	// Desired children (renderChildren).
-	racks   []ackov1alpha1.RackPlacement
-	sets    map[string]*appsv1.StatefulSet // by name
-	objects []client.Object                // ConfigMaps, Services
+	racks []ackov1alpha1.RackPlacement
+	sets  map[string]*appsv1.StatefulSet // by name
+	// removedRacks are the desired children of the racks the spec no longer has, by StatefulSet name:
+	// their pods leave by scale-down steps, and one recreated meanwhile runs the current spec.
+	removedRacks map[string]removedRack
+	objects      []client.Object // ConfigMaps, Services
 	// configs are the config files known by identity (config.Hash): each rack's desired one, and
 	// those its pods still run that the ConfigMap keeps (keepRunningConfigs).
 	configs map[string]string
@@ -62,6 +65,12 @@ type clusterState struct {
 	operationActive        bool
 	work                   *work // what the operator is still doing; nil when done
 	events                 []pendingEvent
+}
+
+// removedRack is the desired ConfigMap and StatefulSet of a rack the spec no longer has (renderRemovedRacks).
+type removedRack struct {
+	configMap *corev1.ConfigMap
+	set       *appsv1.StatefulSet
 }
 
 type outdatedPod struct {

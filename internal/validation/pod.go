@@ -24,17 +24,23 @@ const recreate = "create a new cluster and migrate the data"
 // StatefulSet selectors cannot change through the spec at all: they hold only the cluster name and the
 // rack id, and a new rack id is a new StatefulSet. Adding and removing racks is allowed.
 func immutableChanges(oldCluster, newCluster *v1alpha1.AerospikeCluster) field.ErrorList {
-	var errs field.ErrorList
-	if oldCluster.MultiRack() != newCluster.MultiRack() {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "rackConfig"),
-			"cannot switch between the single-rack and the multi-rack layout: every pod would change its name; "+
-				recreate))
-	}
+	errs := LayoutChange(oldCluster.MultiRack(), newCluster.MultiRack())
 	if changes := volumeChanges(resources.StorageVolumes(oldCluster), resources.StorageVolumes(newCluster)); len(changes) > 0 {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "storage", "volumes"), fmt.Sprintf(
 			"storage volumes cannot change on an existing cluster (%s): %s", strings.Join(changes, "; "), recreate)))
 	}
 	return errs
+}
+
+// LayoutChange refuses a switch between the single-rack and the multi-rack layout (multiRack is the
+// spec's, wasMultiRack the running cluster's). The webhook compares the old spec; the reconciler, which
+// re-checks it because a webhook can be bypassed, compares the StatefulSets that run.
+func LayoutChange(wasMultiRack, multiRack bool) field.ErrorList {
+	if wasMultiRack == multiRack {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "rackConfig"),
+		"cannot switch between the single-rack and the multi-rack layout: every pod would change its name; "+recreate)}
 }
 
 // volumeChanges describes how the claim templates of two sorted volume lists differ.

@@ -121,3 +121,18 @@ func TestSidecarNamedLikeTheExporter(t *testing.T) {
 		t.Errorf("a sidecar named like the exporter: %v", errs)
 	}
 }
+
+// LayoutChange is the one rule for the webhook (old spec against new) and the reconciler (the
+// StatefulSets that run against the spec).
+func TestLayoutChange(t *testing.T) {
+	const switched = "spec.rackConfig: Forbidden: cannot switch between the single-rack and the multi-rack layout: " +
+		"every pod would change its name; create a new cluster and migrate the data"
+	for _, tc := range []struct {
+		was, is bool
+		want    string
+	}{{false, false, ""}, {true, true, ""}, {false, true, switched}, {true, false, switched}} {
+		if got := errorStrings(LayoutChange(tc.was, tc.is)); got != tc.want {
+			t.Errorf("LayoutChange(%v, %v) = %q, want %q", tc.was, tc.is, got, tc.want)
+		}
+	}
+}
