@@ -101,6 +101,25 @@ func expectGuardsFollowRestart(namespace, name string) {
 	Eventually(evictionVerdict(namespace, other)).WithTimeout(readingTimeout).WithPolling(time.Second).Should(Equal("allowed"))
 }
 
+// expectGuardsWhile applies a patch after which every reconcile ends early (held checks that they do, now
+// and again after the restart), restarts a node empty (expectGuardsFollowRestart), undoes the patch, and
+// checks that no pod was touched and nothing lost.
+func expectGuardsWhile(namespace, name, patch, undo string, held func()) {
+	GinkgoHelper()
+	w := withWorkload(namespace, name)
+	uids := podUIDs(namespace, name)
+	_, err := mergePatch(namespace, name, patch)
+	Expect(err).NotTo(HaveOccurred())
+	held()
+	expectGuardsFollowRestart(namespace, name)
+	held() // the gates and the budget did not wait for the reconciles to go on
+	_, err = mergePatch(namespace, name, undo)
+	Expect(err).NotTo(HaveOccurred())
+	waitRunningObserved(namespace, name)
+	Expect(podUIDs(namespace, name)).To(Equal(uids), "no pod touched")
+	w.expectNothingLost()
+}
+
 // bypassWebhook makes the validating webhook skip a namespace until the spec ends, as if it were off: the
 // reconciler then meets a spec only it refuses.
 func bypassWebhook(namespace string) {
@@ -152,39 +171,21 @@ var _ = Describe("The holes of issue 22", Ordered, Label("issue-22"), func() {
 
 	It("while paused, a node that restarts empty is not Ready and no drain passes until its migrations end",
 		Label("hole-paused-restart"), func() {
-			w := withWorkload(ns, name)
-			uids := podUIDs(ns, name)
-			_, err := mergePatch(ns, name, `{"spec":{"paused":true}}`)
-			Expect(err).NotTo(HaveOccurred())
-			eventuallyPhase(ns, name).Should(Equal(ackov1alpha1.PhasePaused))
-			expectGuardsFollowRestart(ns, name)
-			Expect(mustField(ns, "asc/"+name, "{.status.phase}")).To(Equal(ackov1alpha1.PhasePaused))
-			_, err = mergePatch(ns, name, `{"spec":{"paused":false}}`)
-			Expect(err).NotTo(HaveOccurred())
-			waitRunningObserved(ns, name)
-			Expect(podUIDs(ns, name)).To(Equal(uids), "nothing else touched")
-			w.expectNothingLost()
+			expectGuardsWhile(ns, name, `{"spec":{"paused":true}}`, `{"spec":{"paused":false}}`, func() {
+				eventuallyPhase(ns, name).Should(Equal(string(ackov1alpha1.PhasePaused)))
+			})
 		})
 
 	It("while the spec cannot be applied, a node that restarts empty is not Ready and no drain passes until its migrations end",
 		Label("hole-invalid-restart"), func() {
-			w := withWorkload(ns, name)
-			uids := podUIDs(ns, name)
 			image := mustField(ns, "asc/"+name, "{.spec.image}")
 			bypassWebhook(ns)
 			// Community Edition only: the webhook would refuse it, the reconciler stops before any child.
-			_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike/aerospike-server-enterprise:8.1.2.0"}}`)
-			Expect(err).NotTo(HaveOccurred())
-			Eventually(func() (string, error) { return condition(ns, name, ackov1alpha1.ConditionStalled) }).
-				Should(HavePrefix("True " + ackov1alpha1.ReasonInvalidSpec))
-			expectGuardsFollowRestart(ns, name)
-			Expect(condition(ns, name, ackov1alpha1.ConditionStalled)).To(HavePrefix("True "+ackov1alpha1.ReasonInvalidSpec),
-				"still invalid: the gates and the budget did not wait for the spec")
-			_, err = mergePatch(ns, name, `{"spec":{"image":"`+image+`"}}`)
-			Expect(err).NotTo(HaveOccurred())
-			waitRunningObserved(ns, name)
-			Expect(podUIDs(ns, name)).To(Equal(uids), "the invalid spec touched no pod")
-			w.expectNothingLost()
+			expectGuardsWhile(ns, name, `{"spec":{"image":"aerospike/aerospike-server-enterprise:8.1.2.0"}}`,
+				`{"spec":{"image":"`+image+`"}}`, func() {
+					Eventually(func() (string, error) { return condition(ns, name, ackov1alpha1.ConditionStalled) }).
+						Should(HavePrefix("True " + ackov1alpha1.ReasonInvalidSpec))
+				})
 		})
 
 	It("a sidecar whose readiness probe never passes stops the roll with RolloutStuck, and a revert heals it",
@@ -218,14 +219,7 @@ var _ = Describe("The holes of issue 22", Ordered, Label("issue-22"), func() {
 			waitRunningObserved(ns, name)
 			allUp(prefix, 3)
 			reportTime("never-ready sidecar reverted: Running after", time.Since(start))
-			after := podUIDs(ns, name)
-			for pod, uid := range uids {
-				if pod == stuck[1] {
-					Expect(after[pod]).NotTo(Equal(broken[pod]), "the stuck pod was recreated")
-				} else {
-					Expect(after[pod]).To(Equal(uid), "%s was never restarted", pod)
-				}
-			}
+			expectOnlyRecreated(ns, name, stuck[1], uids, broken)
 			w.expectNothingLost()
 		})
 
