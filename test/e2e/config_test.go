@@ -181,18 +181,25 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).WithTimeout(60*time.Second - time.Since(start)).
 			Should(HaveEach(And(HaveField("Phase", aerosim.PhaseMember), HaveField("ClusterSize", 3))))
 		reportTime("broken image reverted: Running with every node back after", time.Since(start))
-		after := podUIDs(ns, name)
-		for _, p := range pods {
-			if p == stuck[1] {
-				Expect(after[p]).NotTo(Equal(broken[p]), "the broken pod was replaced")
-			} else {
-				Expect(after[p]).To(Equal(uids[p]), "%s was never restarted", p)
-			}
-		}
+		expectOnlyRecreated(ns, name, stuck[1], uids, broken)
 		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck[1])))
 		w.expectNothingLost()
 	})
 })
+
+// expectOnlyRecreated checks that the pod stuck has an instance other than its one in broken, and that
+// every other pod still has its instance of before.
+func expectOnlyRecreated(namespace, name, stuck string, before, broken map[string]string) {
+	GinkgoHelper()
+	after := podUIDs(namespace, name)
+	for pod, uid := range before {
+		if pod == stuck {
+			Expect(after[pod]).NotTo(Equal(broken[pod]), "%s was recreated", pod)
+		} else {
+			Expect(after[pod]).To(Equal(uid), "%s was never restarted", pod)
+		}
+	}
+}
 
 // reportTime records how long something took, in the report and in the spec's output.
 func reportTime(what string, d time.Duration) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"text/template"
@@ -115,4 +116,35 @@ func TestPodReadyStageBrokenImage(t *testing.T) {
 func podReadyIn(st corev1.PodStatus) bool {
 	c := condition(st.Conditions, corev1.PodReady)
 	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// A container whose readiness probe runs `false` (a sidecar whose probe never passes) runs and is never
+// ready: the pod is Running and not Ready, the other containers ready.
+func TestPodReadyStageNeverReadyProbe(t *testing.T) {
+	pod, _ := acko(t)
+	pod.Spec.NodeName = "kwok-zone-a-1"
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "probe", Image: "busybox",
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}}}},
+		corev1.Container{Name: "passes", Image: "busybox",
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}})
+	st := renderPodReady(t, pod)
+	ready := map[string]bool{}
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Running == nil {
+			t.Errorf("%s does not run: %+v", cs.Name, cs.State)
+		}
+		ready[cs.Name] = cs.Ready
+	}
+	if want := map[string]bool{"aerospike-server": true, "probe": false, "passes": true}; !reflect.DeepEqual(ready, want) {
+		t.Errorf("ready %v, want %v", ready, want)
+	}
+	r := condition(st.Conditions, corev1.PodReady)
+	if st.Phase != corev1.PodRunning || r.Status != corev1.ConditionFalse || r.Message != "containers with unready status: [probe]" {
+		t.Fatalf("a never-ready sidecar: %+v", st)
+	}
+	// The sync loop agrees with the stage, so it writes nothing more.
+	pod.Status = st
+	if _, changed := desiredStatus(pod, nil, r.LastTransitionTime.Time); changed {
+		t.Error("the sync loop would rewrite the stage's status")
+	}
 }

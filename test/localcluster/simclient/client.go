@@ -83,6 +83,12 @@ func (c *Client) SetFault(ctx context.Context, name string, f aerosim.Fault) (ae
 	return out, c.do(ctx, http.MethodPut, nodePath(name, "/fault"), map[string]aerosim.Fault{"fault": f}, &out)
 }
 
+// SetPin makes the node answer the pinned values (an empty Pin simulates every value again).
+func (c *Client) SetPin(ctx context.Context, name string, p aerosim.Pin) (aerosim.NodeState, error) {
+	var out aerosim.NodeState
+	return out, c.do(ctx, http.MethodPut, nodePath(name, "/pin"), p, &out)
+}
+
 // Log returns what the node's asd logged.
 func (c *Client) Log(ctx context.Context, name string) ([]string, error) {
 	var out struct {
