@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -22,9 +21,9 @@ import (
 
 // The pod's files as asd's container sees them: its own copy, which asd reads at every start, and the
 // ConfigMap's file as projected.
-var (
-	ownConfigFile       = path.Join(config.ConfigDir, config.FileName)
-	projectedConfigFile = path.Join(config.ConfigMapDir, config.FileName)
+const (
+	ownConfigFile       = config.ConfigDir + "/" + config.FileName
+	projectedConfigFile = config.ConfigMapDir + "/" + config.FileName
 )
 
 // simNode is the simulated node of one pod instance.
