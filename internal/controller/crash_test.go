@@ -1,14 +1,17 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,7 +57,7 @@ func operateWithCrash(w *world, key types.NamespacedName, kind ackov1alpha1.Oper
 
 // runWithCrash lets a fresh operator start a change (start) and carry it out until finished. With
 // crashAfter > 0 that operator dies right after its crashAfter-th write since the start: every later
-// write and signal fails, so nothing more of it lands, and its manager is stopped. A second fresh
+// write and exec into a pod fails, so nothing more of it lands, and its manager is stopped. A second fresh
 // operator (new reconciler, cache and prober state; same world) then finishes the job (settled). It
 // returns the first operator's writes for the change and whether it died mid-way.
 func runWithCrash(w *world, key types.NamespacedName, crashAfter int, start func(), finished func() bool,
@@ -72,7 +75,7 @@ func runWithCrash(w *world, key types.NamespacedName, crashAfter int, start func
 			// Runs in the reconcile that made the write, before it goes on: from here on the process
 			// is gone as far as the cluster can tell.
 			first.writes.setFail(func(string, client.Object) error { return errOperatorGone })
-			w.set(func(w *world) { w.signalErr = func(string) error { return errOperatorGone } })
+			w.set(func(w *world) { w.execErr = func(string) error { return errOperatorGone } })
 			first.cancel()
 			close(died)
 		})
@@ -94,7 +97,7 @@ func runWithCrash(w *world, key types.NamespacedName, crashAfter int, start func
 		return writes, false
 	}
 
-	w.set(func(w *world) { w.signalErr = nil })
+	w.set(func(w *world) { w.execErr = nil })
 	w.Stop(key) // a new process has no health reading yet
 	second, err := newOperator(w, crashConfig)
 	Expect(err).NotTo(HaveOccurred())
@@ -152,10 +155,42 @@ type crashChange struct {
 	there  func(c *ackov1alpha1.AerospikeCluster, n int) // the n-th change, a crash point
 	back   func(c *ackov1alpha1.AerospikeCluster)        // undoes it with no crash (nil: there alternates)
 	expect func(names []string) map[string]string        // what happens to the pods that remain
+	// live runs the pods' asd as simulated nodes (world.sim) and gives the operator the real
+	// liveconfig.Applier; without it, the operator has no live changes and restarts in place instead.
+	live bool
+	// shows, with live, is the service parameter whose value every node reports through get-config
+	// after the n-th change.
+	shows func(n int) (name, value string)
 }
 
 func proto(c *ackov1alpha1.AerospikeCluster, n int) {
 	c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000 + n)}
+}
+
+func protoShown(n int) (string, string) { return "proto-fd-max", strconv.Itoa(20000 + n) }
+
+// logMillis changes a static parameter: a running asd refuses it through set-config (dynamic/
+// set-service-work-directory-static), so only a restart gives it to the node.
+func logMillis(c *ackov1alpha1.AerospikeCluster, n int) {
+	c.Spec.AerospikeConfig.Value["service"] = map[string]any{"log-millis": n%2 == 1}
+}
+
+func logMillisShown(n int) (string, string) { return "log-millis", strconv.FormatBool(n%2 == 1) }
+
+// checkNodes: every remaining pod's node reports the n-th change's value, and its asd restarted
+// exactly as often as the world signalled it (a live change that restarted asd on its own shows here).
+func checkNodes(w *world, key types.NamespacedName, cc crashChange, n int, at string) {
+	GinkgoHelper()
+	name, want := cc.shows(n)
+	for pod := range podUIDs(key) {
+		p := &corev1.Pod{}
+		Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: key.Namespace, Name: pod}, p)).To(Succeed())
+		Expect(nodeValue(p, "service", name)).To(Equal(want), "%s, %s: get-config of %s", pod, at, name)
+		st, err := w.sim.Node(pod)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.Restarts).To(Equal(w.warmRestarts(pod)), "%s, %s: asd restarts", pod, at)
+		Expect(st.Crashes).To(BeZero(), "%s, %s", pod, at)
+	}
 }
 
 func image(c *ackov1alpha1.AerospikeCluster, n int) {
@@ -165,7 +200,12 @@ func image(c *ackov1alpha1.AerospikeCluster, n int) {
 var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 	DescribeTable("after any write, a fresh operator finishes the change and no pod is restarted twice or left out",
 		func(cc crashChange) {
-			ns, w := newNamespace()
+			began := time.Now()
+			var tune []func(*world)
+			if cc.live {
+				tune = append(tune, withSim)
+			}
+			ns, w := newNamespace(tune...)
 			setup := startOperator(w, crashConfig)
 			c := sampleCluster(ns, "roll", cc.size)
 			if len(cc.racks) > 0 {
@@ -197,6 +237,9 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			writes, _, restarts := change(0, 0)
 			remaining := slices.Sorted(maps.Keys(podUIDs(key)))
 			Expect(restarts).To(Equal(cc.expect(remaining)))
+			if cc.live {
+				checkNodes(w, key, cc, 0, "clean run")
+			}
 			AddReportEntry("writes of the change", fmt.Sprintf("%d: %v", len(writes), writes))
 
 			// Every write of the clean run is a crash point (operations stop at maxCrashPoints).
@@ -210,15 +253,25 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 				}
 				Expect(restarts).To(Equal(cc.expect(remaining)), "crash point %d, %s", n, at)
 				Expect(slices.Sorted(maps.Keys(podUIDs(key)))).To(Equal(remaining), "crash point %d, %s", n, at)
+				if cc.live {
+					checkNodes(w, key, cc, n, fmt.Sprintf("crash point %d, %s", n, at))
+				}
 			}
 			AddReportEntry("crash points", crashes)
+			AddReportEntry("run time", time.Since(began).Round(time.Second).String())
 			Expect(crashes).To(BeNumerically(">=", len(writes)/2), "the crash points were reached")
 		},
 		// Under the labels of the operations' tables: hack/test.sh runs the controller suite in three processes.
 		Entry("evict and recreate (image change)", Label("crash-pod"), crashChange{size: 2, there: image,
 			expect: func(names []string) map[string]string { return each(names, "recreated×1") }}),
-		Entry("restart in place (config change)", Label("crash-warm"), crashChange{size: 2, there: proto,
+		Entry("restart in place (config change, no live changes)", Label("crash-warm"), crashChange{size: 2, there: proto,
 			expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
+		Entry("apply live (dynamic service.proto-fd-max)", Label("crash-pod"), crashChange{size: 2, there: proto,
+			live: true, shows: protoShown,
+			expect: func([]string) map[string]string { return map[string]string{} }}),
+		Entry("apply live refused, restart in place (static service.log-millis)", Label("crash-warm"),
+			crashChange{size: 2, there: logMillis, live: true, shows: logMillisShown,
+				expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
 			there:  func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
 			back:   func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },

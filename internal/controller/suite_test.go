@@ -30,6 +30,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/status"
 	"github.com/acko-io/acko/internal/tasks"
@@ -224,6 +226,10 @@ func newOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options))
 		Executor: &operations.Executor{Client: wrapped, Signaller: w, Tasks: runner, Status: statusWriter, Recorder: recorder,
 			Config: opCfg},
 	}
+	if w.sim != nil {
+		// The real applier, over the world's exec and the simulated nodes' info protocol.
+		r.Live = &liveconfig.Applier{Pods: w, Info: aerospike.NewClient(aerospike.ClientOptions{})}
+	}
 	if err := r.SetupWithManager(mgr, w.healthEvents(), runner.Events()); err != nil {
 		return nil, err
 	}
@@ -246,21 +252,25 @@ func (o *operator) stop() {
 	}
 }
 
-// newNamespace creates a namespace for one test, with a world stepping its pods.
-func newNamespace() (string, *world) {
-	ns, w, stop, err := startWorld()
+// newNamespace creates a namespace for one test, with a world stepping its pods; tune sets the world
+// up before its first step.
+func newNamespace(tune ...func(*world)) (string, *world) {
+	ns, w, stop, err := startWorld(tune...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(stop)
 	return ns, w
 }
 
 // startWorld creates a namespace and steps a world in it until stop is called.
-func startWorld() (string, *world, func(), error) {
+func startWorld(tune ...func(*world)) (string, *world, func(), error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		return "", nil, nil, err
 	}
 	w := newWorld(k8s, ns.Name)
+	for _, t := range tune {
+		t(w)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go w.run(ctx, 50*time.Millisecond)
 	return ns.Name, w, cancel, nil

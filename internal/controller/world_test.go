@@ -28,6 +28,7 @@ import (
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/internal/resources"
+	"github.com/acko-io/acko/test/aerosim"
 )
 
 // world stands in for what envtest does not run: the StatefulSet controller and kubelet (it
@@ -51,8 +52,10 @@ type world struct {
 	// to stop an operation on a pod after its PodRestart without blocking the operation's start.
 	holdRecreated map[string]bool
 	// signalErr, when set, makes WarmRestart fail with its error for a pod, before any signal (e.g.
-	// PID 1 is not tini, or the operator process is gone).
+	// PID 1 is not tini).
 	signalErr func(pod string) error
+	// execErr, when set, makes every exec into a pod fail with its error (the operator process is gone).
+	execErr func(pod string) error
 	// alone are pods whose nodes form a cluster of their own (a split brain).
 	alone map[string]bool
 	// down are pods whose asd does not run (crashed, its container not yet restarted): their nodes do
@@ -77,6 +80,16 @@ type world struct {
 	workers int
 	// podMonitors tells the operator the PodMonitor CRD exists.
 	podMonitors bool
+	// sim, when set, runs each pod's asd as a simulated node that speaks the info protocol over TCP on
+	// a loopback IP, the pod's IP (world_sim_test.go): its files are the pod's own copy of aerospike.conf,
+	// read at every start of asd, and the rack's ConfigMap as the kubelet projects it. Exec into the pod
+	// reads and copies those files, and a warm restart restarts the node; the operator applies config
+	// changes live through the real liveconfig.Applier. The health the operator reads stays the world's.
+	sim *aerosim.Sim
+	// simNodes: the pod instance each simulated node (by pod name) stands for, and its IP.
+	simNodes map[string]simNode
+	// configMaps: each ConfigMap's aerospike.conf, as the world's last step read them (sim only).
+	configMaps map[string]string
 }
 
 func (w *world) healthEvents() <-chan event.GenericEvent {
@@ -93,6 +106,7 @@ func newWorld(c client.Client, namespace string) *world {
 		holdReady: map[string]bool{}, created: map[string]int{}, holdRecreated: map[string]bool{}, alone: map[string]bool{},
 		down: map[string]bool{}, neverReady: map[string]bool{}, crashFrom: map[types.UID]time.Time{},
 		probed: map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
+		simNodes: map[string]simNode{},
 	}
 }
 
@@ -114,6 +128,9 @@ func (w *world) run(ctx context.Context, interval time.Duration) {
 func (w *world) step(ctx context.Context) error {
 	sets := &appsv1.StatefulSetList{}
 	if err := w.c.List(ctx, sets, client.InNamespace(w.namespace)); err != nil {
+		return err
+	}
+	if err := w.readConfigMaps(ctx); err != nil {
 		return err
 	}
 	changed := false
@@ -229,9 +246,16 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	}
 	neverReady := maps.Clone(w.neverReady)
 	w.mu.Unlock()
+	simIP, err := w.runNode(pod)
+	if err != nil {
+		return false, err
+	}
 	want := pod.Status.DeepCopy()
 	want.Phase = corev1.PodRunning
-	if want.PodIP == "" {
+	switch {
+	case simIP != "":
+		want.PodIP = simIP
+	case want.PodIP == "":
 		want.PodIP = w.ipOf(pod, ordinal)
 	}
 	state := aerospikeState(pod, crashing, broken)
@@ -480,6 +504,9 @@ func (w *world) facts(uptime time.Duration, size int, key string, asked int) aer
 // WarmRestart implements podexec.Signaller: asd restarts in place (uptime from zero, same pod),
 // loading the config it is given.
 func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash string) error {
+	if err := w.exec(pod); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	signalErr := w.signalErr
 	w.mu.Unlock()
@@ -487,6 +514,9 @@ func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash strin
 		if err := signalErr(pod.Name); err != nil { // may block, as a hung exec does: not under the lock
 			return err
 		}
+	}
+	if err := w.restartNode(pod, configHash); err != nil {
+		return err
 	}
 	w.mu.Lock()
 	refused := w.refuses != nil && w.refuses(configHash)
@@ -522,13 +552,39 @@ func (w *world) crashNow() {
 	})
 }
 
-// ReadConfigs implements podexec.Signaller; the world keeps no files.
-func (w *world) ReadConfigs(context.Context, *corev1.Pod) (string, string, error) {
-	return "", "", errors.New("the test world keeps no config files")
+// ReadConfigs implements podexec.Signaller: the simulated node's files (without a simulator the world
+// keeps no files).
+func (w *world) ReadConfigs(_ context.Context, pod *corev1.Pod) (string, string, error) {
+	if err := w.exec(pod); err != nil {
+		return "", "", err
+	}
+	if w.sim == nil {
+		return "", "", errors.New("the test world keeps no config files")
+	}
+	return w.nodeConfigs(pod)
 }
 
 // CopyConfig implements podexec.Signaller.
-func (w *world) CopyConfig(context.Context, *corev1.Pod, string) error { return nil }
+func (w *world) CopyConfig(_ context.Context, pod *corev1.Pod, configHash string) error {
+	if err := w.exec(pod); err != nil {
+		return err
+	}
+	if w.sim == nil {
+		return nil
+	}
+	return w.copyConfig(pod, configHash)
+}
+
+// exec fails as every exec into the pod does when the test says so (the operator process is gone).
+func (w *world) exec(pod *corev1.Pod) error {
+	w.mu.Lock()
+	execErr := w.execErr
+	w.mu.Unlock()
+	if execErr != nil {
+		return execErr(pod.Name)
+	}
+	return nil
+}
 
 var _ podexec.Signaller = (*world)(nil)
 
