@@ -69,11 +69,11 @@ func (w *world) runNode(pod *corev1.Pod) (string, error) {
 		return "", nil
 	}
 	w.mu.Lock()
-	conf, projected := w.configMaps[configMapOf(pod)]
+	conf, projected := w.configMaps[configMapNameOf(pod)]
 	node, running := w.simNodes[pod.Name]
 	w.mu.Unlock()
 	if !projected {
-		return "", fmt.Errorf("pod %s: its ConfigMap %q is not there yet", pod.Name, configMapOf(pod))
+		return "", fmt.Errorf("pod %s: its ConfigMap %q is not there yet", pod.Name, configMapNameOf(pod))
 	}
 	if running && node.uid == pod.UID {
 		shown, err := w.sim.ReadFile(pod.Name, projectedConfigFile)
@@ -97,8 +97,8 @@ func (w *world) runNode(pod *corev1.Pod) (string, error) {
 	return st.IP, nil
 }
 
-// configMapOf names the ConfigMap the pod mounts its config from.
-func configMapOf(pod *corev1.Pod) string {
+// configMapNameOf names the ConfigMap the pod mounts its config from.
+func configMapNameOf(pod *corev1.Pod) string {
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == resources.ConfigMapVolume && v.ConfigMap != nil {
 			return v.ConfigMap.Name
