@@ -105,19 +105,9 @@ func (c *liveConfig) setConfig(text string) (answer string, changedName bool, wa
 	if context == ctxNamespace {
 		namespace = c.namespaceOf(list)
 	}
-	changes := make([]change, 0, len(pairs))
-	for _, p := range pairs {
-		ch, ok := c.validate(context, namespace, p)
-		if !ok {
-			return errInvalidSetConfig, false, ""
-		}
-		if warning := c.overFdLimit(context, ch); warning != "" {
-			return errInvalidSetConfig, false, warning
-		}
-		changes = append(changes, ch)
-	}
-	if !ttlAllowed(list, changes) || context == ctxService && !c.histogramScaleAllowed(changes) {
-		return errInvalidSetConfig, false, ""
+	changes, ok, warning := c.changes(context, namespace, pairs)
+	if !ok || !ttlAllowed(list, changes) || context == ctxService && !c.histogramScaleAllowed(changes) {
+		return errInvalidSetConfig, false, warning
 	}
 	for _, ch := range changes {
 		if ch.ignored {
@@ -127,6 +117,23 @@ func (c *liveConfig) setConfig(text string) (answer string, changedName bool, wa
 		list.set(ch.name, ch.value)
 	}
 	return answerOK, changedName, ""
+}
+
+// changes validates every parameter of a set-config; false when one is refused (with the line asd
+// logs, if any).
+func (c *liveConfig) changes(context, namespace string, pairs []pair) ([]change, bool, string) {
+	changes := make([]change, 0, len(pairs))
+	for _, p := range pairs {
+		ch, ok := c.validate(context, namespace, p)
+		if !ok {
+			return nil, false, ""
+		}
+		if warning := c.overFdLimit(context, ch); warning != "" {
+			return nil, false, warning
+		}
+		changes = append(changes, ch)
+	}
+	return changes, true, ""
 }
 
 // overFdLimit is as_service_set_proto_fd_max's refusal of a proto-fd-max above the open-file limit.

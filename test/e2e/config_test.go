@@ -66,7 +66,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 			Expect(n.UptimeSeconds).To(BeNumerically(">=", before[p].UptimeSeconds+int64(elapsed.Seconds())-1),
 				"the uptime of %s kept growing", p)
 			Expect(n.ConfigDiffers).To(BeTrue(), "%s runs values set live", p)
-			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("proto-fd-max", "20000"))
+			Expect(serviceConfig(ns, p)).To(HaveKeyWithValue("proto-fd-max", "20000"))
 		}
 		Expect(downs(ns, start)).To(BeEmpty(), "no node went down")
 		Expect(eventMessages(ns, name, "ConfigApplied")).To(HaveEach(ContainSubstring("proto-fd-max=20000")))
@@ -92,7 +92,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 			Expect(n.UptimeSeconds).To(BeNumerically("<=", int64(elapsed.Seconds())+1), "the uptime of %s was reset", p)
 			Expect(n.ConfigHash).To(Equal(hash), "%s loaded the new file", p)
 			Expect(n.ConfigDiffers).To(BeFalse())
-			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("log-local-time", "true"))
+			Expect(serviceConfig(ns, p)).To(HaveKeyWithValue("log-local-time", "true"))
 		}
 		down := downs(ns, start)
 		Expect(down).To(HaveLen(3))
@@ -124,7 +124,7 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 			n, err := simNode(ns, p)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(n.Restarts).To(Equal(before[p].Restarts), "asd of %s not restarted", p)
-			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("proto-fd-max", "20000"), "nothing set live on %s", p)
+			Expect(serviceConfig(ns, p)).To(HaveKeyWithValue("proto-fd-max", "20000"), "nothing set live on %s", p)
 		}
 		Expect(podUIDs(ns, name)).To(Equal(uids), "no pod deleted")
 

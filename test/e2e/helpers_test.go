@@ -114,13 +114,13 @@ func simNodes(namespace string, pods []string) ([]aerosim.NodeState, error) {
 	return out, nil
 }
 
-// getConfig asks a pod's node for a context of its running config over the info protocol.
-func getConfig(namespace, pod, section string) map[string]string {
+// serviceConfig asks a pod's node for its running service config over the info protocol.
+func serviceConfig(namespace, pod string) map[string]string {
 	GinkgoHelper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	addr := net.JoinHostPort(mustField(namespace, "pod/"+pod, "{.status.podIP}"), "3000")
-	cmd := "get-config:context=" + section
+	cmd := "get-config:context=service"
 	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, addr, cmd)
 	Expect(err).NotTo(HaveOccurred())
 	return aerospike.ParseKV(answers[cmd])

@@ -176,7 +176,7 @@ var _ = Describe("An AerospikeCluster managed end to end", Ordered, func() {
 		waitRunningObserved(ns, name)
 		expectPodsRunConfig(ns, name, pods)
 		for _, p := range pods {
-			Expect(getConfig(ns, p, "service")).To(HaveKeyWithValue("proto-fd-max", "30000"))
+			Expect(serviceConfig(ns, p)).To(HaveKeyWithValue("proto-fd-max", "30000"))
 		}
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="PendingChanges")]}`)).To(BeEmpty())
 		Eventually(func() (string, error) { return promValue(query) }).WithTimeout(time.Minute).Should(BeEmpty())

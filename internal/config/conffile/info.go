@@ -32,7 +32,7 @@ func (s Setting) InfoName() (InfoName, bool) {
 		return InfoName{Context: ctxService, Get: name, Set: name}, true
 	case strings.HasPrefix(path, "network.") && !strings.Contains(path, "[]"):
 		sub := strings.TrimPrefix(path, "network.")
-		return InfoName{Context: "network", Get: sub + "." + name, Set: sub + "." + name}, true
+		return InfoName{Context: ctxNetwork, Get: sub + "." + name, Set: sub + "." + name}, true
 	case path == ctxNamespace:
 		return InfoName{Context: infoNamespace, ID: s.Section.Namespace, Get: name, Set: name}, true
 	case strings.HasPrefix(path, "namespaces.[].storage-engine("):

@@ -112,7 +112,7 @@ func (w *walker) fileEnd() {
 		{"heartbeat", "no heartbeat ports configured"},
 		{"fabric", "no fabric ports configured"},
 	} {
-		sec := Section{Blocks: []string{"network", need.block}}
+		sec := Section{Blocks: []string{ctxNetwork, need.block}}
 		if w.intOr(sec, "port", 0) == 0 {
 			w.problem(0, "%s", need.msg)
 		}
@@ -123,7 +123,7 @@ func (w *walker) fileEnd() {
 func (w *walker) startUp() {
 	service := Section{Path: ctxService, Blocks: []string{ctxService}}
 	var addresses []string
-	if s, ok := w.lookup(Section{Blocks: []string{"network", ctxService}}, "addresses"); ok {
+	if s, ok := w.lookup(Section{Blocks: []string{ctxNetwork, ctxService}}, "addresses"); ok {
 		addresses = s.Values
 	}
 	if msg, refused := AutoPin(w.values(service), addresses); refused {

@@ -11,6 +11,7 @@ import (
 // Contexts the rules look at.
 const (
 	ctxService   = "service"
+	ctxNetwork   = "network"
 	ctxNamespace = "namespaces.[]"
 	// infoNamespace is the info protocol's context of a namespace's parameters.
 	infoNamespace = "namespace"
