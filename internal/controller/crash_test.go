@@ -161,6 +161,9 @@ type crashChange struct {
 	// shows, with live, is the service parameter whose value every node reports through get-config
 	// after the n-th change.
 	shows func(n int) (name, value string)
+	// refused: the nodes cannot take the change live; each pod's live attempt ends in ConfigApplyFailed
+	// and a restart in place.
+	refused bool
 }
 
 func proto(c *ackov1alpha1.AerospikeCluster, n int) {
@@ -240,6 +243,13 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			if cc.live {
 				checkNodes(w, key, cc, 0, "clean run")
 			}
+			if cc.refused {
+				for _, p := range remaining {
+					// The recorder writes events asynchronously.
+					Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventConfigApplyFailed) }, timeout, poll).
+						Should(ContainElement(HavePrefix("Pod "+p+": ")), "the live change was tried on %s first", p)
+				}
+			}
 			AddReportEntry("writes of the change", fmt.Sprintf("%d: %v", len(writes), writes))
 
 			// Every write of the clean run is a crash point (operations stop at maxCrashPoints).
@@ -270,7 +280,7 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			live: true, shows: protoShown,
 			expect: func([]string) map[string]string { return map[string]string{} }}),
 		Entry("apply live refused, restart in place (static service.log-millis)", Label("crash-warm"),
-			crashChange{size: 2, there: logMillis, live: true, shows: logMillisShown,
+			crashChange{size: 2, there: logMillis, live: true, shows: logMillisShown, refused: true,
 				expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
 			there:  func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
