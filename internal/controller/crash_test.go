@@ -161,6 +161,11 @@ type crashChange struct {
 	// shows, with live, is the service parameter whose value every node reports through get-config
 	// after the n-th change.
 	shows func(n int) (name, value string)
+	// refused: the nodes refuse the change live; each pod's live attempt ends in ConfigApplyFailed and
+	// a restart in place.
+	refused bool
+	// from, when set, is the cluster's config before the first change (else the sample's).
+	from func(c *ackov1alpha1.AerospikeCluster)
 }
 
 func proto(c *ackov1alpha1.AerospikeCluster, n int) {
@@ -169,13 +174,20 @@ func proto(c *ackov1alpha1.AerospikeCluster, n int) {
 
 func protoShown(n int) (string, string) { return "proto-fd-max", strconv.Itoa(20000 + n) }
 
-// logMillis changes a static parameter: a running asd refuses it through set-config (dynamic/
-// set-service-work-directory-static), so only a restart gives it to the node.
-func logMillis(c *ackov1alpha1.AerospikeCluster, n int) {
-	c.Spec.AerospikeConfig.Value["service"] = map[string]any{"log-millis": n%2 == 1}
+// histograms turns microsecond histograms on and the namespace's read benchmarks off (back: the other
+// way). Both are dynamic and the new file is valid, so the change is tried live, but service comes
+// first and a real 8.1.2.0 server refuses to change microsecond-histograms while any
+// enable-benchmarks-* is on: the node refuses it, and only a restart gives it the new file. The way back
+// is taken live (microsecond-histograms goes off first, then the benchmarks on).
+func histograms(on bool) func(c *ackov1alpha1.AerospikeCluster) {
+	return func(c *ackov1alpha1.AerospikeCluster) {
+		c.Spec.AerospikeConfig.Value["service"] = map[string]any{"microsecond-histograms": on}
+		ns := c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)
+		ns["enable-benchmarks-read"] = !on
+	}
 }
 
-func logMillisShown(n int) (string, string) { return "log-millis", strconv.FormatBool(n%2 == 1) }
+func histogramsShown(int) (string, string) { return "microsecond-histograms", "true" }
 
 // checkNodes: every remaining pod's node reports the n-th change's value, and its asd restarted
 // exactly as often as the world signalled it (a live change that restarted asd on its own shows here).
@@ -208,6 +220,9 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			ns, w := newNamespace(tune...)
 			setup := startOperator(w, crashConfig)
 			c := sampleCluster(ns, "roll", cc.size)
+			if cc.from != nil {
+				cc.from(c)
+			}
 			if len(cc.racks) > 0 {
 				c.Spec.RackConfig = &ackov1alpha1.RackConfig{}
 				for _, id := range cc.racks {
@@ -240,6 +255,13 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			if cc.live {
 				checkNodes(w, key, cc, 0, "clean run")
 			}
+			if cc.refused {
+				for _, p := range remaining {
+					// The recorder writes events asynchronously.
+					Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventConfigApplyFailed) }, timeout, poll).
+						Should(ContainElement(HavePrefix("Pod "+p+": ")), "the live change was tried on %s first", p)
+				}
+			}
 			AddReportEntry("writes of the change", fmt.Sprintf("%d: %v", len(writes), writes))
 
 			// Every write of the clean run is a crash point (operations stop at maxCrashPoints).
@@ -269,9 +291,10 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 		Entry("apply live (dynamic service.proto-fd-max)", Label("crash-pod"), crashChange{size: 2, there: proto,
 			live: true, shows: protoShown,
 			expect: func([]string) map[string]string { return map[string]string{} }}),
-		Entry("apply live refused, restart in place (static service.log-millis)", Label("crash-warm"),
-			crashChange{size: 2, there: logMillis, live: true, shows: logMillisShown,
-				expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
+		Entry("apply live refused by the node, restart in place (microsecond-histograms on, benchmarks off)",
+			Label("crash-warm"), crashChange{size: 2, live: true, refused: true, from: histograms(false),
+				there: func(c *ackov1alpha1.AerospikeCluster, _ int) { histograms(true)(c) }, back: histograms(false),
+				shows: histogramsShown, expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
 			there:  func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
 			back:   func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },
