@@ -192,14 +192,15 @@ func tableFor(image string) *params.Table {
 	return t
 }
 
-// loadConfig is asd reading its config at start: a file it refuses is an error with asd's message
-// (a conffile.Problem), else its cluster, its mesh, its running values and the warnings asd logs.
-func loadConfig(text, image, nodeID string) (nodeConfig, *liveConfig, []string, error) {
+// loadConfig is asd reading its config at start on the node's host: a file it refuses is an error
+// with asd's message (a conffile.Problem), else its cluster, its mesh, its running values and the
+// warnings asd logs.
+func loadConfig(text string, spec NodeSpec) (nodeConfig, *liveConfig, []string, error) {
 	f, err := conffile.Parse(text)
 	if err != nil {
 		return nodeConfig{}, nil, nil, err
 	}
-	table := tableFor(image)
+	table := tableFor(spec.Image)
 	if problems := conffile.Check(f, table); len(problems) > 0 {
 		return nodeConfig{}, nil, nil, problems[0]
 	}
@@ -214,7 +215,14 @@ func loadConfig(text, image, nodeID string) (nodeConfig, *liveConfig, []string, 
 			warnings = append(warnings, w.LogLine())
 		}
 	}
-	live := newLive(table, server, settings, nodeID)
+	live := newLive(table, server, settings, spec.NodeID)
+	// The host checks come last, once asd has read and set up its config.
+	if !spec.HostPassesBestPractices {
+		if live.contexts[ctxService].vals["enforce-best-practices"] == "true" {
+			return nodeConfig{}, nil, nil, conffile.Problem{Msg: conffile.BestPracticesFailed}
+		}
+		warnings = append(warnings, conffile.Warning{Context: "config", Msg: conffile.BestPracticesFailed}.LogLine())
+	}
 	return meshConfig(settings), live, warnings, nil
 }
 

@@ -81,6 +81,10 @@ type NodeSpec struct {
 	// Volume names the volume a persistent namespace (storage-engine device or file) keeps its records
 	// on: a node added again with the same Volume finds them. Empty: they live and die with the pod.
 	Volume string `json:"volume,omitempty"`
+	// HostPassesBestPractices: the host passes asd's best-practices checks (kernel and memory
+	// settings). By default it fails them, like the reference host (its statistics say
+	// failed_best_practices=true): asd warns and reports it, or stops with enforce-best-practices true.
+	HostPassesBestPractices bool `json:"hostPassesBestPractices,omitempty"`
 }
 
 // Fault makes a node misbehave on every request until cleared with FaultNone.
@@ -468,7 +472,7 @@ func (s *Sim) state(n *node, now time.Time) NodeState {
 
 // facts are the node's answers at now. Callers hold s.mu.
 func (s *Sim) facts(n *node, now time.Time) nodeFacts {
-	f := nodeFacts{nodeID: n.spec.NodeID, clusterKey: "0"}
+	f := nodeFacts{nodeID: n.spec.NodeID, clusterKey: "0", failedBestPractices: !n.spec.HostPassesBestPractices}
 	if !n.asd.simple {
 		f.clusterName = n.clusterName()
 	}
