@@ -123,46 +123,60 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0-broken","progressDeadlineSeconds":10}}`)
 		Expect(err).NotTo(HaveOccurred())
-		start := time.Now()
-		stalled := `{.status.conditions[?(@.type=="Stalled")]}`
-		Eventually(func() (string, error) { return field(ns, "asc/"+name, stalled) }).
-			WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring(`"reason":"RolloutStuck"`))
-		reportTime("broken image: RolloutStuck after", time.Since(start))
-		message := mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="Stalled")].message}`)
-		_, _ = fmt.Fprintf(GinkgoWriter, "Stalled: %s\n", message)
-		stuck := regexp.MustCompile(`pod (cfg-\d) did not come back`).FindStringSubmatch(message)
-		Expect(stuck).To(HaveLen(2), message)
+		stuck, message := awaitRolloutStuck(ns, name, "broken image", time.Now())
 		Expect(message).To(ContainSubstring("ImagePullBackOff"))
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="Reconciling")].status}`)).To(Equal("False"))
 		Expect(mustField(ns, "asc/"+name, "{.status.phase}")).To(Equal("Error"))
-		Expect(eventMessages(ns, name, "RolloutStuck")).To(ConsistOf(ContainSubstring(stuck[1])))
+		Expect(eventMessages(ns, name, "RolloutStuck")).To(ConsistOf(ContainSubstring(stuck)))
 		Consistently(func() int { return restartedPods(ns, name, uids) }).
 			WithTimeout(3*time.Second).WithPolling(time.Second).Should(Equal(1), "exactly one pod restarted")
-		Expect(podUIDs(ns, name)[stuck[1]]).NotTo(Equal(uids[stuck[1]]), "the pod named is the one restarted")
+		Expect(podUIDs(ns, name)[stuck]).NotTo(Equal(uids[stuck]), "the pod named is the one restarted")
 
 		By("reverting the image: the broken pod is replaced at once")
 		broken := podUIDs(ns, name)
 		_, err = mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0"}}`)
 		Expect(err).NotTo(HaveOccurred())
-		start = time.Now()
-		Eventually(func() (string, error) {
-			return field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
-		}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(MatchRegexp(`^Running (\d+) (\d+)$`))
-		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).WithTimeout(60*time.Second - time.Since(start)).
-			Should(HaveEach(And(HaveField("Phase", aerosim.PhaseMember), HaveField("ClusterSize", 3))))
-		reportTime("broken image reverted: Running with every node back after", time.Since(start))
+		awaitRunningAgain(ns, name, pods, "broken image reverted")
 		after := podUIDs(ns, name)
 		for _, p := range pods {
-			if p == stuck[1] {
+			if p == stuck {
 				Expect(after[p]).NotTo(Equal(broken[p]), "the broken pod was replaced")
 			} else {
 				Expect(after[p]).To(Equal(uids[p]), "%s was never restarted", p)
 			}
 		}
-		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck[1])))
+		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck)))
 		w.expectNothingLost()
 	})
 })
+
+// awaitRolloutStuck waits for a roll started at start to stop with RolloutStuck and returns the pod the
+// Stalled message names and the message.
+func awaitRolloutStuck(namespace, name, what string, start time.Time) (pod, message string) {
+	GinkgoHelper()
+	stalled := `{.status.conditions[?(@.type=="Stalled")]}`
+	Eventually(func() (string, error) { return field(namespace, "asc/"+name, stalled) }).
+		WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring(`"reason":"RolloutStuck"`))
+	reportTime(what+": RolloutStuck after", time.Since(start))
+	message = mustField(namespace, "asc/"+name, `{.status.conditions[?(@.type=="Stalled")].message}`)
+	_, _ = fmt.Fprintf(GinkgoWriter, "Stalled: %s\n", message)
+	stuck := regexp.MustCompile(`pod (` + regexp.QuoteMeta(name) + `-\d+) did not come back`).FindStringSubmatch(message)
+	Expect(stuck).To(HaveLen(2), message)
+	return stuck[1], message
+}
+
+// awaitRunningAgain waits, from now, for the cluster to be Running at its generation with every node a
+// member of one cluster.
+func awaitRunningAgain(namespace, name string, pods []string, what string) {
+	GinkgoHelper()
+	start := time.Now()
+	Eventually(func() (string, error) {
+		return field(namespace, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(MatchRegexp(`^Running (\d+) (\d+)$`))
+	Eventually(func() ([]aerosim.NodeState, error) { return simNodes(namespace, pods) }).WithTimeout(time.Minute - time.Since(start)).
+		Should(HaveEach(And(HaveField("Phase", aerosim.PhaseMember), HaveField("ClusterSize", len(pods)))))
+	reportTime(what+": Running with every node back after", time.Since(start))
+}
 
 // reportTime records how long something took, in the report and in the spec's output.
 func reportTime(what string, d time.Duration) {
@@ -287,23 +301,15 @@ var _ = Describe("A config asd refuses at start", Label("refused-at-start"), fun
 		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"enforce-best-practices":true}}}}`)
 		Expect(err).NotTo(HaveOccurred())
-
-		stalled := `{.status.conditions[?(@.type=="Stalled")]}`
-		Eventually(func() (string, error) { return field(ns, "asc/"+name, stalled) }).
-			WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring(`"reason":"RolloutStuck"`))
-		reportTime("enforce-best-practices on failing hosts: RolloutStuck after", time.Since(start))
-		message := mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="Stalled")].message}`)
-		_, _ = fmt.Fprintf(GinkgoWriter, "Stalled: %s\n", message)
-		stuck := regexp.MustCompile(`pod (refused-\d) did not come back`).FindStringSubmatch(message)
-		Expect(stuck).To(HaveLen(2), message)
+		stuck, message := awaitRolloutStuck(ns, name, "enforce-best-practices on failing hosts", start)
 		Expect(message).To(ContainSubstring("CRITICAL (config): " + conffile.BestPracticesFailed))
 		Expect(message).To(ContainSubstring("service.enforce-best-practices is true: set it to false, or prepare the hosts"))
 		Expect(eventMessages(ns, name, "RolloutStuck")).To(ConsistOf(ContainSubstring(conffile.BestPracticesFailed)))
-		n, err := simNode(ns, stuck[1])
+		n, err := simNode(ns, stuck)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n.Phase).To(Equal(aerosim.PhaseFailed))
 		Expect(n.Error).To(Equal("CRITICAL (config): " + conffile.BestPracticesFailed))
-		others := slices.DeleteFunc(slices.Clone(pods), func(p string) bool { return p == stuck[1] })
+		others := slices.DeleteFunc(slices.Clone(pods), func(p string) bool { return p == stuck })
 		Consistently(func() error {
 			for _, p := range others {
 				n, err := simNode(ns, p)
@@ -321,21 +327,15 @@ var _ = Describe("A config asd refuses at start", Label("refused-at-start"), fun
 		By("reverting the spec: the broken pod is replaced at once")
 		_, err = mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"enforce-best-practices":null}}}}`)
 		Expect(err).NotTo(HaveOccurred())
-		revert := time.Now()
-		Eventually(func() (string, error) {
-			return field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
-		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(MatchRegexp(`^Running (\d+) (\d+)$`))
-		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).WithTimeout(time.Minute - time.Since(revert)).
-			Should(HaveEach(And(HaveField("Phase", aerosim.PhaseMember), HaveField("ClusterSize", 3))))
-		reportTime("reverted: Running with every node back after", time.Since(revert))
+		awaitRunningAgain(ns, name, pods, "enforce-best-practices reverted")
 		after := podUIDs(ns, name)
 		for _, p := range others {
 			Expect(after[p]).To(Equal(uids[p]), "%s was never replaced", p)
 		}
-		Expect(after[stuck[1]]).NotTo(Equal(uids[stuck[1]]), "the broken pod was replaced")
-		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck[1])))
+		Expect(after[stuck]).NotTo(Equal(uids[stuck]), "the broken pod was replaced")
+		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck)))
 		for _, d := range downs(ns, start) {
-			Expect(d.node).To(Equal(simclient.NodeName(ns, stuck[1])), "only the broken pod's node went down")
+			Expect(d.node).To(Equal(simclient.NodeName(ns, stuck)), "only the broken pod's node went down")
 		}
 		w.expectNothingLost()
 		reportTime("refused at start, from the change to Running again", time.Since(start))
