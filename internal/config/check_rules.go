@@ -117,6 +117,17 @@ func (k *checker) benchmarkOn(ctx string, m map[string]any, where string) string
 	return ""
 }
 
+// StartRefusalAdvice is what to do about the line asd stopped with at start (a container's last words),
+// for the refusals that depend on the host rather than the config ("" for any other): the line alone
+// does not say that the fix may be in the spec.
+func StartRefusalAdvice(lastWords string) string {
+	if strings.Contains(lastWords, conffile.BestPracticesFailed) {
+		return "the host fails asd's best-practices checks (kernel and memory settings; asd's log names each) " +
+			"and service.enforce-best-practices is true: set it to false, or prepare the hosts"
+	}
+	return ""
+}
+
 // enforceBestPracticesWarning: with enforce-best-practices, asd checks its host (kernel and memory
 // settings) at start and stops when a check fails; what the nodes' hosts are, no admission check can
 // see.

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
 )
 
 // PodReady reports the pod's Ready condition: its containers are ready and every readiness gate (the
@@ -95,14 +96,22 @@ func brokenState(s *corev1.ContainerStatus, init bool) string {
 			why += ": " + s.State.Waiting.Message
 		}
 		if t := s.LastTerminationState.Terminated; t != nil {
-			why += fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, firstNonEmpty(t.Message, t.Reason))
+			why += " (last " + exitText(t) + ")"
 		}
 		return why
 	case s.State.Terminated != nil && (!init || s.State.Terminated.ExitCode != 0):
-		t := s.State.Terminated
-		return fmt.Sprintf("terminated with exit %d: %s", t.ExitCode, firstNonEmpty(t.Message, t.Reason))
+		return "terminated with " + exitText(s.State.Terminated)
 	}
 	return ""
+}
+
+// exitText is how a container ended, with what to do when asd stopped on its host's account.
+func exitText(t *corev1.ContainerStateTerminated) string {
+	text := fmt.Sprintf("exit %d: %s", t.ExitCode, firstNonEmpty(t.Message, t.Reason))
+	if advice := config.StartRefusalAdvice(t.Message); advice != "" {
+		text += "; " + advice
+	}
+	return text
 }
 
 func containerStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {

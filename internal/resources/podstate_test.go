@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config/conffile"
 )
 
 func podWith(phase corev1.PodPhase, aerospike corev1.ContainerState, init *corev1.ContainerState) *corev1.Pod {
@@ -29,6 +30,9 @@ func TestBrokenAndRunning(t *testing.T) {
 	crashLoop := podWith(corev1.PodRunning, waiting("CrashLoopBackOff"), &done)
 	crashLoop.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
 		ExitCode: 1, Message: "CRITICAL (config): line 37 :: 'rack-id' is enterprise-only"}
+	bestPractices := podWith(corev1.PodRunning, waiting("CrashLoopBackOff"), &done)
+	bestPractices.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+		ExitCode: 1, Message: "CRITICAL (config): " + conffile.BestPracticesFailed}
 	tests := []struct {
 		name    string
 		pod     *corev1.Pod
@@ -41,6 +45,10 @@ func TestBrokenAndRunning(t *testing.T) {
 			"container aerospike-server: ImagePullBackOff"},
 		{"crash loop, with the last message", crashLoop, false,
 			"container aerospike-server: CrashLoopBackOff (last exit 1: CRITICAL (config): line 37 :: 'rack-id' is enterprise-only)"},
+		{"crash loop on the host's best practices, with what to do", bestPractices, false,
+			"container aerospike-server: CrashLoopBackOff (last exit 1: CRITICAL (config): " + conffile.BestPracticesFailed +
+				"; the host fails asd's best-practices checks (kernel and memory settings; asd's log names each) and " +
+				"service.enforce-best-practices is true: set it to false, or prepare the hosts)"},
 		{"config copy failed", podWith(corev1.PodPending, waiting("PodInitializing"), &failed), false,
 			"init container copy-config: terminated with exit 1: no such file"},
 		{"asd exited", podWith(corev1.PodRunning, failed, &done), false, "container aerospike-server: terminated with exit 1: no such file"},

@@ -196,14 +196,15 @@ func tableFor(image string) *params.Table {
 	return t
 }
 
-// loadConfig is asd reading its config at start: a file it refuses is an error with asd's message
-// (a conffile.Problem), else its cluster, its mesh, its running values and the warnings asd logs.
-func loadConfig(text, image, nodeID string, fdLimit int64) (nodeConfig, *liveConfig, []string, error) {
+// loadConfig is asd reading its config at start on the node's host: a file it refuses is an error
+// with asd's message (a conffile.Problem), else its cluster, its mesh, its running values and the
+// warnings asd logs.
+func loadConfig(text string, spec NodeSpec) (nodeConfig, *liveConfig, []string, error) {
 	f, err := conffile.Parse(text)
 	if err != nil {
 		return nodeConfig{}, nil, nil, err
 	}
-	table := tableFor(image)
+	table := tableFor(spec.Image)
 	if problems := conffile.Check(f, table); len(problems) > 0 {
 		return nodeConfig{}, nil, nil, problems[0]
 	}
@@ -218,11 +219,18 @@ func loadConfig(text, image, nodeID string, fdLimit int64) (nodeConfig, *liveCon
 			warnings = append(warnings, w.LogLine())
 		}
 	}
-	live := newLive(table, server, settings, nodeID)
-	live.fdLimit = fdLimit
+	live := newLive(table, server, settings, spec.NodeID)
+	live.fdLimit = spec.OpenFileLimit
 	// as_config_post_process: cf_crash(AS_CFG, "%lu system file descriptors not enough, config specified %d")
-	if fdMax, _ := strconv.ParseInt(live.contexts[ctxService].vals[protoFdMax], 10, 64); fdMax > fdLimit {
-		return nodeConfig{}, nil, nil, fmt.Errorf("%d system file descriptors not enough, config specified %d", fdLimit, fdMax)
+	if fdMax, _ := strconv.ParseInt(live.contexts[ctxService].vals[protoFdMax], 10, 64); fdMax > spec.OpenFileLimit {
+		return nodeConfig{}, nil, nil, fmt.Errorf("%d system file descriptors not enough, config specified %d", spec.OpenFileLimit, fdMax)
+	}
+	// The host checks come last, once asd has read and set up its config.
+	if !spec.HostPassesBestPractices {
+		if live.contexts[ctxService].vals["enforce-best-practices"] == "true" {
+			return nodeConfig{}, nil, nil, conffile.Problem{Msg: conffile.BestPracticesFailed}
+		}
+		warnings = append(warnings, conffile.Warning{Context: "config", Msg: conffile.BestPracticesFailed}.LogLine())
 	}
 	return meshConfig(settings), live, warnings, nil
 }

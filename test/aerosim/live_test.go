@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acko-io/acko/internal/config/conffile"
 )
 
 // readmeOrder is the order dynamic/README.md lists the requests in: the server's state carries over
@@ -163,6 +165,51 @@ func TestServerRefusesAtStart(t *testing.T) {
 		st := addNode(t, s, NodeSpec{Name: strconv.Itoa(i), Config: tc.text})
 		if st.Phase != PhaseFailed || !strings.HasPrefix(st.Error, tc.want) {
 			t.Errorf("%q: %+v", tc.want, st.Error)
+		}
+	}
+}
+
+// asd checks its host once it has read its config: a host that fails (the reference host does, and
+// so does a node by default) stops asd with enforce-best-practices true; without it asd warns, starts
+// and reports failed_best_practices=true. The parameter is static: set-config refuses it, as the
+// table says.
+func TestBestPracticesAtStart(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	enforce := strings.Replace(conf("db"), "cluster-name db", "cluster-name db\n\tenforce-best-practices true", 1)
+	warning := "WARNING (config): " + conffile.BestPracticesFailed
+	for _, tc := range []struct {
+		name, text  string
+		hostPasses  bool
+		err, failed string // failed: the statistic, when asd runs
+		warns       bool
+	}{
+		{"failing host, not enforced", conf("db"), false, "", "true", true},
+		{"failing host, enforced", enforce, false, "CRITICAL (config): " + conffile.BestPracticesFailed, "", false},
+		{"passing host, enforced", enforce, true, "", "false", false},
+		{"passing host, not enforced", conf("db"), true, "", "false", false},
+	} {
+		st := addNode(t, s, NodeSpec{Name: tc.name, Config: tc.text, HostPassesBestPractices: tc.hostPasses})
+		if st.Error != tc.err || (st.Phase == PhaseFailed) != (tc.err != "") {
+			t.Errorf("%s: phase %s, error %q; want error %q", tc.name, st.Phase, st.Error, tc.err)
+		}
+		log, _ := s.Log(tc.name)
+		if warned := slices.ContainsFunc(log, func(l string) bool { return strings.HasSuffix(l, warning) }); warned != tc.warns {
+			t.Errorf("%s: warned %t in %q", tc.name, warned, log)
+		}
+		if tc.failed == "" {
+			continue
+		}
+		if body, err := exchange(st.Addr, "statistics"); err != nil || !strings.Contains(string(body), "failed_best_practices="+tc.failed+";") {
+			t.Errorf("%s: statistics %q, %v; want failed_best_practices=%s", tc.name, body, err, tc.failed)
+		}
+	}
+	st := mustNode(t, s, "failing host, not enforced")
+	for cmd, want := range map[string]string{
+		"set-config:context=service;enforce-best-practices=true": "\t" + errInvalidSetConfig,
+		"get-config:context=service":                             ";enforce-best-practices=false;",
+	} {
+		if body, err := exchange(st.Addr, cmd); err != nil || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %q, %v (want %q)", cmd, body, err, want)
 		}
 	}
 }

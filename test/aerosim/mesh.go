@@ -253,7 +253,7 @@ func (s *Sim) start(n *node, at time.Time) {
 	var live *liveConfig
 	var warnings []string
 	if err == nil && !simple {
-		conf, live, warnings, err = loadConfig(text, n.spec.Image, n.spec.NodeID, n.spec.OpenFileLimit)
+		conf, live, warnings, err = loadConfig(text, n.spec)
 	}
 	if err != nil {
 		n.crashes++

@@ -29,6 +29,8 @@ type nodeFacts struct {
 	member      bool
 	uptime      int64 // seconds
 	migrations  int64
+	// failedBestPractices: the host failed asd's best-practices checks at start.
+	failedBestPractices bool
 }
 
 // answer returns what node n answers to cmd at now. Callers hold s.mu.
@@ -122,6 +124,7 @@ func (t templates) answer(profile string, f nodeFacts, cmd string) string {
 			"cluster_is_member":            strconv.FormatBool(f.member),
 			"uptime":                       strconv.FormatInt(f.uptime, 10),
 			"migrate_partitions_remaining": strconv.FormatInt(f.migrations, 10),
+			"failed_best_practices":        strconv.FormatBool(f.failedBestPractices),
 		})
 	case strings.HasPrefix(cmd, "namespace/"):
 		// The namespace's own view of cluster_size.

@@ -84,6 +84,10 @@ type NodeSpec struct {
 	// OpenFileLimit is the container's open-file limit (RLIMIT_NOFILE), which asd holds proto-fd-max
 	// to at start and live, and /proc/1/limits reports; 0 is DefaultOpenFileLimit.
 	OpenFileLimit int64 `json:"openFileLimit,omitempty"`
+	// HostPassesBestPractices: the host passes asd's best-practices checks (kernel and memory
+	// settings). By default it fails them, like the reference host (its statistics say
+	// failed_best_practices=true): asd warns and reports it, or stops with enforce-best-practices true.
+	HostPassesBestPractices bool `json:"hostPassesBestPractices,omitempty"`
 }
 
 // DefaultOpenFileLimit is the open-file limit containerd gives a container (soft and hard).
@@ -480,7 +484,7 @@ func (s *Sim) state(n *node, now time.Time) NodeState {
 
 // facts are the node's answers at now. Callers hold s.mu.
 func (s *Sim) facts(n *node, now time.Time) nodeFacts {
-	f := nodeFacts{nodeID: n.spec.NodeID, clusterKey: "0"}
+	f := nodeFacts{nodeID: n.spec.NodeID, clusterKey: "0", failedBestPractices: !n.spec.HostPassesBestPractices}
 	if !n.asd.simple {
 		f.clusterName = n.clusterName()
 	}

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/acko-io/acko/internal/config/conffile"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster/simclient"
 )
@@ -153,36 +154,22 @@ var _ = Describe("Config changes and a way forward", Ordered, func() {
 		uids := podUIDs(ns, name)
 		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0-broken","progressDeadlineSeconds":10}}`)
 		Expect(err).NotTo(HaveOccurred())
-		start := time.Now()
-		stalled := `{.status.conditions[?(@.type=="Stalled")]}`
-		Eventually(func() (string, error) { return field(ns, "asc/"+name, stalled) }).
-			WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring(`"reason":"RolloutStuck"`))
-		reportTime("broken image: RolloutStuck after", time.Since(start))
-		message := mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="Stalled")].message}`)
-		_, _ = fmt.Fprintf(GinkgoWriter, "Stalled: %s\n", message)
-		stuck := regexp.MustCompile(`pod (cfg-\d) did not come back`).FindStringSubmatch(message)
-		Expect(stuck).To(HaveLen(2), message)
+		stuck, message := awaitRolloutStuck(ns, name, "broken image", time.Now())
 		Expect(message).To(ContainSubstring("ImagePullBackOff"))
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="Reconciling")].status}`)).To(Equal("False"))
 		Expect(mustField(ns, "asc/"+name, "{.status.phase}")).To(Equal("Error"))
-		Expect(eventMessages(ns, name, "RolloutStuck")).To(ConsistOf(ContainSubstring(stuck[1])))
+		Expect(eventMessages(ns, name, "RolloutStuck")).To(ConsistOf(ContainSubstring(stuck)))
 		Consistently(func() int { return restartedPods(ns, name, uids) }).
 			WithTimeout(3*time.Second).WithPolling(time.Second).Should(Equal(1), "exactly one pod restarted")
-		Expect(podUIDs(ns, name)[stuck[1]]).NotTo(Equal(uids[stuck[1]]), "the pod named is the one restarted")
+		Expect(podUIDs(ns, name)[stuck]).NotTo(Equal(uids[stuck]), "the pod named is the one restarted")
 
 		By("reverting the image: the broken pod is replaced at once")
 		broken := podUIDs(ns, name)
 		_, err = mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.2.0"}}`)
 		Expect(err).NotTo(HaveOccurred())
-		start = time.Now()
-		Eventually(func() (string, error) {
-			return field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
-		}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(MatchRegexp(`^Running (\d+) (\d+)$`))
-		Eventually(func() ([]aerosim.NodeState, error) { return simNodes(ns, pods) }).WithTimeout(60*time.Second - time.Since(start)).
-			Should(HaveEach(And(HaveField("Phase", aerosim.PhaseMember), HaveField("ClusterSize", 3))))
-		reportTime("broken image reverted: Running with every node back after", time.Since(start))
-		expectOnlyRecreated(ns, name, stuck[1], uids, broken)
-		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck[1])))
+		awaitRunningAgain(ns, name, pods, "broken image reverted")
+		expectOnlyRecreated(ns, name, stuck, uids, broken)
+		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck)))
 		w.expectNothingLost()
 	})
 })
@@ -199,6 +186,34 @@ func expectOnlyRecreated(namespace, name, stuck string, before, broken map[strin
 			Expect(after[pod]).To(Equal(uid), "%s was never restarted", pod)
 		}
 	}
+}
+
+// awaitRolloutStuck waits for a roll started at start to stop with RolloutStuck and returns the pod the
+// Stalled message names and the message.
+func awaitRolloutStuck(namespace, name, what string, start time.Time) (pod, message string) {
+	GinkgoHelper()
+	stalled := `{.status.conditions[?(@.type=="Stalled")]}`
+	Eventually(func() (string, error) { return field(namespace, "asc/"+name, stalled) }).
+		WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring(`"reason":"RolloutStuck"`))
+	reportTime(what+": RolloutStuck after", time.Since(start))
+	message = mustField(namespace, "asc/"+name, `{.status.conditions[?(@.type=="Stalled")].message}`)
+	_, _ = fmt.Fprintf(GinkgoWriter, "Stalled: %s\n", message)
+	stuck := regexp.MustCompile(`pod (` + regexp.QuoteMeta(name) + `-\d+) did not come back`).FindStringSubmatch(message)
+	Expect(stuck).To(HaveLen(2), message)
+	return stuck[1], message
+}
+
+// awaitRunningAgain waits, from now, for the cluster to be Running at its generation with every node a
+// member of one cluster.
+func awaitRunningAgain(namespace, name string, pods []string, what string) {
+	GinkgoHelper()
+	start := time.Now()
+	Eventually(func() (string, error) {
+		return field(namespace, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(MatchRegexp(`^Running (\d+) (\d+)$`))
+	Eventually(func() ([]aerosim.NodeState, error) { return simNodes(namespace, pods) }).WithTimeout(time.Minute - time.Since(start)).
+		Should(HaveEach(And(HaveField("Phase", aerosim.PhaseMember), HaveField("ClusterSize", len(pods)))))
+	reportTime(what+": Running with every node back after", time.Since(start))
 }
 
 // reportTime records how long something took, in the report and in the spec's output.
@@ -306,5 +321,61 @@ var _ = Describe("A replication-factor change", Label("replication-factor"), fun
 			WithPolling(time.Second).Should(Equal(before), "no pod restarted")
 		Expect(field(ns, "asc/"+name, "{.metadata.generation}")).To(Equal(generation), "the spec is unchanged")
 		w.expectNothingLost()
+	})
+})
+
+// Issue 22 point 8 and issue 23: service.enforce-best-practices true on hosts that fail asd's checks (the
+// simulator's hosts fail them, like the reference host) is a config the webhook accepts, with a warning,
+// and asd refuses at start. The roll restarts the first pod in place into a crash loop and stops there,
+// with the reason and what to do; a revert replaces that pod (its own copy of the config holds the refused
+// file, so restarting it would not help) and the cluster runs again, losing nothing.
+var _ = Describe("A config asd refuses at start", Label("refused-at-start"), func() {
+	It("stops the roll at the first pod with the reason, and a revert replaces that pod", func() {
+		const ns, name = "e2e-refused", "refused"
+		pods := []string{"refused-0", "refused-1", "refused-2"}
+		createCluster(ns, name, 3, "  progressDeadlineSeconds: 10\n")
+		allUp(ns+"/", 3)
+		w := withWorkload(ns, name)
+		uids, before, start := podUIDs(ns, name), nodeStates(ns, pods), time.Now()
+		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"enforce-best-practices":true}}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		stuck, message := awaitRolloutStuck(ns, name, "enforce-best-practices on failing hosts", start)
+		Expect(message).To(ContainSubstring("CRITICAL (config): " + conffile.BestPracticesFailed))
+		Expect(message).To(ContainSubstring("service.enforce-best-practices is true: set it to false, or prepare the hosts"))
+		Expect(eventMessages(ns, name, "RolloutStuck")).To(ConsistOf(ContainSubstring(conffile.BestPracticesFailed)))
+		n, err := simNode(ns, stuck)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n.Phase).To(Equal(aerosim.PhaseFailed))
+		Expect(n.Error).To(Equal("CRITICAL (config): " + conffile.BestPracticesFailed))
+		others := slices.DeleteFunc(slices.Clone(pods), func(p string) bool { return p == stuck })
+		Consistently(func() error {
+			for _, p := range others {
+				n, err := simNode(ns, p)
+				if err != nil {
+					return err
+				}
+				if n.Phase != aerosim.PhaseMember || n.Restarts != before[p].Restarts {
+					return fmt.Errorf("%s: %s after %d restarts (%d before)", p, n.Phase, n.Restarts, before[p].Restarts)
+				}
+			}
+			return nil
+		}).WithTimeout(3*time.Second).WithPolling(time.Second).Should(Succeed(), "no other node taken down")
+		Expect(podUIDs(ns, name)).To(Equal(uids), "restarted in place: no pod deleted")
+
+		By("reverting the spec: the broken pod is replaced at once")
+		_, err = mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"enforce-best-practices":null}}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		awaitRunningAgain(ns, name, pods, "enforce-best-practices reverted")
+		after := podUIDs(ns, name)
+		for _, p := range others {
+			Expect(after[p]).To(Equal(uids[p]), "%s was never replaced", p)
+		}
+		Expect(after[stuck]).NotTo(Equal(uids[stuck]), "the broken pod was replaced")
+		Expect(eventMessages(ns, name, "PodReplaced")).To(ConsistOf(ContainSubstring(stuck)))
+		for _, d := range downs(ns, start) {
+			Expect(d.node).To(Equal(simclient.NodeName(ns, stuck)), "only the broken pod's node went down")
+		}
+		w.expectNothingLost()
+		reportTime("refused at start, from the change to Running again", time.Since(start))
 	})
 })

@@ -208,6 +208,14 @@ func AutoPin(service Values, addresses []string) (string, bool) {
 	return "", false
 }
 
+// BestPracticesFailed is asd's message when its host fails one of its best-practices checks (kernel and
+// memory settings such as swappiness and transparent huge pages, read as it starts, after the file:
+// as_config_post_process in cfg.c). With service enforce-best-practices true asd stops on it (CRITICAL,
+// log context config); otherwise it logs it as a WARNING and goes on. Which host fails, no file check
+// can see.
+const BestPracticesFailed = "failed best-practices checks - see " +
+	"'https://docs.aerospike.com/docs/operations/install/linux/bestpractices/index.html'"
+
 // ceIgnored are the parameters Community Edition reads and then ignores, with the warning asd logs
 // for each (its CE socket code: the value stays false, at start and through set-config).
 var ceIgnored = map[string]Warning{
