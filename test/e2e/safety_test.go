@@ -346,7 +346,11 @@ var _ = Describe("Restarts that never take two copies down", Ordered, Label("nev
 		// The operator may act on a reading taken just before the hang (readings count for 5 s); once
 		// it has named the node, nothing else goes down until the node answers.
 		Expect(wentDown(h, singlePrefix, hung, namedAt, back)).To(BeEmpty(), "no node went down while %s hung", hungPod)
-		Expect(restartOrder(h, singlePrefix)).To(Equal([]string{"3", "2", "1", "0"}))
+		// The others go in order; the hung pod, not Ready for a moment once it answers again, may go as
+		// soon as it answers (outdated pods that are not Ready go first: they are down already).
+		order := restartOrder(h, singlePrefix)
+		Expect(order).To(ConsistOf("3", "2", "1", "0"))
+		Expect(slices.DeleteFunc(slices.Clone(order), func(o string) bool { return o == "0" })).To(Equal([]string{"3", "2", "1"}))
 		w.expectNothingLost()
 	})
 })
