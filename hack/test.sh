@@ -3,7 +3,7 @@
 # its API server), so it runs as three processes side by side, split by Ginkgo label, next to every other
 # package: on 2 cores that is about half the time of one after the other. Each process starts its own API server.
 set -uo pipefail
-args=(-timeout 20m -cover)
+args=(-timeout 35m -cover)
 controller=github.com/acko-io/acko/internal/controller
 others=$(go list ./... | grep -v -e /test/e2e -e "^$controller\$")
 
