@@ -292,7 +292,7 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			live: true, shows: protoShown,
 			expect: func([]string) map[string]string { return map[string]string{} }}),
 		Entry("apply live refused by the node, restart in place (microsecond-histograms on, benchmarks off)",
-			Label("crash-warm"), crashChange{size: 2, live: true, refused: true, from: histograms(false),
+			Label("crash-pod"), crashChange{size: 2, live: true, refused: true, from: histograms(false),
 				there: func(c *ackov1alpha1.AerospikeCluster, _ int) { histograms(true)(c) }, back: histograms(false),
 				shows: histogramsShown, expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
