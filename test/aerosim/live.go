@@ -101,6 +101,9 @@ type liveConfig struct {
 // protoFdMax is the service parameter held to the open-file limit.
 const protoFdMax = "proto-fd-max"
 
+// on is how get-config shows a boolean that is set.
+const on = "true"
+
 func namespaceKey(ns string) string { return ctxNamespace + "/" + ns }
 
 func (c *liveConfig) clone() *liveConfig {
@@ -223,11 +226,12 @@ func loadConfig(text string, spec NodeSpec) (nodeConfig, *liveConfig, []string, 
 	live.fdLimit = spec.OpenFileLimit
 	// as_config_post_process: cf_crash(AS_CFG, "%lu system file descriptors not enough, config specified %d")
 	if fdMax, _ := strconv.ParseInt(live.contexts[ctxService].vals[protoFdMax], 10, 64); fdMax > spec.OpenFileLimit {
-		return nodeConfig{}, nil, nil, fmt.Errorf("%d system file descriptors not enough, config specified %d", spec.OpenFileLimit, fdMax)
+		return nodeConfig{}, nil, nil,
+			fmt.Errorf("%d system file descriptors not enough, config specified %d", spec.OpenFileLimit, fdMax)
 	}
 	// The host checks come last, once asd has read and set up its config.
 	if !spec.HostPassesBestPractices {
-		if live.contexts[ctxService].vals["enforce-best-practices"] == "true" {
+		if live.contexts[ctxService].vals["enforce-best-practices"] == on {
 			return nodeConfig{}, nil, nil, conffile.Problem{Msg: conffile.BestPracticesFailed}
 		}
 		warnings = append(warnings, conffile.Warning{Context: "config", Msg: conffile.BestPracticesFailed}.LogLine())

@@ -195,7 +195,7 @@ func (c *liveConfig) histogramScaleAllowed(changes []change) bool {
 	}
 	for _, kv := range c.contexts {
 		for name, v := range kv.vals {
-			if strings.Contains(name, "enable-benchmarks-") && v == "true" {
+			if strings.Contains(name, "enable-benchmarks-") && v == on {
 				return false
 			}
 		}
@@ -217,7 +217,7 @@ func ttlAllowed(list *kvList, changes []change) bool {
 	}
 	for _, ch := range changes {
 		if ch.name == "default-ttl" && ch.value != "0" && after("nsup-period") == "0" &&
-			after("allow-ttl-without-nsup") != "true" {
+			after("allow-ttl-without-nsup") != on {
 			return false
 		}
 	}
