@@ -71,7 +71,10 @@ func eventMessages(namespace, name, reason string) []string {
 	out := kubectl("get", "events", "-n", namespace,
 		"--field-selector", "involvedObject.name="+name+",reason="+reason,
 		"-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
-	return strings.Split(strings.TrimSpace(out), "\n")
+	if out = strings.TrimSpace(out); out == "" {
+		return nil // no event: no message (Split would give one empty one)
+	}
+	return strings.Split(out, "\n")
 }
 
 // execIn runs a command in a pod's aerospike-server container. Never with stdin: kwok does not
