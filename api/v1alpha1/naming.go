@@ -83,7 +83,13 @@ func (c *AerospikeCluster) StatefulSetName(rackID int32) string { return c.rackP
 
 // PodName is <cluster>-<ordinal> for a single-rack cluster and <cluster>-<rackID>-<ordinal> for multi-rack.
 func (c *AerospikeCluster) PodName(rackID, ordinal int32) string {
-	return fmt.Sprintf("%s-%d", c.rackPrefix(rackID), ordinal)
+	return StatefulSetPodName(c.rackPrefix(rackID), ordinal)
+}
+
+// StatefulSetPodName is the name the StatefulSet controller gives a pod: <StatefulSet>-<ordinal>. The
+// operator names a StatefulSet's pods with it when the spec's layout may no longer be the running one.
+func StatefulSetPodName(statefulSet string, ordinal int32) string {
+	return fmt.Sprintf("%s-%d", statefulSet, ordinal)
 }
 
 // ConfigMapName is the name of a rack's ConfigMap holding aerospike.conf.

@@ -262,7 +262,7 @@ func (r *AerospikeClusterReconciler) chooseLeaving(ctx context.Context, st *clus
 	var pods []string
 	for o := current - 1; o >= current-int32(n); o-- {
 		// Named as the StatefulSet controller names them, not from the spec (whose layout may differ).
-		if name := sts.Name + "-" + strconv.Itoa(int(o)); st.pods[name] != nil {
+		if name := ackov1alpha1.StatefulSetPodName(sts.Name, o); st.pods[name] != nil {
 			pods = append(pods, name)
 		}
 	}
