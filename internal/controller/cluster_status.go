@@ -210,14 +210,14 @@ func (st *clusterState) readiness() (ready bool, reason, message string) {
 		return false, ackov1alpha1.ReasonScaling,
 			fmt.Sprintf("%d pods leave the cluster: %s", len(leaving), strings.Join(leaving, ", "))
 	}
-	return st.nodesUp()
+	return st.nodesUp(nil)
 }
 
 // nodesUp is the part of readiness that holds whatever the spec says: every desired pod is Ready, the
 // nodes form one cluster, and it is stable. An operation InProgress waits for it between pods.
-func (st *clusterState) nodesUp() (up bool, reason, message string) {
+func (st *clusterState) nodesUp(serving []string) (up bool, reason, message string) {
 	desired := st.cluster.DesiredPodNames()
-	if notReady := st.notReadyPods(nil); len(notReady) > 0 {
+	if notReady := st.notReadyPods(serving); len(notReady) > 0 {
 		return false, ackov1alpha1.ReasonPodsNotReady,
 			fmt.Sprintf("%d/%d pods Ready; not Ready: %s", len(desired)-len(notReady), len(desired), strings.Join(notReady, ", "))
 	}

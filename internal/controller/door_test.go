@@ -570,3 +570,42 @@ func TestSidecarNotReadyIsNotDown(t *testing.T) {
 		})
 	}
 }
+
+// A pod whose asd does not run (broken by its container state) holds no copy: taking it down takes no node
+// down, whatever else is down. A scale-down of two pods a bad spec broke (a refused config on a scale-up)
+// waited for ever on the safety rule, each counting the other (model seed 196). Taking down a pod that is
+// only not Ready (a hung node keeps its data) still counts.
+func TestTakingDownBrokenPodsTakesNoNodeDown(t *testing.T) {
+	crashing := func(f *doorFixture, name string) {
+		f.pod(name, func(p *corev1.Pod) {
+			notReady(p)
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+		})
+		delete(f.prober.health.Nodes, name) // no asd, no reading; the others form a smaller cluster
+		f.prober.health.ExpectedSize = len(f.prober.health.Nodes)
+		for n := range f.prober.health.Nodes {
+			f.node(n, func(h *aerospike.NodeHealth) { h.Facts.ClusterSize = len(f.prober.health.Nodes) })
+		}
+	}
+	notReadyPod := func(f *doorFixture, name string) { f.pod(name, notReady) }
+	for _, tc := range []struct {
+		name         string
+		aero3, aero4 func(f *doorFixture, name string)
+		held         string
+	}{
+		{"both leaving pods broken", crashing, crashing, ""},
+		{"the pod taken down only not Ready", crashing, notReadyPod, "SafetyRule"},
+		{"the other pod only not Ready, the one taken down broken", notReadyPod, crashing, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newDoorFixture(t, testcluster.Build(sized(5)))
+			tc.aero3(f, "aero-3")
+			tc.aero4(f, "aero-4")
+			f.edit(sized(3))
+			st := f.observe()
+			if check, why := st.mayTakeDown([]string{"aero-4"}); check != tc.held {
+				t.Fatalf("check %q (%s), want %q", check, why, tc.held)
+			}
+		})
+	}
+}

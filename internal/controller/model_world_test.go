@@ -289,7 +289,8 @@ func (w *modelWorld) syncStatefulSets(ctx context.Context, pods map[string]*core
 				continue
 			}
 			if o, _ := strconv.Atoi(name[strings.LastIndex(name, "-")+1:]); o >= replicas {
-				w.takeDown(name, "operator (StatefulSet "+sts.Name+" lowered to "+strconv.Itoa(replicas)+")")
+				// Judged when the operator lowered the replicas (judgeLowered).
+				w.takeDown(name, "StatefulSet controller (replicas "+strconv.Itoa(replicas)+")")
 				w.removePod(ctx, pod)
 			}
 		}
@@ -512,10 +513,16 @@ func (w *modelWorld) migrationsEnded(side int, members []string) {
 	for _, m := range members {
 		w.nodes[m].hasData = true
 	}
-	if side != 0 || w.splitSince != (time.Time{}) {
+	if side != 0 {
 		return
 	}
+	// The main side made its copies again among its members, split or not: the nodes that left hold
+	// nothing it lacks. The other side's nodes keep what only they hold (what a split costs).
 	clear(w.gone)
+	if w.splitSince != (time.Time{}) {
+		w.logf("migrations ended on the main side of the split")
+		return
+	}
 	for name, n := range w.nodes {
 		n.remade = !slices.Contains(members, name)
 	}
@@ -843,10 +850,10 @@ func (w *modelWorld) operatorClient() client.Client {
 			return write(func() error { return c.Create(ctx, obj, opts...) })
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			return write(func() error { return c.Update(ctx, obj, opts...) })
+			return write(func() error { return w.judgeLowered(ctx, obj, func() error { return c.Update(ctx, obj, opts...) }) })
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
-			return write(func() error { return c.Patch(ctx, obj, p, opts...) })
+			return write(func() error { return w.judgeLowered(ctx, obj, func() error { return c.Patch(ctx, obj, p, opts...) }) })
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			return write(func() error { return w.operatorDelete(ctx, c, obj, opts...) })
@@ -871,6 +878,27 @@ func (w *modelWorld) operatorClient() client.Client {
 			return write(func() error { return c.SubResource(sub).Patch(ctx, obj, p, opts...) })
 		},
 	})
+}
+
+// judgeLowered judges a StatefulSet write that lowers its replicas as the take-down of the pods beyond
+// them, at the moment of the write: the operator's act. The StatefulSet controller deletes them a step
+// later; a fault in between is as much beyond the operator's reach as one right after an eviction.
+func (w *modelWorld) judgeLowered(ctx context.Context, obj client.Object, do func() error) error {
+	sts, isSet := obj.(*appsv1.StatefulSet)
+	before := &appsv1.StatefulSet{}
+	if !isSet || w.api.Get(ctx, client.ObjectKeyFromObject(sts), before) != nil {
+		return do()
+	}
+	if err := do(); err != nil {
+		return err
+	}
+	from, to := int(ptr.Deref(before.Spec.Replicas, 1)), int(ptr.Deref(sts.Spec.Replicas, 1))
+	for o := to; o < from; o++ {
+		if name := fmt.Sprintf("%s-%d", sts.Name, o); w.nodes[name] != nil {
+			w.takeDown(name, "operator (StatefulSet "+sts.Name+" lowered to "+strconv.Itoa(to)+")")
+		}
+	}
+	return nil
 }
 
 func (w *modelWorld) operatorDelete(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,13 @@ func waitPaused(key types.NamespacedName) {
 	}, timeout, poll).Should(BeTrue())
 }
 
+// exceptGuards drops the writes of the guards that follow the readings (pod gates, the budget).
+func exceptGuards(writes []string) []string {
+	return slices.DeleteFunc(slices.Clone(writes), func(wr string) bool {
+		return strings.HasPrefix(wr, "patch/status *v1.Pod ") || strings.Contains(wr, "*v1.PodDisruptionBudget ")
+	})
+}
+
 // statusPhasesSince lists the phases the operator wrote to the cluster's status after write n.
 func statusPhasesSince(op *operator, name string, n int) []string {
 	var phases []string
@@ -76,16 +84,22 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		Expect(condOf(c, ackov1alpha1.ConditionPendingChanges)).To(BeNil())
 		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventPaused) }).WithTimeout(timeout).Should(HaveLen(1))
 
+		// The guards (readiness gates, the budget's maxUnavailable) follow the readings while paused, so a
+		// reading that changes (a slow answer on a loaded machine) may write them, one request each; nothing
+		// else is written.
 		before := op.writes.count()
-		Consistently(op.writes.count, 2*time.Second, 100*time.Millisecond).Should(Equal(before))
-		requests := op.requests.Load()
+		Consistently(func() []string { return exceptGuards(op.writes.list()[before:]) }, 2*time.Second, 100*time.Millisecond).
+			Should(BeEmpty())
+		mark, requests := op.writes.count(), op.requests.Load()
 		for range 10 {
 			res, err := op.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res).To(Equal(ctrl.Result{}), "a paused cluster is not requeued")
 		}
-		Expect(op.writes.list()[before:]).To(BeEmpty())
-		Expect(op.requests.Load()).To(Equal(requests), "paused reconciles read the cache only")
+		guards := op.writes.list()[mark:]
+		Expect(exceptGuards(guards)).To(BeEmpty())
+		Expect(op.requests.Load()).To(BeNumerically("<=", requests+int64(len(guards))),
+			"paused reconciles read the cache only (and write a guard whose reading changed)")
 		Expect(eventMessages(key, ackov1alpha1.EventPaused)).To(HaveLen(1), "events on transitions only")
 		w.mu.Lock()
 		Expect(w.probed[key].Targets).To(HaveLen(3), "a paused cluster is still probed: its gates and budget follow the readings")

@@ -325,10 +325,13 @@ func (r *AerospikeClusterReconciler) forgetRemoved(ctx context.Context, st *clus
 	})
 }
 
-// operationHold: a scale down waits while an operation is in progress.
+// operationHold: a scale down waits while an operation restarts a pod (from the moment it is recorded
+// as the current pod). Between pods the scale down goes first, through the door like any take-down, and
+// the operation's next pod waits for the pods recorded leaving (operationNodesUp): whichever was recorded
+// first goes first, so neither waits for the other until the operation's deadline.
 func (st *clusterState) operationHold() string {
-	if st.operationInProgress() {
-		return "operation " + st.cluster.Status.OperationStatus.ID + " is in progress"
+	if op := st.cluster.Status.OperationStatus; st.operationInProgress() && op.CurrentPod != "" {
+		return "operation " + op.ID + " is restarting pod " + op.CurrentPod
 	}
 	return ""
 }

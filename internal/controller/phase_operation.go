@@ -2,6 +2,9 @@ package controller
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -81,12 +84,18 @@ func (st *clusterState) splitOnly() bool {
 	return st.split && len(st.outdated) == 0 && len(st.leavingNow()) == 0
 }
 
-// operationNodesUp is nodesUp for an operation's pods. While the nodes are split and nothing else keeps
-// the cluster from Running, the pods outside the largest group are not Ready (not members of it) although
-// their nodes answer: an operation the user asks for still goes then, under the safety rule (issue 22,
-// point 6: the user accepts the cost of a restart while split).
+// operationNodesUp is nodesUp for an operation's pods, which also wait for the pods a scale down
+// recorded leaving (see operationHold). A pod kept from Ready only by a sidecar while its
+// node serves is up, as the door counts it: otherwise an operation would wait for a sidecar that only a
+// rolling restart can fix, and the rolling restart waits for the operation. While the nodes are split and
+// nothing else keeps the cluster from Running, the pods outside the largest group are not Ready (not
+// members of it) although their nodes answer: an operation the user asks for still goes then, under the
+// safety rule (issue 22, point 6: the user accepts the cost of a restart while split).
 func (st *clusterState) operationNodesUp() (bool, string) {
-	up, _, down := st.nodesUp()
+	if leaving := st.recordedLeaving(); len(leaving) > 0 {
+		return false, "pods leave the cluster first: " + strings.Join(leaving, ", ")
+	}
+	up, _, down := st.nodesUp(slices.Collect(maps.Keys(st.view().serving)))
 	if up || !st.splitOnly() {
 		return up, down
 	}
@@ -113,4 +122,16 @@ func (r *AerospikeClusterReconciler) mayRestartForOperation(ctx context.Context,
 		decided = op.CurrentPodStartTime.Time
 	}
 	return r.mayActNow(ctx, st, takeDown{what: "restart of " + pod, kind: actOperation, pods: []string{pod}, decided: decided})
+}
+
+// recordedLeaving lists the pods recorded leaving the cluster (sorted).
+func (st *clusterState) recordedLeaving() []string {
+	var out []string
+	for name, p := range st.cluster.Status.Pods {
+		if p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -23,9 +23,7 @@ import (
 // step is recorded in status.pods[].update before the pod is touched and followed until the pod is
 // back, so that an operator restarted at any point finishes it without doing it twice.
 func (r *AerospikeClusterReconciler) rollingRestart(ctx context.Context, st *clusterState) (bool, error) {
-	if len(st.outdated) > 0 {
-		st.checkCurrentPods()
-	}
+	st.checkCurrentPods()
 	inFlight, err := r.followUpdates(ctx, st)
 	if err != nil || inFlight || st.stuck != "" {
 		return true, err
@@ -512,12 +510,13 @@ func (st *clusterState) notReadyState(name, why string) string {
 	return why
 }
 
-// checkCurrentPods stops a pending rollout when a pod that already runs the current spec with no step
-// of its own (created by a scale up, or recreated after a deletion or a drain) has been kept from being
-// Ready by its containers for longer than the progress deadline: the spec does not work, and while
+// checkCurrentPods stalls the cluster when a pod that already runs the current spec with no step of its
+// own (created by a scale up, or recreated after a deletion, a drain or an operation) has been kept from
+// being Ready by its containers for longer than the progress deadline: the spec does not work, and while
 // that pod is not Ready the budget refuses every other eviction and the safety rule holds every other
-// take-down, so the rollout would wait forever. A node that does not answer (its containers ready) is
-// the cluster's trouble, not the spec's: the checks wait for it.
+// take-down, so a rollout or an operation would wait for it until its own deadline, and the status would
+// show that wait instead of the spec to fix. A node that does not answer (its containers ready) is the
+// cluster's trouble, not the spec's: the checks wait for it.
 func (st *clusterState) checkCurrentPods() {
 	deadline := st.cluster.ProgressDeadline()
 	for _, name := range st.cluster.DesiredPodNames() {

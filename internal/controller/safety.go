@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/resources"
 )
@@ -46,6 +45,10 @@ type takeDownView struct {
 
 var (
 	checkSafetyRule = takeDownCheck{"SafetyRule", func(v *takeDownView, pods []string) string {
+		if !slices.ContainsFunc(pods, func(p string) bool { broken, _ := resources.Broken(v.pods[p]); return !broken }) {
+			// Their asd does not run (a scale down of pods a bad spec broke, say): no node goes down.
+			return ""
+		}
 		var others []string
 		for p, why := range v.down {
 			if !slices.Contains(pods, p) {
@@ -81,6 +84,19 @@ var (
 		}
 		return ""
 	}}
+	// While split the stability gate cannot pass (the sides differ), but each side still refills the nodes
+	// that restarted empty and the copies a lost node held: until every node's migrations are done, a
+	// node taken down may hold the last copy of a partition.
+	checkNoMigrations = takeDownCheck{"NoMigrations", func(v *takeDownView, _ []string) string {
+		for _, pod := range slices.Sorted(slices.Values(v.members)) {
+			if n, ok := v.health.Nodes[pod]; !ok || !n.Reachable() {
+				return "no reading of " + pod
+			} else if n.Facts.MigratePartitionsRemaining != 0 {
+				return fmt.Sprintf("%s: migrate_partitions_remaining=%d", pod, n.Facts.MigratePartitionsRemaining)
+			}
+		}
+		return ""
+	}}
 	// A broken pod's asd does not run (its container crashes or cannot start): deleting it takes nothing down.
 	checkStillBroken = takeDownCheck{"StillBroken", func(v *takeDownView, pods []string) string {
 		for _, p := range pods {
@@ -101,7 +117,7 @@ type actKind int
 
 const (
 	actRoll      actKind = iota // a rolling-restart step, a scale-down step, a rack removal: takeDownChecks
-	actOperation                // a restart the user asked for: while split, the safety rule alone
+	actOperation                // a restart the user asked for: while split, the safety rule once migrations are done
 	actReplace                  // deleting pods broken by their container state
 )
 
@@ -110,7 +126,7 @@ func (k actKind) checks(split bool) []takeDownCheck {
 	case k == actReplace:
 		return []takeDownCheck{checkStillBroken}
 	case k == actOperation && split:
-		return []takeDownCheck{checkSafetyRule}
+		return []takeDownCheck{checkSafetyRule, checkNoMigrations}
 	}
 	return takeDownChecks
 }
@@ -146,7 +162,7 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 		_, held := down[name]
 		switch {
 		case held || resources.PodReady(pod):
-		case resources.PodRunning(pod) && (sidecarNotReady(pod) && slices.Contains(inCluster, name) || st.split && st.answers(name)):
+		case resources.PodRunning(pod) && (resources.SidecarNotReady(pod) && slices.Contains(inCluster, name) || st.split && st.answers(name)):
 			serving[name] = true
 		default:
 			down[name] = "not Ready"
@@ -159,15 +175,6 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 	}
 	return &takeDownView{desired: desired, pods: pods, members: members, down: down, serving: serving, health: st.health,
 		now: now, maxDown: st.maxDown, split: st.split}
-}
-
-// sidecarNotReady: the pod's readiness gate is True and the containers that are not ready are not
-// Aerospike's.
-func sidecarNotReady(pod *corev1.Pod) bool {
-	gate := resources.GateCondition(pod)
-	notReady := resources.NotReadyContainers(pod)
-	return gate != nil && gate.Status == corev1.ConditionTrue && len(notReady) > 0 &&
-		!slices.Contains(notReady, ackov1alpha1.AerospikeContainerName)
 }
 
 // mayTakeDown runs the checks of a decision on this reconcile's observations; it returns the name of

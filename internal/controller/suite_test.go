@@ -185,7 +185,9 @@ func newOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options))
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{ByObject: CacheByObject()},
+		// The world's namespace only: the clusters earlier specs left behind (envtest deletes no namespace)
+		// are not reconciled again by every later operator, nor counted in its writes.
+		Cache: cache.Options{ByObject: CacheByObject(), DefaultNamespaces: map[string]cache.Config{w.namespace: {}}},
 		// Every test starts a manager of its own with the same controller name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}

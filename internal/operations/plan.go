@@ -6,6 +6,7 @@
 package operations
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -128,7 +129,7 @@ type Step struct {
 func Plan(c *ackov1alpha1.AerospikeCluster, obs Observed, cfg Config) Step {
 	cfg = cfg.withDefaults()
 	if st := c.Status.OperationStatus; st != nil && st.Phase == ackov1alpha1.OperationInProgress {
-		return planInProgress(st, obs, cfg)
+		return planInProgress(c, st, obs, cfg)
 	}
 	op := PendingOperation(c)
 	if op == nil {
@@ -186,7 +187,13 @@ func targets(c *ackov1alpha1.AerospikeCluster, op *ackov1alpha1.OperationSpec) [
 	return names
 }
 
-func planInProgress(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
+func planInProgress(c *ackov1alpha1.AerospikeCluster, st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
+	// A scale-down or a rack removal made meanwhile waits for the operation, so the operation must not
+	// wait for a pod that is leaving: the pod is not restarted (or not waited for), and that ends it.
+	if pod := cmp.Or(st.CurrentPod, nextTarget(st)); pod != "" && !slices.Contains(c.DesiredPodNames(), pod) {
+		return Step{Kind: StepPodFailed, Pod: pod,
+			Reason: fmt.Sprintf("pod %s is no longer part of the cluster (spec.size or spec.rackConfig changed)", pod)}
+	}
 	if st.CurrentPod == "" {
 		return planNext(st, obs, cfg)
 	}
@@ -269,8 +276,8 @@ func planWaitBack(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) St
 }
 
 // notBack says why the current pod does not count as completed yet ("" when it does): it must be
-// Ready again (a new instance for PodRestart; its readiness gate says its node is a member with no
-// migrations pending), its node must have restarted since the signal (WarmRestart), and every node
+// Ready again, or kept from it by a sidecar alone (a new instance for PodRestart; its readiness gate says
+// its node is a member of the cluster), its node must have restarted since the signal (WarmRestart), and every node
 // must be up and the Aerospike cluster stable again.
 func notBack(st *ackov1alpha1.OperationStatus, obs Observed) string {
 	pod := obs.Pods[st.CurrentPod]
@@ -279,7 +286,9 @@ func notBack(st *ackov1alpha1.OperationStatus, obs Observed) string {
 		return "pod is not recreated yet"
 	case st.Kind == ackov1alpha1.OperationPodRestart && string(pod.UID) == st.CurrentPodUID:
 		return "pod is not recreated yet"
-	case !resources.PodReady(pod):
+	case !resources.PodReady(pod) && !resources.SidecarNotReady(pod):
+		// A sidecar that is not ready is the spec's to fix (a rolling restart, which waits for this
+		// operation); the node is back once it serves.
 		return "pod is not Ready"
 	case !obs.HealthOK:
 		return "no Aerospike health reading yet"

@@ -208,6 +208,17 @@ func notReady(name string) change {
 }
 
 // c1Gone: pod c-1 does not exist.
+// sidecarNotReady makes c-1 not Ready by a sidecar's failing probe alone, its Aerospike gate as given.
+func sidecarNotReady(gate corev1.ConditionStatus) change {
+	return func(s *scene) {
+		pod := s.obs.Pods["c-1"]
+		pod.Status.Conditions[0].Status = corev1.ConditionFalse
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: ackov1alpha1.PodConditionAerospikeReady, Status: gate})
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName, Ready: true},
+			{Name: "never-ready"}}
+	}
+}
+
 func c1Gone(s *scene) { delete(s.obs.Pods, "c-1") }
 
 func terminating(name string) change {
@@ -301,6 +312,16 @@ var _ = Describe("Plan", func() {
 		Entry("the targets stay frozen: a pod added later is not restarted, the operation finishes",
 			decide(operations.StepPodDone, ""), "",
 			running(warm, []string{"c-0", "c-1"}, []string{"c-0", "c-1"}), withPods("c-0", "c-1", "c-2", "c-3")),
+		// A scale-down made meanwhile waits for the operation: the operation does not wait for a leaving pod.
+		Entry("a next target the spec no longer has (scaled down) ends the operation",
+			decide(operations.StepPodFailed, "c-2"), "pod c-2 is no longer part of the cluster (spec.size or spec.rackConfig changed)",
+			running(cold, []string{"c-0", "c-1", "c-2"}, []string{"c-0", "c-1"}), func(s *scene) { s.c.Spec.Size = 2 }),
+		Entry("... as does a current pod that leaves while it comes back",
+			decide(operations.StepPodFailed, "c-1"), "pod c-1 is no longer part of the cluster",
+			current(cold, true), func(s *scene) { s.c.Spec.Size = 1 }),
+		Entry("... but a pod that stays is waited for as before",
+			decide(operations.StepWait, "c-1"), "pod is not recreated yet",
+			current(cold, true), func(s *scene) { s.c.Spec.Size = 2 }),
 		Entry("a target that is missing (being recreated) is waited for",
 			decide(operations.StepWaitSince, "c-1"), "pod c-1 does not exist",
 			running(cold, []string{"c-0", "c-1"}, []string{"c-0"}), c1Gone),
@@ -353,6 +374,11 @@ var _ = Describe("Plan", func() {
 			"the nodes are not all up and stable yet: c-0: migrate_partitions_remaining=12",
 			current(cold, true), recreated(5*time.Second), clusterNotReady("c-0: migrate_partitions_remaining=12")),
 		Entry("PodRestart: back", decide(operations.StepPodDone, "c-1"), "", current(cold, true), recreated(5*time.Second)),
+		// A sidecar is the spec's to fix, by a rolling restart that waits for this operation.
+		Entry("PodRestart: back while only a sidecar is not ready and its node serves (gate True)",
+			decide(operations.StepPodDone, "c-1"), "", current(cold, true), recreated(5*time.Second), sidecarNotReady(corev1.ConditionTrue)),
+		Entry("... but not while its gate is False", decide(operations.StepWait, "c-1"), "pod is not Ready",
+			current(cold, true), recreated(5*time.Second), sidecarNotReady(corev1.ConditionFalse)),
 		Entry("WarmRestart: asd has not restarted yet", decide(operations.StepWait, "c-1"), "Aerospike node has not restarted yet",
 			current(warm, true)),
 		Entry("WarmRestart: restarted but the pod is not Ready", decide(operations.StepWait, "c-1"), "pod is not Ready",

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,6 +60,15 @@ func NotReadyContainers(pod *corev1.Pod) []string {
 		}
 	}
 	return names
+}
+
+// SidecarNotReady: the pod's readiness gate is True (its node is a member of the cluster) and the
+// containers that are not ready are not Aerospike's: its node serves while a sidecar's probe fails.
+func SidecarNotReady(pod *corev1.Pod) bool {
+	gate := GateCondition(pod)
+	notReady := NotReadyContainers(pod)
+	return gate != nil && gate.Status == corev1.ConditionTrue && len(notReady) > 0 &&
+		!slices.Contains(notReady, v1alpha1.AerospikeContainerName)
 }
 
 // brokenWaiting are the waiting reasons of a container that will not start by itself.
