@@ -162,7 +162,8 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 		_, held := down[name]
 		switch {
 		case held || resources.PodReady(pod):
-		case resources.PodRunning(pod) && (resources.SidecarNotReady(pod) && slices.Contains(inCluster, name) || st.split && st.answers(name)):
+		case resources.PodRunning(pod) &&
+			(resources.SidecarNotReady(pod) && slices.Contains(inCluster, name) || st.split && st.answers(name)):
 			serving[name] = true
 		default:
 			down[name] = "not Ready"
