@@ -158,7 +158,7 @@ func awaitLine(ctx context.Context, namespace, object, jsonpath, want string, li
 	return fmt.Errorf("kubectl get -w %s ended before %q (%v)", object, want, ctx.Err())
 }
 
-// Issue 22, points 1, 4 and 7, under the workload, on one 3-node cluster at replication-factor 2 (the
+// Issue 22, points 1, 4, 7 and 9, under the workload, on one 3-node cluster at replication-factor 2 (the
 // scale-down last). Each spec has its own label.
 var _ = Describe("The holes of issue 22", Ordered, Label("issue-22"), func() {
 	const ns, name = "e2e-holes", "holes"
@@ -220,6 +220,39 @@ var _ = Describe("The holes of issue 22", Ordered, Label("issue-22"), func() {
 			allUp(prefix, 3)
 			reportTime("never-ready sidecar reverted: Running after", time.Since(start))
 			expectOnlyRecreated(ns, name, stuck[1], uids, broken)
+			w.expectNothingLost()
+		})
+
+	It("a PodRestart whose eviction a second PodDisruptionBudget refuses waits and says why, and goes on once that budget is deleted",
+		Label("hole-second-budget"), func() {
+			const second, target = "second-budget", name + "-0"
+			w := withWorkload(ns, name)
+			uids := podUIDs(ns, name)
+			applyYAML(fmt.Sprintf(`apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: %s, namespace: %s}
+spec:
+  maxUnavailable: 1
+  selector: {matchLabels: {app.kubernetes.io/instance: %s}}
+`, second, ns, name))
+			DeferCleanup(kubectlErr, "delete", "pdb", second, "-n", ns, "--ignore-not-found")
+			_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"PodRestart","id":"two-budgets","podList":["`+target+`"]}]}}`)
+			Expect(err).NotTo(HaveOccurred())
+			// The API server answers 500 for a pod under two budgets: the operation waits (a refusal is no
+			// reconcile failure) and says why, with the pod timeout as its deadline.
+			Eventually(func() (string, error) { return condition(ns, name, ackov1alpha1.ConditionReconciling) }).
+				WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring("more than one PodDisruptionBudget"))
+			Expect(podUIDs(ns, name)).To(Equal(uids), "no pod evicted while refused")
+
+			By("deleting the second budget: the operation goes on and completes")
+			start := time.Now()
+			kubectl("delete", "pdb", second, "-n", ns)
+			Eventually(operationPhase(ns, name)).WithTimeout(5 * time.Minute).WithPolling(time.Second).
+				Should(Equal("two-budgets Completed"))
+			reportTime("second budget deleted: operation Completed after", time.Since(start))
+			Expect(restartedPods(ns, name, uids)).To(Equal(1), "only %s restarted", target)
+			Expect(podUIDs(ns, name)[target]).NotTo(Equal(uids[target]))
+			waitRunningObserved(ns, name)
 			w.expectNothingLost()
 		})
 
