@@ -76,7 +76,7 @@ import (
 var knownHoles = map[int]string{}
 
 var (
-	modelSeeds = flag.Int("model.seeds", 40, "random sequences TestModel runs")
+	modelSeeds = flag.Int("model.seeds", 100, "random sequences TestModel runs (with modelFoundSeeds; under a minute)")
 	modelSeed  = flag.Uint64("model.seed", 0, "replay this one seed of TestModel (0: model.seeds seeds)")
 	modelTrace = flag.Bool("model.trace", false, "print the trace of every sequence, not only failing ones")
 	modelAvoid = flag.String("model.avoid", "known", `the points whose sequences TestModel avoids: "known" (knownHoles), "none", or a list like "1,4,5"`)
