@@ -383,13 +383,29 @@ type group struct {
 	phase       int
 }
 
-// Apply phases of a namespace's parameters: expiry needs a running nsup, so nsup-period (or
-// allow-ttl-without-nsup) goes on before default-ttl changes and off after.
+// Apply phases. Of a namespace's parameters: expiry needs a running nsup, so nsup-period (or
+// allow-ttl-without-nsup) goes on before default-ttl changes and off after. Across every context: the
+// server refuses to change microsecond-histograms while any enable-benchmarks-* is on, so the benchmark
+// histograms and microsecond-histograms go off before every other change (phaseFirst) and on after them
+// (phaseLast).
 const (
-	phaseEnable = iota
+	phaseFirst = iota
+	phaseEnable
 	phaseChange
 	phaseDisable
+	phaseLast
 )
+
+// rank orders the phases that cross contexts before the contexts' own order.
+func rank(phase int) int {
+	switch phase {
+	case phaseFirst:
+		return 0
+	case phaseLast:
+		return 2
+	}
+	return 1
+}
 
 // contextOrder: the service first, then the network, then the namespaces in the file's order.
 var contextOrder = map[string]int{"service": 0, "network": 1, "namespace": 2}
@@ -411,6 +427,9 @@ func (d *differ) steps() []Step {
 		members[g] = append(members[g], s)
 	}
 	slices.SortStableFunc(groups, func(a, b group) int {
+		if rank(a.phase) != rank(b.phase) {
+			return rank(a.phase) - rank(b.phase)
+		}
 		if a.context != b.context {
 			return contextOrder[a.context] - contextOrder[b.context]
 		}
@@ -426,8 +445,16 @@ func (d *differ) steps() []Step {
 	return steps
 }
 
-// phaseOf orders nsup-period and allow-ttl-without-nsup around a namespace's other changes.
+// phaseOf orders nsup-period and allow-ttl-without-nsup around a namespace's other changes, and the
+// histogram switches around every change.
 func phaseOf(s conffile.Setting) int {
+	name := s.Param.Path[strings.LastIndex(s.Param.Path, ".")+1:]
+	if name == "microsecond-histograms" || strings.HasPrefix(name, "enable-benchmarks-") {
+		if s.ServerValue() == "true" {
+			return phaseLast
+		}
+		return phaseFirst
+	}
 	switch v := s.ServerValue(); s.Param.Path {
 	case "namespaces.[].nsup-period":
 		if v == "0" {

@@ -340,3 +340,35 @@ func TestConfirmed(t *testing.T) {
 		}
 	}
 }
+
+// A real 8.1.2.0 server refuses to change microsecond-histograms while any enable-benchmarks-* is on: the
+// benchmark histograms go off before it goes on, and it goes off before they go on, whatever the contexts'
+// own order (the service comes first otherwise).
+func TestHistogramSwitchesAroundTheBenchmarks(t *testing.T) {
+	running := fixture(t, "aerospike.conf")
+	benchmarks := edit(t, edit(t, running, "replication-factor 2", "replication-factor 2\n\tenable-benchmarks-read true"),
+		"proto-fd-max 15000", "proto-fd-max 15000\n\tmicrosecond-histograms false")
+	histograms := edit(t, edit(t, benchmarks, "enable-benchmarks-read true", "enable-benchmarks-read false"),
+		"microsecond-histograms false", "microsecond-histograms true")
+	for _, tt := range []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"benchmarks off, then microsecond-histograms on", benchmarks, histograms, []string{
+			"set-config:context=namespace;id=test;enable-benchmarks-read=false",
+			"set-config:context=service;microsecond-histograms=true"}},
+		{"microsecond-histograms off, then benchmarks on", histograms, benchmarks, []string{
+			"set-config:context=service;microsecond-histograms=false",
+			"set-config:context=namespace;id=test;enable-benchmarks-read=true"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Compute(tt.from, tt.to, table812(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := commands(p); !p.Live() || !slices.Equal(got, tt.want) {
+				t.Errorf("plan %+v, commands:\n got  %q\n want %q", p, got, tt.want)
+			}
+		})
+	}
+}
