@@ -368,7 +368,7 @@ func (w *modelWorld) removePod(ctx context.Context, pod *corev1.Pod) {
 	if err := client.IgnoreNotFound(w.api.Delete(ctx, pod)); err != nil {
 		panic(err)
 	}
-	if n := w.nodes[pod.Name]; n == nil || n.serving() || !n.remade {
+	if n := w.nodes[pod.Name]; n == nil || !n.holdsNothing() && (n.serving() || !n.remade) {
 		w.gone[pod.Name] = true
 	}
 	delete(w.nodes, pod.Name)
@@ -474,6 +474,10 @@ func podStatusEqual(a, b *corev1.PodStatus) bool {
 	return fmt.Sprint(a.Phase, a.PodIP, a.ContainerStatuses, a.Conditions) == fmt.Sprint(b.Phase, b.PodIP, b.ContainerStatuses, b.Conditions)
 }
 
+// holdsNothing: the node never held copies (new, and no migrations ended while it was a member): the
+// others hold every copy, and taking it down takes none (a scale-up undone before it finished).
+func (n *modelNode) holdsNothing() bool { return n.remade && !n.hasData }
+
 // serving: the node answers and is in a cluster.
 func (n *modelNode) serving() bool { return n.up && !n.hung && !n.crashLoop }
 
@@ -569,7 +573,7 @@ func (w *modelWorld) withoutData() []string {
 // split cluster goes (its side may hold writes the other lacks).
 func (w *modelWorld) takeDown(pod, by string) {
 	n := w.nodes[pod]
-	if n == nil || n.crashLoop {
+	if n == nil || n.crashLoop || n.holdsNothing() {
 		w.logf("%s removes %s, which holds nothing", by, pod)
 		return
 	}

@@ -66,6 +66,11 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 			return res, err
 		}
 	}
+	if inProgress && st.CurrentPodSignalled {
+		if err := e.recordCopiedConfig(ctx, st, obs.Pods[st.CurrentPod]); err != nil {
+			return Result{Active: true}, err
+		}
+	}
 	step := Plan(c, obs, e.Config)
 	switch step.Kind {
 	case StepIdle:
@@ -360,6 +365,19 @@ func (e *Executor) podDone(ctx context.Context, c *ackov1alpha1.AerospikeCluster
 		},
 		announce: announce,
 	})
+}
+
+// recordCopiedConfig: once a WarmRestart's signal went out, the pod's own copy of the config is the one
+// copied for it, which asd loads at this start and at every later one, whether it takes it or refuses it.
+// The pod records it at once, so that a spec reverted meanwhile finds the pod outdated (and replaces it
+// when asd refuses the file) rather than up to date with a file it does not run. A recreated pod got its
+// copy from the ConfigMap, as its annotation says already.
+func (e *Executor) recordCopiedConfig(ctx context.Context, st *ackov1alpha1.OperationStatus, pod *corev1.Pod) error {
+	if st.Kind != ackov1alpha1.OperationWarmRestart || st.CurrentPodConfigHash == "" || pod == nil ||
+		string(pod.UID) != st.CurrentPodUID || pod.Annotations[ackov1alpha1.AnnotationConfigHash] == st.CurrentPodConfigHash {
+		return nil
+	}
+	return pods.RecordConfig(ctx, e.Client, pod, st.CurrentPodConfigHash)
 }
 
 // podFailed ends the operation: the seed's Error phase means "one or more pods failed", and

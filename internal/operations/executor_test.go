@@ -126,3 +126,34 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 		Expect(err).To(MatchError(ContainSubstring("etcd timeout")))
 	})
 })
+
+// Issue 22, point 8 through an operation: a WarmRestart copied a config asd refuses into the pod, which
+// then crash-loops; the pod did not record it (only once back), so a spec reverted to its old config found
+// the pod up to date and never replaced it (model seed 1634).
+var _ = Describe("A signalled WarmRestart", func() {
+	It("records the config copied into the pod at once, on that pod instance only", func() {
+		s := build(current(warm, true))
+		s.c.Status.OperationStatus.CurrentPodConfigHash = "copied"
+		pod := s.obs.Pods["c-1"]
+		pod.Namespace, pod.Annotations = "ns", map[string]string{ackov1alpha1.AnnotationConfigHash: "before"}
+		scheme := runtime.NewScheme()
+		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod.DeepCopy()).Build()
+		e := &operations.Executor{Client: c, Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+
+		_, err := e.Step(context.Background(), s.c, s.obs) // asd has not restarted yet: the pod is not back
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Get(context.Background(), client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		Expect(pod.Annotations).To(HaveKeyWithValue(ackov1alpha1.AnnotationConfigHash, "copied"))
+
+		recreated := pod.DeepCopy()
+		recreated.UID, recreated.Annotations[ackov1alpha1.AnnotationConfigHash] = "c-1-new", "template"
+		Expect(c.Update(context.Background(), recreated)).To(Succeed())
+		s.obs.Pods["c-1"] = recreated
+		_, err = e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Get(context.Background(), client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		Expect(pod.Annotations).To(HaveKeyWithValue(ackov1alpha1.AnnotationConfigHash, "template"),
+			"a recreated pod's copy came from the ConfigMap")
+	})
+})
