@@ -13,11 +13,9 @@ import (
 // webhook and asd give one verdict with asd's line.
 
 const (
-	keyFlushSize             = "flush-size"
-	keyAutoPin               = "auto-pin"
-	keyMicrosecondHistograms = "microsecond-histograms"
-	keyEnforceBestPractices  = "enforce-best-practices"
-	benchmarksPrefix         = "enable-benchmarks-"
+	keyFlushSize            = "flush-size"
+	keyAutoPin              = "auto-pin"
+	keyEnforceBestPractices = "enforce-best-practices"
 )
 
 // values reads an object of aerospikeConfig in the table's context ctx as a conffile rule does: a
@@ -80,7 +78,7 @@ func (k *checker) checkIgnoredInCE(ns int, rel []any, path, key string) bool {
 // of either never meets that refusal on a running cluster.
 func (k *checker) checkMicrosecondHistograms(tree map[string]any) {
 	svc, _ := tree[keyService].(map[string]any)
-	if on, _ := k.values(keyService, svc)(keyMicrosecondHistograms); on != "true" {
+	if on, _ := k.values(keyService, svc)(conffile.MicrosecondHistograms); on != "true" {
 		return
 	}
 	benchmark := k.benchmarkOn(keyService, svc, "the service")
@@ -100,7 +98,7 @@ func (k *checker) checkMicrosecondHistograms(tree map[string]any) {
 	if benchmark == "" {
 		return
 	}
-	k.serverForbidden(-1, []any{keyService, keyMicrosecondHistograms}, fmt.Sprintf("cannot be true while %s is "+
+	k.serverForbidden(-1, []any{keyService, conffile.MicrosecondHistograms}, fmt.Sprintf("cannot be true while %s is "+
 		"on: Aerospike refuses to change microsecond-histograms while any enable-benchmarks-* is on, so the "+
 		"pair could not be changed on a running cluster; turn the benchmark histograms off, or leave "+
 		"microsecond-histograms false", benchmark))
@@ -110,7 +108,7 @@ func (k *checker) checkMicrosecondHistograms(tree map[string]any) {
 func (k *checker) benchmarkOn(ctx string, m map[string]any, where string) string {
 	get := k.values(ctx, m)
 	for _, key := range sortedKeys(m) {
-		if v, _ := get(key); strings.HasPrefix(key, benchmarksPrefix) && v == "true" {
+		if v, _ := get(key); strings.HasPrefix(key, conffile.BenchmarksPrefix) && v == "true" {
 			return fmt.Sprintf("%s (%s)", key, where)
 		}
 	}

@@ -79,7 +79,7 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 // leaves the cluster (scale down, rack removal) it allows none: once the StatefulSet deletes the pod the
 // budget counts one pod fewer and would let a drain through before a reading shows the migrations.
 func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
-	if st.podLeaving() {
+	if len(st.recordedLeaving()) > 0 {
 		return 0
 	}
 	if !st.healthOK {
@@ -94,14 +94,17 @@ func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
 	return maxDown
 }
 
-// podLeaving: a pod is recorded as leaving the cluster (the record is cleared once it is gone).
-func (st *clusterState) podLeaving() bool {
-	for _, p := range st.cluster.Status.Pods {
+// recordedLeaving lists the pods recorded as leaving the cluster, sorted (a record is cleared once its pod
+// is gone).
+func (st *clusterState) recordedLeaving() []string {
+	var out []string
+	for name, p := range st.cluster.Status.Pods {
 		if p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove {
-			return true
+			out = append(out, name)
 		}
 	}
-	return false
+	slices.Sort(out)
+	return out
 }
 
 // applyChild creates obj, or updates the existing child when it differs in what the operator owns.
@@ -288,15 +291,9 @@ func (r *AerospikeClusterReconciler) chooseLeaving(ctx context.Context, st *clus
 
 // leavingPods are the pods of a StatefulSet recorded as leaving that still exist.
 func (st *clusterState) leavingPods(sts *appsv1.StatefulSet) []string {
-	var out []string
-	for name, p := range st.cluster.Status.Pods {
-		if p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove && st.pods[name] != nil &&
-			metav1.IsControlledBy(st.pods[name], sts) {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return slices.DeleteFunc(st.recordedLeaving(), func(name string) bool {
+		return st.pods[name] == nil || !metav1.IsControlledBy(st.pods[name], sts)
+	})
 }
 
 // forgetRemoved clears the records of pods that left, and of leaving pods the spec wants again.

@@ -123,15 +123,3 @@ func (r *AerospikeClusterReconciler) mayRestartForOperation(ctx context.Context,
 	}
 	return r.mayActNow(ctx, st, takeDown{what: "restart of " + pod, kind: actOperation, pods: []string{pod}, decided: decided})
 }
-
-// recordedLeaving lists the pods recorded leaving the cluster (sorted).
-func (st *clusterState) recordedLeaving() []string {
-	var out []string
-	for name, p := range st.cluster.Status.Pods {
-		if p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}

@@ -45,7 +45,7 @@ type takeDownView struct {
 
 var (
 	checkSafetyRule = takeDownCheck{"SafetyRule", func(v *takeDownView, pods []string) string {
-		if !slices.ContainsFunc(pods, func(p string) bool { broken, _ := resources.Broken(v.pods[p]); return !broken }) {
+		if v.firstWorking(pods) == "" {
 			// Their asd does not run (a scale down of pods a bad spec broke, say): no node goes down.
 			return ""
 		}
@@ -99,14 +99,23 @@ var (
 	}}
 	// A broken pod's asd does not run (its container crashes or cannot start): deleting it takes nothing down.
 	checkStillBroken = takeDownCheck{"StillBroken", func(v *takeDownView, pods []string) string {
-		for _, p := range pods {
-			if broken, _ := resources.Broken(v.pods[p]); !broken {
-				return "pod " + p + " is no longer broken by its container state"
-			}
+		if p := v.firstWorking(pods); p != "" {
+			return "pod " + p + " is no longer broken by its container state"
 		}
 		return ""
 	}}
 )
+
+// firstWorking names the first of the pods that is not broken by its container state ("" when every one
+// is: their asd does not run, so taking them down takes no node down).
+func (v *takeDownView) firstWorking(pods []string) string {
+	for _, p := range pods {
+		if broken, _ := resources.Broken(v.pods[p]); !broken {
+			return p
+		}
+	}
+	return ""
+}
 
 // takeDownChecks run before a roll, a scale-down step or a rack removal takes nodes down. A split is named
 // first: it explains the rest.

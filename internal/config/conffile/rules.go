@@ -208,6 +208,12 @@ func AutoPin(service Values, addresses []string) (string, bool) {
 	return "", false
 }
 
+// A real 8.1.2.0 server refuses to change microsecond-histograms while any enable-benchmarks-* is on.
+const (
+	MicrosecondHistograms = "microsecond-histograms"
+	BenchmarksPrefix      = "enable-benchmarks-"
+)
+
 // BestPracticesFailed is asd's message when its host fails one of its best-practices checks (kernel and
 // memory settings such as swappiness and transparent huge pages, read as it starts, after the file:
 // as_config_post_process in cfg.c). With service enforce-best-practices true asd stops on it (CRITICAL,

@@ -448,8 +448,7 @@ func (d *differ) steps() []Step {
 // phaseOf orders nsup-period and allow-ttl-without-nsup around a namespace's other changes, and the
 // histogram switches around every change.
 func phaseOf(s conffile.Setting) int {
-	name := s.Param.Path[strings.LastIndex(s.Param.Path, ".")+1:]
-	if name == "microsecond-histograms" || strings.HasPrefix(name, "enable-benchmarks-") {
+	if name := s.Param.Name(); name == conffile.MicrosecondHistograms || strings.HasPrefix(name, conffile.BenchmarksPrefix) {
 		if s.ServerValue() == "true" {
 			return phaseLast
 		}
