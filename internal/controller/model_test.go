@@ -77,6 +77,7 @@ var knownHoles = map[int]string{}
 
 var (
 	modelSeeds = flag.Int("model.seeds", 100, "random sequences TestModel runs (with modelFoundSeeds; under a minute)")
+	modelFrom  = flag.Int("model.from", 1, "the first of the model.seeds random sequences (to split a long run or go on from one)")
 	modelSeed  = flag.Uint64("model.seed", 0, "replay this one seed of TestModel (0: model.seeds seeds)")
 	modelTrace = flag.Bool("model.trace", false, "print the trace of every sequence, not only failing ones")
 	modelAvoid = flag.String("model.avoid", "known", `the points whose sequences TestModel avoids: "known" (knownHoles), "none", or a list like "1,4,5"`)
@@ -439,7 +440,7 @@ func TestModel(t *testing.T) {
 	avoid := avoidedPoints(*modelAvoid)
 	seeds := make([]uint64, 0, *modelSeeds)
 	for s := range *modelSeeds {
-		seeds = append(seeds, uint64(s+1))
+		seeds = append(seeds, uint64(*modelFrom+s))
 	}
 	for _, s := range modelFoundSeeds {
 		if !slices.Contains(seeds, s) {
