@@ -128,7 +128,7 @@ func (m *modelRun) startOperator() {
 	st := status.NewWriter(c, reader)
 	recorder := &events.FakeRecorder{}
 	m.op = &modelOperator{runner: runner, cancel: cancel, r: &AerospikeClusterReconciler{
-		Client: c, APIReader: reader, Status: st, Scheme: w.scheme, Recorder: recorder, Probers: w, Tasks: runner,
+		Client: c, APIReader: reader, Status: st, Scheme: w.scheme, Recorder: recorder, Probers: w, Tasks: runner, Live: w,
 		Executor: &operations.Executor{Client: c, Signaller: w, Tasks: runner, Status: st, Recorder: recorder},
 		Clock:    w.clk, PollInterval: DefaultPollInterval, Backoff: DefaultBackoff, ClusterDomain: ackov1alpha1.DefaultClusterDomain,
 	}}

@@ -66,6 +66,8 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 	case st.operationInProgress():
 		return nil, holdReason("Rolling restart", "NoOperationInProgress",
 			"operation "+st.cluster.Status.OperationStatus.ID+" is in progress")
+	case slices.ContainsFunc(st.outdated, isTogether):
+		return slices.DeleteFunc(slices.Clone(st.outdated), func(o outdatedPod) bool { return !isTogether(o) }), ""
 	default:
 		if i := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return !resources.PodReady(o.pod) }); i >= 0 {
 			first = st.outdated[i]
@@ -90,6 +92,9 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 	}
 	return batch, ""
 }
+
+// isTogether: the pod takes a new replication-factor with every other node, in one batch of them all.
+func isTogether(o outdatedPod) bool { return o.method == ackov1alpha1.UpdateLiveTogether }
 
 func podsOf(batch []outdatedPod) []string {
 	names := make([]string, len(batch))
@@ -126,10 +131,11 @@ func (r *AerospikeClusterReconciler) startBatch(ctx context.Context, st *cluster
 }
 
 var methodText = map[ackov1alpha1.PodUpdateMethod]string{
-	ackov1alpha1.UpdateEvict:   "evict and recreate",
-	ackov1alpha1.UpdateReplace: "replace the broken pod",
-	ackov1alpha1.UpdateInPlace: "restart in place",
-	ackov1alpha1.UpdateLive:    "apply live",
+	ackov1alpha1.UpdateEvict:        "evict and recreate",
+	ackov1alpha1.UpdateReplace:      "replace the broken pod",
+	ackov1alpha1.UpdateInPlace:      "restart in place",
+	ackov1alpha1.UpdateLive:         "apply live",
+	ackov1alpha1.UpdateLiveTogether: "apply live on every node, then recluster",
 }
 
 // desiredConfigHash is the config identity of the pod's rack (a removed rack's too: it follows the spec).
@@ -159,7 +165,7 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		return true, err
 	}
 	for _, method := range []ackov1alpha1.PodUpdateMethod{ackov1alpha1.UpdateReplace, ackov1alpha1.UpdateEvict,
-		ackov1alpha1.UpdateInPlace, ackov1alpha1.UpdateLive} {
+		ackov1alpha1.UpdateInPlace, ackov1alpha1.UpdateLive, ackov1alpha1.UpdateLiveTogether} {
 		pods := pending[method]
 		if len(pods) == 0 {
 			continue
@@ -287,8 +293,8 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	switch method {
 	case ackov1alpha1.UpdateInPlace:
 		return r.restartInPlace(ctx, st, names)
-	case ackov1alpha1.UpdateLive:
-		return r.applyLive(ctx, st, names[0])
+	case ackov1alpha1.UpdateLive, ackov1alpha1.UpdateLiveTogether:
+		return r.applyLiveStep(ctx, st, method, names)
 	case ackov1alpha1.UpdateEvict, ackov1alpha1.UpdateReplace:
 		// Looked at again right before the act: the record may be minutes old (an operator restart, a
 		// refused eviction), and a drain may have taken a node meanwhile.

@@ -28,21 +28,26 @@ const (
 	replicationFactorK = "replication-factor"
 )
 
-// ApplyTogether makes every pod's node run the ConfigMap's config whose identity is configHash when
-// the change holds a replication-factor (live.Plan.Together): each node gets its own live changes and
+// ApplyTogether makes every pod's node run the config of its rack's ConfigMap whose identity is
+// hashes[pod name] when the change holds a replication-factor (live.Plan.Together): each node gets its own live changes and
 // the new factor, and its copy of the config, then the cluster reclusters once, and every node must
 // report the new factor in effect (the smaller of it and the namespace's cluster size). A node whose
 // config is not projected yet, or any step refused, ends it with an error: it is run again whole (every
-// request is idempotent). The pods are every node of the cluster.
-func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, configHash string) (string, error) {
-	factors := map[string]string{}
-	for _, pod := range pods {
+// request is idempotent, and a node whose own copy is the new config already gets nothing but the
+// recluster). The pods are every node of the cluster; factors are the new replication-factors by
+// namespace (live.Plan.Factors of the change).
+func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes, factors map[string]string) (string, error) {
+	// Every node's plan first, so that the factor then reaches the nodes in quick succession (no other
+	// exchange between them), or none of them when a pod is not ready for it.
+	plans := make([]live.Plan, len(pods))
+	for i, pod := range pods {
 		own, projected, err := a.Pods.ReadConfigs(ctx, pod)
 		if err != nil {
 			return "", fmt.Errorf("pod %s: %w", pod.Name, err)
 		}
-		if got := config.Hash(projected); got != configHash {
-			return "", fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, got, configHash)
+		if got := config.Hash(projected); got != hashes[pod.Name] {
+			return "", fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, got,
+				hashes[pod.Name])
 		}
 		plan, err := live.Compute(own, projected, tableOf(pod))
 		if err == nil && len(plan.Restart) > 0 {
@@ -51,15 +56,12 @@ func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, configH
 		if err != nil {
 			return "", fmt.Errorf("%w: pod %s: %v", ErrRefused, pod.Name, err)
 		}
-		for ns, rf := range together(plan) {
-			factors[ns] = rf
-		}
-		if _, err := a.applyPlan(ctx, pod, plan, configHash); err != nil {
+		plans[i] = plan
+	}
+	for i, pod := range pods {
+		if _, err := a.applyPlan(ctx, pod, plans[i], hashes[pod.Name]); err != nil {
 			return "", err
 		}
-	}
-	if len(factors) == 0 {
-		return "", fmt.Errorf("%w: no node runs another replication-factor than config %s", ErrRefused, configHash)
 	}
 	principal, err := a.recluster(ctx, pods)
 	if err != nil {
@@ -69,25 +71,6 @@ func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, configH
 		return "", err
 	}
 	return fmt.Sprintf("replication-factor %s on %d nodes; reclustered by %s", describe(factors), len(pods), principal), nil
-}
-
-// together reads the namespaces and factors of a plan's changes for every node.
-func together(plan live.Plan) map[string]string {
-	out := map[string]string{}
-	for _, s := range plan.Together {
-		var ns, rf string
-		for item := range strings.SplitSeq(s.Command, ";") {
-			k, v, _ := strings.Cut(item, "=")
-			switch k {
-			case "id":
-				ns = v
-			case replicationFactorK:
-				rf = v
-			}
-		}
-		out[ns] = rf
-	}
-	return out
 }
 
 func describe(factors map[string]string) string {

@@ -429,15 +429,7 @@ func (s *Sim) form(t time.Time) {
 		}
 	}
 	clusters := map[string]*cluster{}
-	var groups [][]*node
-	for _, group := range u.groups(verts) {
-		if _, kept := s.clusters[identity(group)]; kept {
-			groups = append(groups, group)
-		} else {
-			groups = append(groups, s.exchange(group, t)...)
-		}
-	}
-	for _, group := range groups {
+	for _, group := range s.exchanges(u.groups(verts), t) {
 		if !slices.ContainsFunc(group, func(n *node) bool { return n.heartbeating() && n.asd.phase == phaseActive }) {
 			s.forget(group)
 			continue
@@ -455,6 +447,19 @@ func (s *Sim) form(t time.Time) {
 		}
 	}
 	s.clusters = clusters
+}
+
+// exchanges keeps the groups that are clusters already, and runs the exchange of each new one.
+func (s *Sim) exchanges(groups [][]*node, t time.Time) [][]*node {
+	var out [][]*node
+	for _, group := range groups {
+		if _, kept := s.clusters[identity(group)]; kept {
+			out = append(out, group)
+		} else {
+			out = append(out, s.exchange(group, t)...)
+		}
+	}
+	return out
 }
 
 // exchange is the exchange of a new membership: every node must run each namespace with the same

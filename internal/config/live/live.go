@@ -23,7 +23,7 @@ import (
 // Plan is how a node goes from the config it runs to the desired one.
 type Plan struct {
 	// Restart says why the change needs a restart of the node; when it is not empty, Steps and Logging
-	// are empty: nothing is applied live.
+	// are empty: nothing is applied live (Together still names the replication-factors that change).
 	Restart []string
 	// Steps apply the change live, in order: a set-config request each, with its read-backs.
 	Steps []Step
@@ -40,6 +40,25 @@ type Plan struct {
 // Live reports a change each node takes with no restart, on its own (an empty plan is live: there is
 // nothing to do).
 func (p Plan) Live() bool { return len(p.Restart) == 0 && len(p.Together) == 0 }
+
+// Factors are the new replication-factors of the changes for every node, by namespace.
+func (p Plan) Factors() map[string]string {
+	out := map[string]string{}
+	for _, s := range p.Together {
+		var ns, rf string
+		for item := range strings.SplitSeq(s.Command, ";") {
+			k, v, _ := strings.Cut(item, "=")
+			switch k {
+			case "id":
+				ns = v
+			case "replication-factor":
+				rf = v
+			}
+		}
+		out[ns] = rf
+	}
+	return out
+}
 
 // Empty reports no change at all.
 func (p Plan) Empty() bool {
@@ -155,18 +174,18 @@ func Compute(running, desired string, t *params.Table) (Plan, error) {
 	d := differ{from: from, to: to, fromBlocks: from.blocks(), toBlocks: to.blocks()}
 	d.sections()
 	d.settings()
-	if len(d.restart) > 0 {
-		for _, s := range d.together {
-			d.restartFor("%s changes with a change that needs a restart: a node restarted with another "+
-				"replication-factor does not rejoin the others, so it must change alone", s.Key())
-		}
-		return Plan{Restart: d.restart}, nil
-	}
 	together := make([]Step, 0, len(d.together))
 	for _, s := range d.together {
 		in, _ := s.InfoName()
 		together = append(together, setConfig(group{context: in.Context, id: in.ID, phase: phaseChange},
 			[]conffile.Setting{s}))
+	}
+	if len(d.restart) > 0 {
+		for _, s := range d.together {
+			d.restartFor("%s changes with a change that needs a restart: a node restarted with another "+
+				"replication-factor does not rejoin the others, so it must change alone", s.Key())
+		}
+		return Plan{Restart: d.restart, Together: together}, nil
 	}
 	return Plan{Steps: d.steps(), Logging: d.logLevels(), Together: together}, nil
 }
