@@ -76,7 +76,7 @@ func (st *clusterState) configMethod(pod *corev1.Pod) ackov1alpha1.PodUpdateMeth
 // namespace; empty when its config keeps them or is not known).
 func (st *clusterState) factorChanges(pod *corev1.Pod) map[string]string {
 	if plan, known, err := st.livePlan(pod); known && err == nil {
-		return plan.Factors()
+		return plan.Factors
 	}
 	return nil
 }

@@ -214,7 +214,9 @@ func (c *chaos) changeImage() string {
 func (c *chaos) changeReplicationFactor() string {
 	GinkgoHelper()
 	c.rf = 5 - c.rf
-	_, err := mergePatch(c.ns, c.name, c.namespacePatch())
+	// Only the factor changes (a merge patch of the namespace list would also spell out its defaults).
+	_, err := kubectlErr("patch", "asc", c.name, "-n", c.ns, "--type", "json", "-p",
+		fmt.Sprintf(`[{"op":"add","path":"/spec/aerospikeConfig/namespaces/0/replication-factor","value":%d}]`, c.rf))
 	if err != nil {
 		Expect(err).To(MatchError(ContainSubstring(rfChangeNotReady)))
 		c.rf = 5 - c.rf

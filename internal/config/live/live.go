@@ -35,30 +35,13 @@ type Plan struct {
 	// unmatched replication factors from 2 to 3" and "abandoned exchange - fix configuration conflict").
 	// So they go to every node, then the cluster reclusters once (the caller's part).
 	Together []Step
+	// Factors are the new replication-factors that Together sets, by namespace.
+	Factors map[string]string
 }
 
 // Live reports a change each node takes with no restart, on its own (an empty plan is live: there is
 // nothing to do).
 func (p Plan) Live() bool { return len(p.Restart) == 0 && len(p.Together) == 0 }
-
-// Factors are the new replication-factors of the changes for every node, by namespace.
-func (p Plan) Factors() map[string]string {
-	out := map[string]string{}
-	for _, s := range p.Together {
-		var ns, rf string
-		for item := range strings.SplitSeq(s.Command, ";") {
-			k, v, _ := strings.Cut(item, "=")
-			switch k {
-			case "id":
-				ns = v
-			case "replication-factor":
-				rf = v
-			}
-		}
-		out[ns] = rf
-	}
-	return out
-}
 
 // Empty reports no change at all.
 func (p Plan) Empty() bool {
@@ -174,20 +157,21 @@ func Compute(running, desired string, t *params.Table) (Plan, error) {
 	d := differ{from: from, to: to, fromBlocks: from.blocks(), toBlocks: to.blocks()}
 	d.sections()
 	d.settings()
-	together := make([]Step, 0, len(d.together))
+	together, factors := make([]Step, 0, len(d.together)), map[string]string{}
 	for _, s := range d.together {
 		in, _ := s.InfoName()
 		together = append(together, setConfig(group{context: in.Context, id: in.ID, phase: phaseChange},
 			[]conffile.Setting{s}))
+		factors[in.ID] = s.ServerValue()
 	}
 	if len(d.restart) > 0 {
 		for _, s := range d.together {
 			d.restartFor("%s changes with a change that needs a restart: a node restarted with another "+
 				"replication-factor does not rejoin the others, so it must change alone", s.Key())
 		}
-		return Plan{Restart: d.restart, Together: together}, nil
+		return Plan{Restart: d.restart, Together: together, Factors: factors}, nil
 	}
-	return Plan{Steps: d.steps(), Logging: d.logLevels(), Together: together}, nil
+	return Plan{Steps: d.steps(), Logging: d.logLevels(), Together: together, Factors: factors}, nil
 }
 
 // config is a parsed file with its settings by key, in file order.

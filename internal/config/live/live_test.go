@@ -249,7 +249,7 @@ func TestReplicationFactorGoesToEveryNodeTogether(t *testing.T) {
 	if confirm := p.Together[0].Confirm; len(confirm) != 1 || !confirm[0].Confirmed(after) || confirm[0].Confirmed(before) {
 		t.Errorf("confirm %+v: want replication-factor=3 read back", confirm)
 	}
-	if back, err := Compute(desired, running, table812(t)); err != nil || !maps.Equal(back.Factors(), map[string]string{"test": "2"}) {
+	if back, err := Compute(desired, running, table812(t)); err != nil || !maps.Equal(back.Factors, map[string]string{"test": "2"}) {
 		t.Errorf("3 back to 2: plan %+v, %v; want replication-factor=2 together", back, err)
 	}
 }
