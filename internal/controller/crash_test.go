@@ -298,7 +298,7 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			Label("crash-warm"), crashChange{size: 2, live: true, from: histograms(false),
 				there: func(c *ackov1alpha1.AerospikeCluster, _ int) { histograms(true)(c) }, back: histograms(false),
 				shows: histogramsShown, expect: func([]string) map[string]string { return map[string]string{} }}),
-		Entry("replication-factor 2 → 3: live on every node, then one recluster", Label("crash-pod"),
+		Entry("replication-factor 2 → 3: live on every node, then one recluster", Label("crash-warm"),
 			crashChange{size: 3, live: true, there: func(c *ackov1alpha1.AerospikeCluster, _ int) { factor(3)(c) },
 				back: factor(2), shows: factorShown, expect: func([]string) map[string]string { return map[string]string{} }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
