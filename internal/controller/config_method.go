@@ -81,6 +81,16 @@ func (st *clusterState) factorChanges(pod *corev1.Pod) map[string]string {
 	return nil
 }
 
+// factorPending names a pod whose node must still take a new replication-factor ("" when none).
+func (st *clusterState) factorPending() string {
+	for _, o := range st.outdated {
+		if o.method == ackov1alpha1.UpdateLiveTogether {
+			return o.pod.Name
+		}
+	}
+	return ""
+}
+
 // livePlan is the change from the config the pod's node runs to its rack's desired one; known is false
 // when either file is not known.
 func (st *clusterState) livePlan(pod *corev1.Pod) (plan live.Plan, known bool, err error) {

@@ -433,8 +433,10 @@ func avoidedPoints(spec string) map[int]bool {
 // stalled spec shown as the operation's wait, a leave and a restart recorded in one reconcile). 494, 610,
 // 723, 738, 941: an operation restarted a node while split before the sides' migrations ended (the copies
 // of a node that came back empty were not made yet). 1634: a WarmRestart copied a refused config into its
-// pod, which did not record it, so the reverted spec never replaced the crash-looping pod.
-var modelFoundSeeds = []uint64{64, 105, 114, 158, 196, 739, 494, 610, 723, 738, 941, 1634}
+// pod, which did not record it, so the reverted spec never replaced the crash-looping pod. 2653, 3011:
+// a leaving pod that a refused config broke held the scale-down with no Stalled condition. 2658: a
+// WarmRestart operation loaded a new replication-factor into one node before the others had it.
+var modelFoundSeeds = []uint64{64, 105, 114, 158, 196, 739, 494, 610, 723, 738, 941, 1634, 2653, 2658, 3011}
 
 func TestModel(t *testing.T) {
 	avoid := avoidedPoints(*modelAvoid)

@@ -63,11 +63,12 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 	switch {
 	case broken >= 0:
 		first = st.outdated[broken]
+	case slices.ContainsFunc(st.outdated, isTogether):
+		// It takes no node down, and an operation's next pod waits for it.
+		return slices.DeleteFunc(slices.Clone(st.outdated), func(o outdatedPod) bool { return !isTogether(o) }), ""
 	case st.operationInProgress():
 		return nil, holdReason("Rolling restart", "NoOperationInProgress",
 			"operation "+st.cluster.Status.OperationStatus.ID+" is in progress")
-	case slices.ContainsFunc(st.outdated, isTogether):
-		return slices.DeleteFunc(slices.Clone(st.outdated), func(o outdatedPod) bool { return !isTogether(o) }), ""
 	default:
 		if i := slices.IndexFunc(st.outdated, func(o outdatedPod) bool { return !resources.PodReady(o.pod) }); i >= 0 {
 			first = st.outdated[i]
@@ -525,7 +526,8 @@ func (st *clusterState) notReadyState(name, why string) string {
 // cluster's trouble, not the spec's: the checks wait for it.
 func (st *clusterState) checkCurrentPods() {
 	deadline := st.cluster.ProgressDeadline()
-	for _, name := range st.cluster.DesiredPodNames() {
+	// Leaving pods too: one that the spec broke holds the scale-down (it is down) until the spec is fixed.
+	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
 		pod := st.pods[name]
 		if pod == nil || resources.PodReady(pod) || st.isOutdated(name) || st.cluster.Status.Pods[name].Update != nil ||
 			st.broken[name] == "" && len(resources.NotReadyContainers(pod)) == 0 || st.now.Sub(notReadySince(pod)) <= deadline {
