@@ -258,8 +258,10 @@ const togetherTask = "live-together"
 func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clusterState, names []string) (string, error) {
 	if res, ok := st.results[togetherTask]; ok {
 		if res.Err != nil {
-			st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventConfigApplyFailed, "Configure", nil,
-				"Applying the replication-factor to every node failed: %v; trying again", res.Err)
+			if !errors.Is(res.Err, podexec.ErrNotProjected) { // the kubelet's delay, not a failure
+				st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventConfigApplyFailed, "Configure", nil,
+					"Applying the replication-factor to every node failed: %v; trying again", res.Err)
+			}
 			return fmt.Sprintf("applying the replication-factor to every node: %v (trying again)", res.Err), nil
 		}
 		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventConfigApplied, "Configure", nil,
