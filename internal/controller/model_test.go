@@ -435,8 +435,12 @@ func avoidedPoints(spec string) map[int]bool {
 // of a node that came back empty were not made yet). 1634: a WarmRestart copied a refused config into its
 // pod, which did not record it, so the reverted spec never replaced the crash-looping pod. 2653, 3011:
 // a leaving pod that a refused config broke held the scale-down with no Stalled condition. 2658: a
-// WarmRestart operation loaded a new replication-factor into one node before the others had it.
-var modelFoundSeeds = []uint64{64, 105, 114, 158, 196, 739, 494, 610, 723, 738, 941, 1634, 2653, 2658, 3011}
+// WarmRestart operation loaded a new replication-factor into one node before the others had it. 5115:
+// a replication-factor change waited for a crash-looping pod that only its own replacement could fix.
+// 5040: evictions recorded under replication-factor 3 waited for ever once it went back to 2. 5198: a
+// leaving pod with an old pod spec was taken for one that runs the current spec (and stalled the cluster).
+var modelFoundSeeds = []uint64{64, 105, 114, 158, 196, 739, 494, 610, 723, 738, 941, 1634, 2653, 2658, 3011, 5040,
+	5115, 5198}
 
 func TestModel(t *testing.T) {
 	avoid := avoidedPoints(*modelAvoid)

@@ -822,7 +822,9 @@ func (w *modelWorld) ApplyTogether(ctx context.Context, pods []*corev1.Pod, _, _
 		n.conf = w.configOf(ctx, pod)
 		n.rf = replicationOf(n.conf)
 	}
-	w.instances[0] = nil // the recluster: a new exchange of the main side, and its migrations
+	// The recluster: a new exchange of the main side, whose migrations begin at once (asd rebalances
+	// before it reports the new factor in effect, which the applier waits for).
+	w.migratingUntil[0] = maxTime(w.migratingUntil[0], w.now().Add(time.Duration(10+w.rng.IntN(50))*time.Second))
 	w.logf("operator sets replication-factor %d on %d nodes live, then reclusters", w.nodes[pods[0].Name].rf, len(pods))
 	return "reclustered", nil
 }

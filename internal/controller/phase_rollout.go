@@ -171,6 +171,15 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		if len(pods) == 0 {
 			continue
 		}
+		if over := len(pods) - st.maxDown; over > 0 && (method == ackov1alpha1.UpdateEvict || method == ackov1alpha1.UpdateInPlace) {
+			// Recorded under a larger budget (the factor went down since): the rest is decided again.
+			for _, p := range pods[st.maxDown:] {
+				if err := r.clearUpdate(ctx, st, p); err != nil {
+					return true, err
+				}
+			}
+			pods = pods[:st.maxDown]
+		}
 		why, err := r.takeStep(ctx, st, method, pods)
 		if err != nil {
 			return true, err
@@ -529,7 +538,8 @@ func (st *clusterState) checkCurrentPods() {
 	// Leaving pods too: one that the spec broke holds the scale-down (it is down) until the spec is fixed.
 	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
 		pod := st.pods[name]
-		if pod == nil || resources.PodReady(pod) || st.isOutdated(name) || st.cluster.Status.Pods[name].Update != nil ||
+		if pod == nil || resources.PodReady(pod) || st.isOutdated(name) || !st.runsDesired(pod) ||
+			st.cluster.Status.Pods[name].Update != nil ||
 			st.broken[name] == "" && len(resources.NotReadyContainers(pod)) == 0 || st.now.Sub(notReadySince(pod)) <= deadline {
 			continue
 		}
@@ -537,6 +547,17 @@ func (st *clusterState) checkCurrentPods() {
 			"%s; %s", name, deadline, st.notReadyState(name, "not Ready"), stuckAdvice)
 		return
 	}
+}
+
+// runsDesired: the pod runs its rack's desired template and config (a leaving pod is not rolled, so
+// not being outdated does not tell).
+func (st *clusterState) runsDesired(pod *corev1.Pod) bool {
+	set := st.desiredSet(pod)
+	if set == nil {
+		return false
+	}
+	_, outdated := resources.RestartReason(pod, set)
+	return !outdated
 }
 
 // notReadySince is when the pod last stopped being Ready (its creation if it never was).

@@ -279,7 +279,7 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 	if key, busy := r.Tasks.Busy(st.key); busy {
 		return "waiting for " + key.Name, nil
 	}
-	targets, why := st.everyNodeAnswers()
+	targets, why := st.everyNodeAnswers(names)
 	if why != "" {
 		return "a replication-factor change waits for every node: " + why, nil
 	}
@@ -294,25 +294,27 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 	return "applying the replication-factor to every node", nil
 }
 
-// everyNodeAnswers lists the pods of every node, leaving ones included (an exchange takes in every
-// node), when each one runs and its latest reading, at most aerospike.MaxReadingAge old, is an answer,
-// and the cluster has all its pods; else it says which does not.
-func (st *clusterState) everyNodeAnswers() ([]*corev1.Pod, string) {
-	var out []*corev1.Pod
-	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
+// everyNodeAnswers lists the pods whose asd runs, leaving ones included (an exchange takes in every
+// node), when each one answers with a reading at most aerospike.MaxReadingAge old, and every pod of the
+// batch (names) runs; else it says which does not. Another pod whose asd does not run (crash-looping,
+// not started yet) is left out: it starts on its own copy of the config, the new one when the ConfigMap
+// gave it, and otherwise is refused by the others and taken in by the next such change.
+func (st *clusterState) everyNodeAnswers(names []string) ([]*corev1.Pod, string) {
+	for _, name := range names {
+		if !slices.Contains(st.members, name) {
+			return nil, name + " does not run"
+		}
+	}
+	out := make([]*corev1.Pod, 0, len(st.members))
+	for _, name := range st.members {
 		n, read := st.health.Nodes[name]
 		switch {
-		case !slices.Contains(st.members, name):
-			return nil, name + " does not run"
 		case !read || n.Err != nil:
 			return nil, name + " does not answer"
 		case st.now.Sub(n.ReadAt) > aerospike.MaxReadingAge:
 			return nil, fmt.Sprintf("the last reading of %s is %s old", name, st.now.Sub(n.ReadAt).Round(time.Second))
 		}
 		out = append(out, st.pods[name])
-	}
-	if want := int(st.cluster.Spec.Size); len(out) < want {
-		return nil, fmt.Sprintf("%d of %d pods exist", len(out), want)
 	}
 	return out, ""
 }
