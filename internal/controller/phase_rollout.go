@@ -94,6 +94,13 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 	return batch, ""
 }
 
+// attempted: the pod's step may have acted already (a restart signal may have gone out, an eviction was
+// refused): it is followed, never decided again.
+func (st *clusterState) attempted(pod string) bool {
+	u := st.cluster.Status.Pods[pod].Update
+	return u != nil && (u.Attempted != nil || u.NodeStartedBefore != nil)
+}
+
 // isTogether: the pod takes a new replication-factor with every other node, in one batch of them all.
 func isTogether(o outdatedPod) bool { return o.method == ackov1alpha1.UpdateLiveTogether }
 
@@ -171,14 +178,15 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		if len(pods) == 0 {
 			continue
 		}
-		if over := len(pods) - st.maxDown; over > 0 && (method == ackov1alpha1.UpdateEvict || method == ackov1alpha1.UpdateInPlace) {
-			// Recorded under a larger budget (the factor went down since): the rest is decided again.
-			for _, p := range pods[st.maxDown:] {
+		if len(pods) > st.maxDown && (method == ackov1alpha1.UpdateEvict || method == ackov1alpha1.UpdateInPlace) &&
+			!slices.ContainsFunc(pods, st.attempted) {
+			// Recorded under a larger budget (the factor went down since) and not tried yet: decided again.
+			for _, p := range pods {
 				if err := r.clearUpdate(ctx, st, p); err != nil {
 					return true, err
 				}
 			}
-			pods = pods[:st.maxDown]
+			continue
 		}
 		why, err := r.takeStep(ctx, st, method, pods)
 		if err != nil {
