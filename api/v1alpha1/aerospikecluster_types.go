@@ -345,7 +345,7 @@ type PodStatus struct {
 }
 
 // PodUpdateMethod is how the operator changes a pod: a rolling-restart step, or its removal.
-// +kubebuilder:validation:Enum=Evict;Replace;InPlace;Live;Remove
+// +kubebuilder:validation:Enum=Evict;Replace;InPlace;Live;LiveTogether;Remove
 type PodUpdateMethod string
 
 const (
@@ -361,6 +361,10 @@ const (
 	// UpdateLive applies a config change to the running node (set-config) with no restart; a node that
 	// refuses falls back to InPlace.
 	UpdateLive PodUpdateMethod = "Live"
+	// UpdateLiveTogether applies a replication-factor change to every node's running config
+	// (set-config), then has the cluster rebalance once (recluster): a node restarted with another
+	// factor would not rejoin the others, and nodes that disagree on it abandon the next exchange.
+	UpdateLiveTogether PodUpdateMethod = "LiveTogether"
 	// UpdateRemove takes the pod out for good: a scale-down or a rack removal.
 	UpdateRemove PodUpdateMethod = "Remove"
 )

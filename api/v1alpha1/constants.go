@@ -186,7 +186,8 @@ const (
 	EventPodReplaced = "PodReplaced"
 	// EventConfigApplied: a config change was applied to a running node with no restart.
 	EventConfigApplied = "ConfigApplied"
-	// EventConfigApplyFailed: a node refused a live config change; it is restarted in place instead.
+	// EventConfigApplyFailed: a node refused a live config change; it is restarted in place instead (a
+	// replication-factor change, which no restart may carry, is tried again on every node).
 	EventConfigApplyFailed = "ConfigApplyFailed"
 	// EventPodRestartedInPlace: a pod's asd was restarted in place to load a new config.
 	EventPodRestartedInPlace = "PodRestartedInPlace"

@@ -62,14 +62,48 @@ func (st *clusterState) configMethod(pod *corev1.Pod) ackov1alpha1.PodUpdateMeth
 	if st.noLive {
 		return ackov1alpha1.UpdateInPlace
 	}
-	running, known := st.configs[pod.Annotations[ackov1alpha1.AnnotationConfigHash]]
-	desired, ok := st.configs[st.desiredConfigHash(pod)]
-	if !known || !ok {
+	plan, known, err := st.livePlan(pod)
+	switch {
+	case !known:
 		return ackov1alpha1.UpdateLive
-	}
-	table, _, _ := config.TableFor(resources.AerospikeImage(pod)) // the newest when the tag names none
-	if plan, err := live.Compute(running, desired, table); err != nil || !plan.Live() {
+	case err != nil || !plan.Live():
 		return ackov1alpha1.UpdateInPlace
 	}
 	return ackov1alpha1.UpdateLive
+}
+
+// factorChanges are the replication-factors the pod's node must take with every other node (by
+// namespace; empty when its config keeps them or is not known).
+func (st *clusterState) factorChanges(pod *corev1.Pod) map[string]string {
+	if plan, known, err := st.livePlan(pod); known && err == nil {
+		return plan.Factors
+	}
+	return nil
+}
+
+// factorPending names a pod whose node must still take a new replication-factor ("" when none).
+func (st *clusterState) factorPending() string {
+	for _, o := range st.outdated {
+		if o.method == ackov1alpha1.UpdateLiveTogether {
+			return o.pod.Name
+		}
+	}
+	return ""
+}
+
+// livePlan is the change from the config the pod's node runs to its rack's desired one; known is false
+// when either file is not known.
+func (st *clusterState) livePlan(pod *corev1.Pod) (plan live.Plan, known bool, err error) {
+	runningHash, desiredHash := pod.Annotations[ackov1alpha1.AnnotationConfigHash], st.desiredConfigHash(pod)
+	running, knownRunning := st.configs[runningHash]
+	desired, knownDesired := st.configs[desiredHash]
+	if !knownRunning || !knownDesired {
+		return live.Plan{}, false, nil
+	}
+	if runningHash == desiredHash {
+		return live.Plan{}, true, nil
+	}
+	table, _, _ := config.TableFor(resources.AerospikeImage(pod)) // the newest when the tag names none
+	plan, err = live.Compute(running, desired, table)
+	return plan, true, err
 }

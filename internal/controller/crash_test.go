@@ -158,9 +158,9 @@ type crashChange struct {
 	// live runs the pods' asd as simulated nodes (world.sim) and gives the operator the real
 	// liveconfig.Applier; without it, the operator has no live changes and restarts in place instead.
 	live bool
-	// shows, with live, is the service parameter whose value every node reports through get-config
+	// shows, with live, is the parameter (its get-config context, name and value) every node reports
 	// after the n-th change.
-	shows func(n int) (name, value string)
+	shows func(n int) (context, name, value string)
 	// from, when set, is the cluster's config before the first change (else the sample's).
 	from func(c *ackov1alpha1.AerospikeCluster)
 }
@@ -169,7 +169,9 @@ func proto(c *ackov1alpha1.AerospikeCluster, n int) {
 	c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(20000 + n)}
 }
 
-func protoShown(n int) (string, string) { return "proto-fd-max", strconv.Itoa(20000 + n) }
+func protoShown(n int) (string, string, string) {
+	return "service", "proto-fd-max", strconv.Itoa(20000 + n)
+}
 
 // histograms turns microsecond histograms on and the namespace's read benchmarks off (back: the other
 // way). Both are dynamic, and a real 8.1.2.0 server refuses to change microsecond-histograms while any
@@ -183,17 +185,29 @@ func histograms(on bool) func(c *ackov1alpha1.AerospikeCluster) {
 	}
 }
 
-func histogramsShown(int) (string, string) { return "microsecond-histograms", "true" }
+func histogramsShown(int) (string, string, string) {
+	return "service", "microsecond-histograms", "true"
+}
+
+// factor sets the namespace's replication-factor: a change every node takes together, then one
+// recluster.
+func factor(rf int64) func(c *ackov1alpha1.AerospikeCluster) {
+	return func(c *ackov1alpha1.AerospikeCluster) {
+		c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)["replication-factor"] = rf
+	}
+}
+
+func factorShown(int) (string, string, string) { return "namespace;id=test", "replication-factor", "3" }
 
 // checkNodes: every remaining pod's node reports the n-th change's value, and its asd restarted
 // exactly as often as the world signalled it (a live change that restarted asd on its own shows here).
 func checkNodes(w *world, key types.NamespacedName, cc crashChange, n int, at string) {
 	GinkgoHelper()
-	name, want := cc.shows(n)
+	ctx, name, want := cc.shows(n)
 	for pod := range podUIDs(key) {
 		p := &corev1.Pod{}
 		Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: key.Namespace, Name: pod}, p)).To(Succeed())
-		Expect(nodeValue(p, "service", name)).To(Equal(want), "%s, %s: get-config of %s", pod, at, name)
+		Expect(nodeValue(p, ctx, name)).To(Equal(want), "%s, %s: get-config of %s", pod, at, name)
 		st, err := w.sim.Node(pod)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(st.Restarts).To(Equal(w.warmRestarts(pod)), "%s, %s: asd restarts", pod, at)
@@ -284,6 +298,9 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			Label("crash-warm"), crashChange{size: 2, live: true, from: histograms(false),
 				there: func(c *ackov1alpha1.AerospikeCluster, _ int) { histograms(true)(c) }, back: histograms(false),
 				shows: histogramsShown, expect: func([]string) map[string]string { return map[string]string{} }}),
+		Entry("replication-factor 2 → 3: live on every node, then one recluster", Label("crash-warm"),
+			crashChange{size: 3, live: true, there: func(c *ackov1alpha1.AerospikeCluster, _ int) { factor(3)(c) },
+				back: factor(2), shows: factorShown, expect: func([]string) map[string]string { return map[string]string{} }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
 			there:  func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
 			back:   func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },

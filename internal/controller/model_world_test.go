@@ -797,6 +797,53 @@ func (w *modelWorld) CopyConfig(ctx context.Context, pod *corev1.Pod, _ string) 
 
 var _ podexec.Signaller = (*modelWorld)(nil)
 
+// Apply implements LiveConfigurer: the node takes its rack's config as it is now, with no restart (a
+// node that is down or hung does not answer).
+func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, _ string) (string, error) {
+	n, err := w.liveNode(pod)
+	if err != nil {
+		return "", err
+	}
+	n.conf = w.configOf(ctx, pod)
+	return "applied live", nil
+}
+
+// ApplyTogether implements LiveConfigurer: every node takes the new replication-factor live, then the
+// cluster reclusters, and its migrations make (or drop) the copies. Nothing is set unless every node
+// answers.
+func (w *modelWorld) ApplyTogether(ctx context.Context, pods []*corev1.Pod, _, _ map[string]string) (string, error) {
+	for _, pod := range pods {
+		if _, err := w.liveNode(pod); err != nil {
+			return "", err
+		}
+	}
+	for _, pod := range pods {
+		n := w.nodes[pod.Name]
+		n.conf = w.configOf(ctx, pod)
+		n.rf = replicationOf(n.conf)
+	}
+	// The recluster: a new exchange of the main side, whose migrations begin at once (asd rebalances
+	// before it reports the new factor in effect, which the applier waits for).
+	w.migratingUntil[0] = maxTime(w.migratingUntil[0], w.now().Add(time.Duration(10+w.rng.IntN(50))*time.Second))
+	w.logf("operator sets replication-factor %d on %d nodes live, then reclusters", w.nodes[pods[0].Name].rf, len(pods))
+	return "reclustered", nil
+}
+
+// liveNode is the pod's node when it answers an info request now.
+func (w *modelWorld) liveNode(pod *corev1.Pod) (*modelNode, error) {
+	if w.killed && !w.signalOut {
+		return nil, errors.New("the operator was killed before the request went out")
+	}
+	n := w.nodes[pod.Name]
+	switch {
+	case n == nil || n.uid != pod.UID:
+		return nil, fmt.Errorf("pod %s not found", pod.Name)
+	case n.hung || !n.serving():
+		return nil, context.DeadlineExceeded
+	}
+	return n, nil
+}
+
 // errOperatorKilled fails every call of an operator the model killed mid-reconcile.
 var errOperatorKilled = errors.New("the operator process is gone")
 

@@ -252,13 +252,17 @@ func (st *clusterState) runningMaxDown() int {
 }
 
 // updateMethod is how a rolling restart brings an outdated pod up to date: a pod broken by its
-// container state is replaced (it serves nothing); a new image or pod spec needs a new pod (evicted,
-// so that the PodDisruptionBudget arbitrates with drains); a new config is applied to the running
-// node, live where the server can take it and else by a restart in place (configMethod).
+// container state is replaced (it serves nothing); a new replication-factor goes to every node at once,
+// live (and its other changes with it), before anything else; a new image or pod spec needs a new pod
+// (evicted, so that the PodDisruptionBudget arbitrates with drains); a new config is applied to the
+// running node, live where the server can take it and else by a restart in place (configMethod).
 func (st *clusterState) updateMethod(pod *corev1.Pod, reason ackov1alpha1.RestartReason) ackov1alpha1.PodUpdateMethod {
 	switch {
 	case st.broken[pod.Name] != "":
 		return ackov1alpha1.UpdateReplace
+	case len(st.factorChanges(pod)) > 0:
+		// Before any restart: a node restarted with a new replication-factor would not rejoin.
+		return ackov1alpha1.UpdateLiveTogether
 	case reason == ackov1alpha1.RestartReasonConfigChanged:
 		return st.configMethod(pod)
 	}

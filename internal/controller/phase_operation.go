@@ -112,6 +112,11 @@ func (st *clusterState) operationNodesUp() (bool, string) {
 // While split the operation still goes under the safety rule: the user asked for it.
 func (r *AerospikeClusterReconciler) mayRestartForOperation(ctx context.Context, st *clusterState, pod string,
 	warm bool) (string, error) {
+	if name := st.factorPending(); name != "" {
+		// A warm restart loads the desired config, a new pod starts on it: with a factor the other
+		// nodes do not run yet, the node would not rejoin them.
+		return "the replication-factor change reaches every node first (" + name + " runs the old one)", nil
+	}
 	if warm {
 		if taken, why := st.budgetTaken([]string{pod}); !taken {
 			return why, nil

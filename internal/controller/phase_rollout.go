@@ -63,6 +63,9 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 	switch {
 	case broken >= 0:
 		first = st.outdated[broken]
+	case slices.ContainsFunc(st.outdated, isTogether):
+		// It takes no node down, and an operation's next pod waits for it.
+		return slices.DeleteFunc(slices.Clone(st.outdated), func(o outdatedPod) bool { return !isTogether(o) }), ""
 	case st.operationInProgress():
 		return nil, holdReason("Rolling restart", "NoOperationInProgress",
 			"operation "+st.cluster.Status.OperationStatus.ID+" is in progress")
@@ -90,6 +93,16 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 	}
 	return batch, ""
 }
+
+// attempted: the pod's step may have acted already (a restart signal may have gone out, an eviction was
+// refused): it is followed, never decided again.
+func (st *clusterState) attempted(pod string) bool {
+	u := st.cluster.Status.Pods[pod].Update
+	return u != nil && (u.Attempted != nil || u.NodeStartedBefore != nil)
+}
+
+// isTogether: the pod takes a new replication-factor with every other node, in one batch of them all.
+func isTogether(o outdatedPod) bool { return o.method == ackov1alpha1.UpdateLiveTogether }
 
 func podsOf(batch []outdatedPod) []string {
 	names := make([]string, len(batch))
@@ -126,10 +139,11 @@ func (r *AerospikeClusterReconciler) startBatch(ctx context.Context, st *cluster
 }
 
 var methodText = map[ackov1alpha1.PodUpdateMethod]string{
-	ackov1alpha1.UpdateEvict:   "evict and recreate",
-	ackov1alpha1.UpdateReplace: "replace the broken pod",
-	ackov1alpha1.UpdateInPlace: "restart in place",
-	ackov1alpha1.UpdateLive:    "apply live",
+	ackov1alpha1.UpdateEvict:        "evict and recreate",
+	ackov1alpha1.UpdateReplace:      "replace the broken pod",
+	ackov1alpha1.UpdateInPlace:      "restart in place",
+	ackov1alpha1.UpdateLive:         "apply live",
+	ackov1alpha1.UpdateLiveTogether: "apply live on every node, then recluster",
 }
 
 // desiredConfigHash is the config identity of the pod's rack (a removed rack's too: it follows the spec).
@@ -159,9 +173,19 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		return true, err
 	}
 	for _, method := range []ackov1alpha1.PodUpdateMethod{ackov1alpha1.UpdateReplace, ackov1alpha1.UpdateEvict,
-		ackov1alpha1.UpdateInPlace, ackov1alpha1.UpdateLive} {
+		ackov1alpha1.UpdateInPlace, ackov1alpha1.UpdateLive, ackov1alpha1.UpdateLiveTogether} {
 		pods := pending[method]
 		if len(pods) == 0 {
+			continue
+		}
+		if len(pods) > st.maxDown && (method == ackov1alpha1.UpdateEvict || method == ackov1alpha1.UpdateInPlace) &&
+			!slices.ContainsFunc(pods, st.attempted) {
+			// Recorded under a larger budget (the factor went down since) and not tried yet: decided again.
+			for _, p := range pods {
+				if err := r.clearUpdate(ctx, st, p); err != nil {
+					return true, err
+				}
+			}
 			continue
 		}
 		why, err := r.takeStep(ctx, st, method, pods)
@@ -287,8 +311,8 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	switch method {
 	case ackov1alpha1.UpdateInPlace:
 		return r.restartInPlace(ctx, st, names)
-	case ackov1alpha1.UpdateLive:
-		return r.applyLive(ctx, st, names[0])
+	case ackov1alpha1.UpdateLive, ackov1alpha1.UpdateLiveTogether:
+		return r.applyLiveStep(ctx, st, method, names)
 	case ackov1alpha1.UpdateEvict, ackov1alpha1.UpdateReplace:
 		// Looked at again right before the act: the record may be minutes old (an operator restart, a
 		// refused eviction), and a drain may have taken a node meanwhile.
@@ -519,9 +543,11 @@ func (st *clusterState) notReadyState(name, why string) string {
 // cluster's trouble, not the spec's: the checks wait for it.
 func (st *clusterState) checkCurrentPods() {
 	deadline := st.cluster.ProgressDeadline()
-	for _, name := range st.cluster.DesiredPodNames() {
+	// Leaving pods too: one that the spec broke holds the scale-down (it is down) until the spec is fixed.
+	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
 		pod := st.pods[name]
-		if pod == nil || resources.PodReady(pod) || st.isOutdated(name) || st.cluster.Status.Pods[name].Update != nil ||
+		if pod == nil || resources.PodReady(pod) || st.isOutdated(name) || !st.runsDesired(pod) ||
+			st.cluster.Status.Pods[name].Update != nil ||
 			st.broken[name] == "" && len(resources.NotReadyContainers(pod)) == 0 || st.now.Sub(notReadySince(pod)) <= deadline {
 			continue
 		}
@@ -529,6 +555,17 @@ func (st *clusterState) checkCurrentPods() {
 			"%s; %s", name, deadline, st.notReadyState(name, "not Ready"), stuckAdvice)
 		return
 	}
+}
+
+// runsDesired: the pod runs its rack's desired template and config (a leaving pod is not rolled, so
+// not being outdated does not tell).
+func (st *clusterState) runsDesired(pod *corev1.Pod) bool {
+	set := st.desiredSet(pod)
+	if set == nil {
+		return false
+	}
+	_, outdated := resources.RestartReason(pod, set)
+	return !outdated
 }
 
 // notReadySince is when the pod last stopped being Ready (its creation if it never was).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/internal/pods"
@@ -26,6 +29,10 @@ type LiveConfigurer interface {
 	// Apply makes the pod's node run the ConfigMap's config whose identity is configHash, and keeps
 	// the pod's own copy in step; it says what it applied.
 	Apply(ctx context.Context, pod *corev1.Pod, configHash string) (applied string, err error)
+	// ApplyTogether makes every node (pods) run its rack's config (hashes by pod name) whose change
+	// holds new replication-factors (by namespace): set on every node, then one recluster, then
+	// confirmed in effect on all.
+	ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes, factors map[string]string) (applied string, err error)
 }
 
 // settleDelay is how long after a restart attempt whose signal may have gone out the operator reads
@@ -229,4 +236,85 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 		return r.Live.Apply(ctx, pod, u.ConfigHash)
 	})
 	return "applying the config live", nil
+}
+
+// applyLiveStep takes a live step: one pod's own change, or a replication-factor change of them all.
+func (r *AerospikeClusterReconciler) applyLiveStep(ctx context.Context, st *clusterState,
+	method ackov1alpha1.PodUpdateMethod, names []string) (string, error) {
+	if method == ackov1alpha1.UpdateLiveTogether {
+		return r.applyTogether(ctx, st, names)
+	}
+	return r.applyLive(ctx, st, names[0])
+}
+
+// togetherTask names the background task of a replication-factor change (one per cluster at a time).
+const togetherTask = "live-together"
+
+// applyTogether takes a replication-factor change to every node at once: with every node running and
+// answering, one background task sets it (and the pods' other live changes) on each, has the cluster
+// recluster once and confirms the factor in effect everywhere; then each pod records its config. It
+// never falls back to a restart (a node restarted with another factor would not rejoin): a failure is
+// tried again whole, and said in the status and a ConfigApplyFailed event.
+func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clusterState, names []string) (string, error) {
+	if res, ok := st.results[togetherTask]; ok {
+		if res.Err != nil {
+			if !errors.Is(res.Err, podexec.ErrNotProjected) { // the kubelet's delay, not a failure
+				st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventConfigApplyFailed, "Configure", nil,
+					"Applying the replication-factor to every node failed: %v; trying again", res.Err)
+			}
+			return fmt.Sprintf("applying the replication-factor to every node: %v (trying again)", res.Err), nil
+		}
+		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventConfigApplied, "Configure", nil,
+			"Applied config to every node with no restart: %s", res.Note)
+		for _, name := range names {
+			if err := pods.RecordConfig(ctx, r.Client, st.pods[name], st.cluster.Status.Pods[name].Update.ConfigHash); err != nil {
+				return "", err
+			}
+		}
+		return "recording the config the pods run", nil
+	}
+	if r.Live == nil {
+		return "a replication-factor change is applied live on every node, and live changes are off", nil
+	}
+	if key, busy := r.Tasks.Busy(st.key); busy {
+		return "waiting for " + key.Name, nil
+	}
+	targets, why := st.everyNodeAnswers(names)
+	if why != "" {
+		return "a replication-factor change waits for every node: " + why, nil
+	}
+	hashes, factors := map[string]string{}, map[string]string{}
+	for _, pod := range targets {
+		hashes[pod.Name] = st.desiredConfigHash(pod)
+		maps.Copy(factors, st.factorChanges(pod))
+	}
+	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: togetherTask}, func(ctx context.Context) (string, error) {
+		return r.Live.ApplyTogether(ctx, targets, hashes, factors)
+	})
+	return "applying the replication-factor to every node", nil
+}
+
+// everyNodeAnswers lists the pods whose asd runs, leaving ones included (an exchange takes in every
+// node), when each one answers with a reading at most aerospike.MaxReadingAge old, and every pod of the
+// batch (names) runs; else it says which does not. Another pod whose asd does not run (crash-looping,
+// not started yet) is left out: it starts on its own copy of the config, the new one when the ConfigMap
+// gave it, and otherwise is refused by the others and taken in by the next such change.
+func (st *clusterState) everyNodeAnswers(names []string) ([]*corev1.Pod, string) {
+	for _, name := range names {
+		if !slices.Contains(st.members, name) {
+			return nil, name + " does not run"
+		}
+	}
+	out := make([]*corev1.Pod, 0, len(st.members))
+	for _, name := range st.members {
+		n, read := st.health.Nodes[name]
+		switch {
+		case !read || n.Err != nil:
+			return nil, name + " does not answer"
+		case st.now.Sub(n.ReadAt) > aerospike.MaxReadingAge:
+			return nil, fmt.Sprintf("the last reading of %s is %s old", name, st.now.Sub(n.ReadAt).Round(time.Second))
+		}
+		out = append(out, st.pods[name])
+	}
+	return out, ""
 }

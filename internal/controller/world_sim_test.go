@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/config"
 	"github.com/acko-io/acko/internal/podexec"
@@ -93,8 +94,15 @@ func (w *world) runNode(pod *corev1.Pod) (string, error) {
 	}
 	w.mu.Lock()
 	w.simNodes[pod.Name] = simNode{uid: pod.UID, ip: st.IP}
+	// The pods' DNS names through the headless Service, the mesh seeds of the rendered config: the
+	// nodes find each other and form one cluster (a world holds one cluster per namespace).
+	records := map[string][]string{}
+	for name, n := range w.simNodes {
+		records[fmt.Sprintf("%s.%s-headless.%s.svc.%s", name, pod.Labels[ackov1alpha1.LabelInstance], pod.Namespace,
+			ackov1alpha1.DefaultClusterDomain)] = []string{n.ip}
+	}
 	w.mu.Unlock()
-	return st.IP, nil
+	return st.IP, w.sim.SetDNS(records)
 }
 
 // configMapNameOf names the ConfigMap the pod mounts its config from.

@@ -55,23 +55,42 @@ func (a *Applier) Apply(ctx context.Context, pod *corev1.Pod, configHash string)
 		return "", fmt.Errorf("%w: %v", ErrNeedsRestart, err)
 	}
 	if !plan.Live() {
-		return "", fmt.Errorf("%w: %s", ErrNeedsRestart, strings.Join(plan.Restart, "; "))
+		why := append(plan.Restart, togetherReasons(plan)...)
+		return "", fmt.Errorf("%w: %s", ErrNeedsRestart, strings.Join(why, "; "))
 	}
-	addr := net.JoinHostPort(pod.Status.PodIP, "3000")
-	applied, err := a.send(ctx, addr, plan)
-	if err != nil {
-		return "", err
+	applied, err := a.applyPlan(ctx, pod, plan, configHash)
+	if err != nil || len(applied) > 0 {
+		return strings.Join(applied, ", "), err
 	}
-	// Kept in step: a later restart of asd (a crash, a warm restart) loads what was applied.
-	if err := a.Pods.CopyConfig(ctx, pod, configHash); err != nil {
-		return "", fmt.Errorf("applied %s, but keeping the pod's copy of the config in step failed: %w",
-			strings.Join(applied, ", "), err)
-	}
-	if len(applied) == 0 {
-		return "nothing to change on the node (only the seeds differ)", nil
-	}
-	return strings.Join(applied, ", "), nil
+	return "nothing to change on the node (only the seeds differ)", nil
 }
+
+// togetherReasons: a change every node must take at once is not one node's to apply.
+func togetherReasons(plan live.Plan) []string {
+	out := make([]string, 0, len(plan.Together))
+	for _, s := range plan.Together {
+		out = append(out, s.Command+" goes to every node together, then the cluster reclusters")
+	}
+	return out
+}
+
+// applyPlan sends the plan's steps to the pod's node, its changes for every node last, and copies the
+// config into the pod's own copy, so that a later restart of asd (a crash, a warm restart) loads what
+// was applied.
+func (a *Applier) applyPlan(ctx context.Context, pod *corev1.Pod, plan live.Plan, configHash string) ([]string, error) {
+	plan.Steps = append(plan.Steps, plan.Together...)
+	applied, err := a.send(ctx, nodeAddr(pod), plan)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+	}
+	if err := a.Pods.CopyConfig(ctx, pod, configHash); err != nil {
+		return nil, fmt.Errorf("pod %s: applied %s, but keeping the pod's copy of the config in step failed: %w",
+			pod.Name, strings.Join(applied, ", "), err)
+	}
+	return applied, nil
+}
+
+func nodeAddr(pod *corev1.Pod) string { return net.JoinHostPort(pod.Status.PodIP, "3000") }
 
 // tableOf is the parameter table of the pod's server version (the newest when the tag names none).
 func tableOf(pod *corev1.Pod) *params.Table {

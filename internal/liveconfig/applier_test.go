@@ -183,3 +183,121 @@ func TestApplyGeo2dsphereWithin(t *testing.T) {
 		t.Fatalf("applied %q, %v", applied, err)
 	}
 }
+
+// podsFiles stands in for exec into several pods, by pod name.
+type podsFiles map[string]*podFiles
+
+func (f podsFiles) ReadConfigs(ctx context.Context, pod *corev1.Pod) (string, string, error) {
+	return f[pod.Name].ReadConfigs(ctx, pod)
+}
+
+func (f podsFiles) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash string) error {
+	return f[pod.Name].CopyConfig(ctx, pod, configHash)
+}
+
+func (f podsFiles) WarmRestart(context.Context, *corev1.Pod, string) error {
+	return errors.New("a live change must never restart asd")
+}
+
+// threeNodes starts the test cluster's three nodes on conf, found by their pods' DNS names (the rendered
+// mesh seeds), and waits until they form one cluster.
+func threeNodes(t *testing.T, conf string) (*aerosim.Sim, []*corev1.Pod) {
+	t.Helper()
+	sim, err := aerosim.New(aerosim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	c := testcluster.Build()
+	records := map[string][]string{}
+	var pods []*corev1.Pod
+	for i := range int32(3) {
+		name := c.PodName(0, i)
+		st, err := sim.AddNode(aerosim.NodeSpec{Name: name, Config: conf, Image: image})
+		if err != nil {
+			t.Fatal(err)
+		}
+		records[c.PodDNSName(name, ackov1alpha1.DefaultClusterDomain)] = []string{st.IP}
+		pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: ackov1alpha1.AerospikeContainerName, Image: image}}},
+			Status: corev1.PodStatus{PodIP: st.IP}})
+	}
+	if err := sim.SetDNS(records); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if kv := namespaceStats(t, p); kv["ns_cluster_size"] != "3" {
+			t.Fatalf("%s: not one cluster of 3: %v", p.Name, kv["ns_cluster_size"])
+		}
+	}
+	return sim, pods
+}
+
+func namespaceStats(t *testing.T, pod *corev1.Pod) map[string]string {
+	t.Helper()
+	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(), pod.Status.PodIP+":3000",
+		"namespace/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aerospike.ParseKV(answers["namespace/test"])
+}
+
+func setRF(rf int64) func(c *ackov1alpha1.AerospikeCluster) {
+	return func(c *ackov1alpha1.AerospikeCluster) {
+		c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)["replication-factor"] = rf
+	}
+}
+
+// togetherSetup is three nodes on replication-factor 2 whose pods show the config with 3, and an
+// applier for them.
+func togetherSetup(t *testing.T) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[string]string, *Applier, string) {
+	t.Helper()
+	before, after := renderWith(t, setRF(2)), renderWith(t, setRF(3))
+	sim, pods := threeNodes(t, before)
+	files, hashes := podsFiles{}, map[string]string{}
+	for _, p := range pods {
+		files[p.Name], hashes[p.Name] = &podFiles{own: before, projected: after}, config.Hash(after)
+	}
+	return sim, pods, files, hashes, &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}, before
+}
+
+// A pod whose kubelet has not projected the new file yet holds the change on every node: none is set.
+func TestApplyTogetherWaitsForEveryPod(t *testing.T) {
+	_, pods, files, hashes, a, before := togetherSetup(t)
+	files[pods[2].Name].projected = before
+	if _, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"}); !errors.Is(err, podexec.ErrNotProjected) {
+		t.Fatalf("ApplyTogether with a config not projected: %v", err)
+	}
+	for _, p := range pods {
+		if kv := namespaceStats(t, p); kv["replication-factor"] != "2" || len(files[p.Name].copied) > 0 {
+			t.Fatalf("%s changed before every pod was ready for it: %v, copies %v", p.Name, kv["replication-factor"], files[p.Name].copied)
+		}
+	}
+}
+
+// A new replication-factor reaches every node live, then one recluster puts it in effect everywhere;
+// no asd restarts, and each pod's own copy of the config keeps in step.
+func TestApplyTogether(t *testing.T) {
+	sim, pods, files, hashes, a, _ := togetherSetup(t)
+	applied, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(applied, "replication-factor test=3 on 3 nodes; reclustered by aero-") {
+		t.Errorf("applied %q", applied)
+	}
+	for _, p := range pods {
+		kv := namespaceStats(t, p)
+		if kv["replication-factor"] != "3" || kv["effective_replication_factor"] != "3" || kv["ns_cluster_size"] != "3" {
+			t.Errorf("%s: replication-factor=%s effective=%s size=%s", p.Name, kv["replication-factor"],
+				kv["effective_replication_factor"], kv["ns_cluster_size"])
+		}
+		if got := files[p.Name].copied; len(got) != 1 || got[0] != hashes[p.Name] {
+			t.Errorf("%s: the pod's own copy was not kept in step: %v", p.Name, got)
+		}
+		if st, err := sim.Node(p.Name); err != nil || st.Restarts != 0 {
+			t.Errorf("%s: asd restarted (%+v, %v)", p.Name, st, err)
+		}
+	}
+}

@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
 
@@ -114,21 +118,48 @@ func TestClusterNameIsImmutable(t *testing.T) {
 	expectMessages(t, errs)
 }
 
-func TestReplicationFactorIsImmutable(t *testing.T) {
-	old := cluster()
+// running is the cluster with its pods running and Ready at its generation, as the operator reports it.
+func running(c *ackov1alpha1.AerospikeCluster) *ackov1alpha1.AerospikeCluster {
+	c.Generation, c.Status.ObservedGeneration = 4, 4
+	c.Status.Pods = map[string]ackov1alpha1.PodStatus{"aerospike-3node-0": {}, "aerospike-3node-1": {}, "aerospike-3node-2": {}}
+	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: ackov1alpha1.ConditionReady,
+		Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: 4})
+	return c
+}
+
+// A replication-factor change goes to a running cluster alone and when it is Ready; a cluster with no
+// pod takes any.
+func TestReplicationFactorChangesAloneOnAReadyCluster(t *testing.T) {
+	old := running(cluster())
 	c := old.DeepCopy()
 	namespace(c)["replication-factor"] = int64(3)
 	_, errs := ValidateUpdate(old, c, domain)
-	expectMessages(t, errs, `spec.aerospikeConfig.namespaces: Forbidden: cannot change the replication-factor of `+
-		`namespace "test" on a running cluster (2 to 3): asd reads it only at start and a node restarted with another `+
-		`factor does not rejoin the nodes that run the old one, so a roll splits the cluster; create a new cluster `+
-		`with the new factor and migrate the data`)
-	// Spelling out the default it already has is no change; a new cluster may choose any factor.
-	namespace(c)["replication-factor"] = int64(2)
+	expectMessages(t, errs)
+
+	c.Spec.RollingUpdateBatchSize = ptr.To[int32](2)
 	_, errs = ValidateUpdate(old, c, domain)
+	expectMessages(t, errs, `spec.aerospikeConfig.namespaces: Forbidden: change the replication-factor of `+
+		`namespace "test" (2 to 3) alone: the operator sets it on every running node at once and then has the `+
+		`cluster rebalance, and a pod restarted meanwhile for another change would start with a factor the others `+
+		`do not run, which splits the cluster; apply the other changes before or after`)
+
+	c = old.DeepCopy()
+	namespace(c)["replication-factor"] = int64(3)
+	notReady := old.DeepCopy()
+	meta.SetStatusCondition(&notReady.Status.Conditions, metav1.Condition{Type: ackov1alpha1.ConditionReady,
+		Status: metav1.ConditionFalse, Reason: "RollingRestart"})
+	_, errs = ValidateUpdate(notReady, c, domain)
+	expectMessages(t, errs, `spec.aerospikeConfig.namespaces: Forbidden: cannot change the replication-factor of `+
+		`namespace "test" (2 to 3) while the cluster is not Ready: every node must run the same config and answer `+
+		`before the factor goes to all of them; wait until the cluster is Ready`)
+
+	// Spelling out the default it already has is no change; a cluster with no pod yet may take any factor.
+	namespace(c)["replication-factor"] = int64(2)
+	c.Spec.RollingUpdateBatchSize = ptr.To[int32](2)
+	_, errs = ValidateUpdate(notReady, c, domain)
 	expectMessages(t, errs)
 	namespace(c)["replication-factor"] = int64(3)
-	_, errs = ValidateCreate(c, domain)
+	_, errs = ValidateUpdate(cluster(), c, domain)
 	expectMessages(t, errs)
 }
 

@@ -6,13 +6,17 @@
 package validation
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -96,27 +100,84 @@ func clusterNameChange(old, c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 			"migrate the data", before, after))}
 }
 
-// replicationFactorChange refuses a new replication-factor for a namespace the running cluster has:
-// asd keeps it from its config file only (it is not dynamic), and a node restarted with another factor
-// does not cluster with the nodes that run the old one, so a roll one node at a time would split the
-// cluster, and restarting every node at once loses an in-memory namespace's records.
+// replicationFactorChange takes a new replication-factor for a namespace the running cluster has only
+// alone and on a Ready cluster: the operator sets it on every node, then has the cluster rebalance once
+// (asd takes it live, in effect at the next exchange, and a node restarted with another factor does not
+// rejoin the others). Combined with another change, some pods would restart with the new factor while
+// the others run the old one; on a cluster that is not Ready, its pods may still run different configs.
+// A cluster with no pod yet may take any factor.
 func replicationFactorChange(old, c *ackov1alpha1.AerospikeCluster) field.ErrorList {
+	changes := factorChanges(old, c)
+	if len(changes) == 0 || len(old.Status.Pods) == 0 {
+		return nil
+	}
+	what := "the replication-factor of " + strings.Join(changes, ", ")
+	path := specPath.Child("aerospikeConfig", "namespaces")
+	if !apiequality.Semantic.DeepEqual(withoutFactors(old.Spec), withoutFactors(c.Spec)) {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("change %s alone: the operator sets it on every "+
+			"running node at once and then has the cluster rebalance, and a pod restarted meanwhile for another "+
+			"change would start with a factor the others do not run, which splits the cluster; apply the other "+
+			"changes before or after", what))}
+	}
+	if ready := meta.FindStatusCondition(old.Status.Conditions, ackov1alpha1.ConditionReady); ready == nil ||
+		ready.Status != metav1.ConditionTrue || old.Status.ObservedGeneration != old.Generation {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("cannot change %s while the cluster is not Ready: "+
+			"every node must run the same config and answer before the factor goes to all of them; wait until "+
+			"the cluster is Ready", what))}
+	}
+	return nil
+}
+
+// factorChanges describes each namespace whose replication-factor changes: "namespace \"test\" (2 to 3)".
+func factorChanges(old, c *ackov1alpha1.AerospikeCluster) []string {
 	before := config.NamespaceReplicationFactors(old)
-	var errs field.ErrorList
 	after := config.NamespaceReplicationFactors(c)
+	var out []string
 	for _, name := range slices.Sorted(maps.Keys(after)) {
 		was, ok := before[name]
 		if !ok || slices.Equal(slices.Compact(slices.Sorted(slices.Values(was))),
 			slices.Compact(slices.Sorted(slices.Values(after[name])))) {
 			continue
 		}
-		errs = append(errs, field.Forbidden(specPath.Child("aerospikeConfig", "namespaces"),
-			fmt.Sprintf("cannot change the replication-factor of namespace %q on a running cluster (%s to %s): asd reads "+
-				"it only at start and a node restarted with another factor does not rejoin the nodes that run the "+
-				"old one, so a roll splits the cluster; create a new cluster with the new factor and migrate the data",
-				name, factorList(was), factorList(after[name]))))
+		out = append(out, fmt.Sprintf("namespace %q (%s to %s)", name, factorList(was), factorList(after[name])))
 	}
-	return errs
+	return out
+}
+
+// withoutFactors is the spec as JSON with every namespace's replication-factor left out (in the
+// cluster's config and in each rack's), to tell a change of the factors alone.
+func withoutFactors(spec ackov1alpha1.AerospikeClusterSpec) any {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil
+	}
+	var tree any
+	if json.Unmarshal(data, &tree) != nil {
+		return nil
+	}
+	stripFactors(tree)
+	return tree
+}
+
+// stripFactors deletes the replication-factor of every namespace in a spec's JSON tree.
+func stripFactors(v any) {
+	switch node := v.(type) {
+	case map[string]any:
+		for key, child := range node {
+			if list, ok := child.([]any); ok && key == "namespaces" {
+				for _, ns := range list {
+					if m, ok := ns.(map[string]any); ok {
+						delete(m, "replication-factor")
+					}
+				}
+			}
+			stripFactors(child)
+		}
+	case []any:
+		for _, child := range node {
+			stripFactors(child)
+		}
+	}
 }
 
 // factorList shows a namespace's factors: one value when every rack has the same.

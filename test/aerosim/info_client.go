@@ -161,13 +161,25 @@ func (s *Sim) namespaceAnswer(n *node, ns string, now time.Time) (string, bool) 
 	if !ok {
 		tmpl = s.client["namespace/test"]
 	}
-	return substitute(tmpl, map[string]string{
+	values := map[string]string{
 		"ns_cluster_size":     strconv.Itoa(f.clusterSize),
 		"objects":             strconv.FormatInt(master+prole+other, 10),
 		"master_objects":      strconv.FormatInt(master, 10),
 		"prole_objects":       strconv.FormatInt(prole, 10),
 		"non_replica_objects": strconv.FormatInt(other, 10),
-	}), true
+	}
+	if n.asd.live != nil {
+		// A node with a config: the factor it is configured with (set-config included), and the one
+		// in effect since its cluster's last exchange.
+		configured := factorOf(n.asd.namespaces, ns)
+		effective := configured
+		if v := n.view(); v != nil && v.ns[ns] != nil {
+			effective = v.ns[ns].rf
+		}
+		values["replication-factor"] = strconv.Itoa(configured)
+		values["effective_replication_factor"] = strconv.Itoa(effective)
+	}
+	return substitute(tmpl, values), true
 }
 
 // objectsByRole counts the node's records of ns in partitions it is master of, a replica of, or neither.

@@ -32,6 +32,10 @@ const (
 	errMissingID     = "ERROR:4:missing 'id'"
 	errInvalidLogSet = "ERROR:4:invalid log-set parameter"
 	answerOK         = "ok"
+	// recluster: as the fixtures' single node answered it (the principal); the others' answer and the
+	// error are asd's source (as_clustering_cluster_reform's callers), not a capture.
+	reclusterIgnored = "ignored-by-non-principal"
+	errRecluster     = "ERROR"
 )
 
 // Info contexts of get-config and set-config.

@@ -137,7 +137,9 @@ type link struct {
 	hearing bool
 	since   time.Time     // when they stopped hearing each other
 	delay   time.Duration // how long they still count each other after since
-	refused bool          // a namespace's replication-factor differs (logged once)
+	// refused: an exchange found that a namespace's replication-factor differs between the two; they do
+	// not cluster until one of them starts again or their cluster reclusters (recluster:).
+	refused bool
 }
 
 func keyOf(a, b *node) linkKey {
@@ -274,6 +276,11 @@ func (s *Sim) start(n *node, at time.Time) {
 		a.addSeed(sd)
 	}
 	n.asd = a
+	for _, l := range s.links {
+		if l.a == n || l.b == n {
+			l.refused = false // a new asd: a new exchange
+		}
+	}
 	for _, w := range warnings {
 		n.logf(at, "%s", w)
 	}
@@ -364,10 +371,10 @@ func (s *Sim) linkSimple(nodes []*node) {
 	}
 }
 
-// hears: a and b exchange heartbeats now.
-func (s *Sim) hears(a, b *node) bool {
-	return a.heartbeating() && b.heartbeating() && a.clusterName() == b.clusterName() && !s.cut(a, b) &&
-		rfMismatch(a.asd.namespaces, b.asd.namespaces) == ""
+// hears: the link's nodes exchange heartbeats now, and cluster: not after an exchange refused them.
+func (s *Sim) hears(l *link) bool {
+	a, b := l.a, l.b
+	return a.heartbeating() && b.heartbeating() && a.clusterName() == b.clusterName() && !s.cut(a, b) && !l.refused
 }
 
 // discover lets everyone in a group of nodes that hear each other know everyone else, as asd's
@@ -375,7 +382,7 @@ func (s *Sim) hears(a, b *node) bool {
 func (s *Sim) discover(nodes []*node) {
 	u := newUnion()
 	for _, l := range s.links {
-		if s.hears(l.a, l.b) {
+		if s.hears(l) {
 			u.join(l.a, l.b)
 		}
 	}
@@ -390,7 +397,7 @@ func (s *Sim) discover(nodes []*node) {
 
 func (s *Sim) updateHearing(t time.Time) {
 	for _, l := range s.links {
-		h := s.hears(l.a, l.b)
+		h := s.hears(l)
 		switch {
 		case l.hearing && !h:
 			l.hearing, l.since, l.delay = false, t, s.opts.DropDelay
@@ -400,22 +407,7 @@ func (s *Sim) updateHearing(t time.Time) {
 		case !l.hearing && h:
 			l.hearing = true
 		}
-		s.checkReplicationFactors(l, t)
 	}
-}
-
-// checkReplicationFactors logs, once, that two nodes that hear each other's heartbeats do not cluster
-// because a namespace's replication-factor differs (the line is inferred, not captured).
-func (s *Sim) checkReplicationFactors(l *link, t time.Time) {
-	ns := rfMismatch(l.a.asd.namespaces, l.b.asd.namespaces)
-	refused := ns != "" && l.a.heartbeating() && l.b.heartbeating() && l.a.clusterName() == l.b.clusterName()
-	if refused && !l.refused {
-		for _, pair := range [][2]*node{{l.a, l.b}, {l.b, l.a}} {
-			pair[0].logf(t, "WARNING (exchange): node %s: namespace %s replication-factor differs - not clustering with it",
-				pair[1].spec.NodeID, ns)
-		}
-	}
-	l.refused = refused
 }
 
 // form groups the counted nodes (members, and nodes the others still count) by adjacency into
@@ -437,7 +429,7 @@ func (s *Sim) form(t time.Time) {
 		}
 	}
 	clusters := map[string]*cluster{}
-	for _, group := range u.groups(verts) {
+	for _, group := range s.exchanges(u.groups(verts), t) {
 		if !slices.ContainsFunc(group, func(n *node) bool { return n.heartbeating() && n.asd.phase == phaseActive }) {
 			s.forget(group)
 			continue
@@ -455,6 +447,90 @@ func (s *Sim) form(t time.Time) {
 		}
 	}
 	s.clusters = clusters
+}
+
+// exchanges keeps the groups that are clusters already, and runs the exchange of each new one.
+func (s *Sim) exchanges(groups [][]*node, t time.Time) [][]*node {
+	var out [][]*node
+	for _, group := range groups {
+		if _, kept := s.clusters[identity(group)]; kept {
+			out = append(out, group)
+		} else {
+			out = append(out, s.exchange(group, t)...)
+		}
+	}
+	return out
+}
+
+// exchange is the exchange of a new membership: every node must run each namespace with the same
+// replication-factor (the configured one, set-config included). Where they differ, a real 8.1.2.0
+// server logged "{test} has unmatched replication factors from 2 to 3" and "abandoned exchange - fix
+// configuration conflict", and the restarted node did not rejoin: here the nodes that agree cluster
+// apart, and the links between those that differ are refused until a node starts again or reclusters.
+func (s *Sim) exchange(group []*node, t time.Time) [][]*node {
+	var out [][]*node
+	for _, n := range group {
+		agrees := func(members []*node) bool {
+			return !slices.ContainsFunc(members, func(m *node) bool { return rfMismatch(m.asd.namespaces, n.asd.namespaces) != "" })
+		}
+		if i := slices.IndexFunc(out, agrees); i >= 0 {
+			out[i] = append(out[i], n)
+		} else {
+			out = append(out, []*node{n})
+		}
+	}
+	if len(out) == 1 {
+		return out
+	}
+	for _, l := range s.links {
+		ns := rfMismatch(l.a.asd.namespaces, l.b.asd.namespaces)
+		if ns == "" || l.refused || !slices.Contains(group, l.a) || !slices.Contains(group, l.b) {
+			continue
+		}
+		l.refused = true
+		for _, pair := range [][2]*node{{l.a, l.b}, {l.b, l.a}} {
+			pair[0].logf(t, "WARNING (exchange): {%s} has unmatched replication factors from %d to %d", ns,
+				factorOf(pair[0].asd.namespaces, ns), factorOf(pair[1].asd.namespaces, ns))
+			pair[0].logf(t, "WARNING (exchange): abandoned exchange - fix configuration conflict")
+		}
+	}
+	return out
+}
+
+// recluster is asd's recluster: on the principal of n's cluster (its highest node id): a new exchange
+// of the same members, with the values each runs now, and a new chance for the nodes an exchange
+// refused; the other nodes ignore it. Callers hold s.mu.
+func (s *Sim) recluster(n *node, now time.Time) string {
+	c := n.cluster
+	if c == nil {
+		return errRecluster
+	}
+	if slices.ContainsFunc(c.members, func(m *node) bool { return m.active() && nodeIDAbove(m, n) }) {
+		return reclusterIgnored
+	}
+	for _, l := range s.links {
+		if slices.Contains(c.members, l.a) || slices.Contains(c.members, l.b) {
+			l.refused = false
+		}
+	}
+	for id, other := range s.clusters {
+		if other == c {
+			delete(s.clusters, id)
+		}
+	}
+	n.logf(now, "INFO (clustering): cluster reform requested")
+	s.settle(now)
+	return answerOK
+}
+
+// active: the node runs asd and is a member of a cluster.
+func (n *node) active() bool { return !n.removed && n.asd.phase == phaseActive && n.cluster != nil }
+
+// nodeIDAbove compares node ids as the hex numbers they are.
+func nodeIDAbove(a, b *node) bool {
+	x, _ := strconv.ParseUint(a.spec.NodeID, 16, 64)
+	y, _ := strconv.ParseUint(b.spec.NodeID, 16, 64)
+	return x > y
 }
 
 // forget: nobody counts these nodes any more.

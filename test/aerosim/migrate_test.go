@@ -2,6 +2,7 @@ package aerosim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,20 +228,93 @@ func TestSplitBrainMerge(t *testing.T) {
 	}
 }
 
-// A node restarted with another replication-factor for a namespace does not rejoin its cluster.
+// A node restarted with another replication-factor for a namespace does not rejoin its cluster: the
+// exchange is abandoned with the lines a real 8.1.2.0 server logged. Setting the factor live on the
+// others does not bring it back (no exchange happens); a recluster does.
 func TestReplicationFactorMismatchDoesNotJoin(t *testing.T) {
 	s, clk := newFakeSim(t, realTimings)
 	seeds := []string{podIP(0), podIP(1)}
-	addNode(t, s, NodeSpec{Name: "db-0", IP: podIP(0), Config: conf("db", seeds...)})
+	db0 := addNode(t, s, NodeSpec{Name: "db-0", IP: podIP(0), Config: conf("db", seeds...)})
 	rf3 := strings.Replace(conf("db", seeds...), "replication-factor 2", "replication-factor 3", 1)
-	addNode(t, s, NodeSpec{Name: "db-1", IP: podIP(1), Config: rf3})
+	db1 := addNode(t, s, NodeSpec{Name: "db-1", IP: podIP(1), Config: rf3})
 	clk.Step(realTimings.JoinDelay)
 	if st := mustNode(t, s, "db-0"); st.ClusterSize != 1 {
 		t.Fatalf("db-0 clustered with a node of another replication-factor: %+v", st)
 	}
-	log, _ := s.Log("db-1")
-	if !strings.Contains(strings.Join(log, "\n"), "replication-factor") {
-		t.Fatalf("no log line: %q", log)
+	log, _ := s.Log("db-0")
+	for _, line := range []string{"WARNING (exchange): {test} has unmatched replication factors from 2 to 3",
+		"WARNING (exchange): abandoned exchange - fix configuration conflict"} {
+		if !strings.Contains(strings.Join(log, "\n"), line) {
+			t.Fatalf("no log line %q: %q", line, log)
+		}
+	}
+	if got := ask(t, db0.Addr, "set-config:context=namespace;id=test;replication-factor=3"); got != "ok" {
+		t.Fatalf("set-config: %s", got)
+	}
+	clk.Step(realTimings.DropDelay + realTimings.JoinDelay)
+	if st := mustNode(t, s, "db-0"); st.ClusterSize != 1 {
+		t.Fatalf("the factors agree, but nothing exchanged: %+v", st)
+	}
+	principal := db1.Addr
+	if nodeIDAbove(s.nodes["db-0"], s.nodes["db-1"]) {
+		principal = db0.Addr
+	}
+	if got := ask(t, principal, "recluster:"); got != "ok" {
+		t.Fatalf("recluster: %s", got)
+	}
+	clk.Step(realTimings.JoinDelay)
+	if st := mustNode(t, s, "db-0"); st.ClusterSize != 2 {
+		t.Fatalf("after the recluster: %+v", st)
+	}
+}
+
+// A replication-factor set live takes effect at the next exchange, here the principal's recluster once
+// every node has it: until then the partition map keeps two copies (and one node set alone splits
+// nothing); after it, migrations make a third copy of every record and nothing is lost.
+func TestReplicationFactorLive(t *testing.T) {
+	s, clk := newFakeSim(t, realTimings)
+	seeds := []string{podIP(0), podIP(1), podIP(2)}
+	var nodes []NodeState
+	for i := range 3 {
+		nodes = append(nodes, addNode(t, s, NodeSpec{Name: podName(i), IP: podIP(i), Config: conf("db", seeds...)}))
+	}
+	clk.Step(realTimings.JoinDelay)
+	clk.Step(realTimings.MigrationDuration)
+	keys := writeLoad(t, connect(t, nodes[0]))
+	effective := func(n NodeState) string {
+		return parseKV(ask(t, n.Addr, "namespace/test")).vals["effective_replication_factor"]
+	}
+	for i, n := range nodes {
+		if got := ask(t, n.Addr, "set-config:context=namespace;id=test;replication-factor=3"); got != "ok" {
+			t.Fatalf("set-config: %s", got)
+		}
+		clk.Step(realTimings.DropDelay + realTimings.JoinDelay)
+		if st := mustNode(t, s, n.Name); st.ClusterSize != 3 || effective(n) != "2" {
+			t.Fatalf("after the set on %d nodes: %+v, effective %s", i+1, st, effective(n))
+		}
+	}
+	principal := slices.MaxFunc(nodes, func(a, b NodeState) int {
+		if nodeIDAbove(s.nodes[a.Name], s.nodes[b.Name]) {
+			return 1
+		}
+		return -1
+	})
+	for _, n := range nodes {
+		if got := ask(t, n.Addr, "recluster:"); n.Name != principal.Name && got != "ignored-by-non-principal" {
+			t.Fatalf("recluster on %s, not the principal: %s", n.Name, got)
+		}
+	}
+	for _, n := range nodes {
+		if got := effective(n); got != "3" {
+			t.Fatalf("%s: effective_replication_factor %s after the recluster", n.Name, got)
+		}
+	}
+	clk.Step(realTimings.MigrationDuration)
+	if total, _ := objects(t, s); total != 3*loadKeys {
+		t.Fatalf("RF3 after migrations: %d objects for %d keys", total, loadKeys)
+	}
+	if lost := lostKeys(t, nodes[1], keys); lost != 0 {
+		t.Fatalf("%d keys lost", lost)
 	}
 }
 

@@ -43,6 +43,16 @@ func namespacesOf(live *liveConfig) []nsConfig {
 	return out
 }
 
+// factorOf is the node's replication-factor of a namespace (0 when it has none).
+func factorOf(list []nsConfig, name string) int {
+	for _, ns := range list {
+		if ns.name == name {
+			return ns.rf
+		}
+	}
+	return 0
+}
+
 // rfMismatch names a namespace both nodes run with different replication factors ("" if none):
 // such nodes do not cluster (asd refuses a peer whose namespace config disagrees).
 func rfMismatch(a, b []nsConfig) string {

@@ -36,8 +36,11 @@ type nodeFacts struct {
 // answer returns what node n answers to cmd at now. Callers hold s.mu.
 func (s *Sim) answer(n *node, now time.Time, cmd string) string {
 	name, params, _ := strings.Cut(cmd, ":")
-	if name == "tip" {
+	switch name {
+	case "tip":
 		return s.tip(n, params, now)
+	case "recluster":
+		return s.recluster(n, now)
 	}
 	if answer, ok := s.clientAnswer(n, now, name, params, cmd); ok {
 		return answer
@@ -61,6 +64,8 @@ func (s *Sim) liveAnswer(n *node, live *liveConfig, now time.Time, name, params 
 		if warning != "" {
 			n.logf(now, "%s", warning)
 		}
+		// The configured factors: the partition map takes them at the next exchange.
+		n.asd.namespaces = namespacesOf(live)
 		if renamed {
 			n.logf(now, "INFO (info): cluster-name changed to %s", n.clusterName())
 			s.settle(now)

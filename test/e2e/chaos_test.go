@@ -209,16 +209,24 @@ func (c *chaos) changeImage() string {
 	return c.patch(fmt.Sprintf(`{"spec":{"image":%q}}`, chaosImages[c.image]))
 }
 
-// changeReplicationFactor asks for the other factor (2 or 3): the webhook refuses it on a running cluster
-// (a node restarted with another factor does not rejoin the others), and nothing changes.
+// changeReplicationFactor asks for the other factor (2 or 3): a Ready cluster takes it (live on every node,
+// then one recluster); otherwise the webhook refuses it and nothing changes.
 func (c *chaos) changeReplicationFactor() string {
 	GinkgoHelper()
-	patch := fmt.Sprintf(`{"spec":{"aerospikeConfig":{"namespaces":[{"name":"test","replication-factor":%d,`+
-		`"partition-tree-sprigs":%d,"storage-engine":{"type":"memory"}}]}}}`, 5-c.rf, c.sprigs)
-	_, err := mergePatch(c.ns, c.name, patch)
-	Expect(err).To(MatchError(ContainSubstring(rfChangeRefused)))
-	return fmt.Sprintf("asked for replication-factor %d: refused", 5-c.rf)
+	c.rf = 5 - c.rf
+	// Only the factor changes (a merge patch of the namespace list would also spell out its defaults).
+	_, err := kubectlErr("patch", "asc", c.name, "-n", c.ns, "--type", "json", "-p",
+		fmt.Sprintf(`[{"op":"add","path":"/spec/aerospikeConfig/namespaces/0/replication-factor","value":%d}]`, c.rf))
+	if err != nil {
+		Expect(err).To(MatchError(ContainSubstring(rfChangeNotReady)))
+		c.rf = 5 - c.rf
+		return fmt.Sprintf("asked for replication-factor %d: refused, the cluster is not Ready", 5-c.rf)
+	}
+	return fmt.Sprintf("replication-factor %d", c.rf)
 }
+
+// rfChangeNotReady is the webhook's answer to a replication-factor change on a cluster that is not Ready.
+const rfChangeNotReady = `while the cluster is not Ready: every node must run the same config`
 
 // The chaos spec (issue 21): random faults on a cluster under the workload; at the end the cluster is
 // Running and nothing acknowledged is lost. `make chaos CHAOS_SEED=... CHAOS_DURATION=...` replays a run.

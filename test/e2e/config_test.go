@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -301,26 +302,110 @@ func downs(namespace string, since time.Time) []downtime {
 	return out
 }
 
-// rfChangeRefused is the start of the webhook's answer to a replication-factor change on a running cluster:
-// asd reads the factor only at start, and a node restarted with another one forms a cluster of its own
-// (as a real 8.1.2.0 does), so a roll would split the cluster and lose the records written to its smaller side.
-const rfChangeRefused = `cannot change the replication-factor of namespace "test" on a running cluster (2 to 3)`
+// rfChangeAlone is the start of the webhook's answer to a replication-factor change that comes with other
+// changes: each node takes the factor live, all of them before the cluster rebalances, and a pod restarted
+// meanwhile with the new factor would not rejoin the others (as a real 8.1.2.0 does not).
+const rfChangeAlone = `change the replication-factor of namespace "test" (2 to 3) alone`
 
+// rfPatch sets the sample namespace's replication-factor.
+func rfPatch(rf int) string {
+	return fmt.Sprintf(`{"spec":{"aerospikeConfig":{"namespaces":[{"name":"test","replication-factor":%d,`+
+		`"storage-engine":{"type":"memory"}}]}}}`, rf)
+}
+
+// budgetSample is the PodDisruptionBudget's maxUnavailable and the smallest replication-factor in effect
+// on the cluster's nodes at one moment.
+type budgetSample struct {
+	at                     time.Time
+	maxUnavailable, factor int
+}
+
+// sampleBudget samples the budget and the factors in effect until stop is closed.
+func sampleBudget(ns, name string, pods []string, stop <-chan struct{}) <-chan []budgetSample {
+	out := make(chan []budgetSample, 1)
+	go func() {
+		defer GinkgoRecover()
+		var samples []budgetSample
+		defer func() { out <- samples }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			budget, err := field(ns, "pdb/"+name, "{.spec.maxUnavailable}")
+			maxUnavailable, convErr := strconv.Atoi(budget)
+			if err != nil || convErr != nil {
+				continue
+			}
+			factor := 8
+			for _, p := range pods {
+				ip, err := field(ns, "pod/"+p, "{.status.podIP}")
+				kv, infoErr := nodeInfo(ip, "namespace/test")
+				rf, convErr := strconv.Atoi(kv["effective_replication_factor"])
+				if err != nil || infoErr != nil || convErr != nil {
+					factor = 0 // a node that does not say counts as no copy: the budget must allow none
+					continue
+				}
+				factor = min(factor, rf)
+			}
+			samples = append(samples, budgetSample{at: time.Now(), maxUnavailable: maxUnavailable, factor: factor})
+		}
+	}()
+	return out
+}
+
+// Issue 23 and issue 22 point 3: a replication-factor change reaches a running cluster live. The operator
+// sets it on every node, has the cluster recluster once and checks it in effect everywhere; no pod and no
+// asd restarts (a node restarted with another factor would not rejoin the others), the budget lets a
+// second node go only once every node keeps three copies, and nothing is lost, there and back.
 var _ = Describe("A replication-factor change", Label("replication-factor"), func() {
-	It("is refused on a running cluster with the reason, and nothing changes or is lost", func() {
+	It("goes to every node live with one recluster: no restart, the budget follows the factor in effect, nothing lost", func() {
 		const ns, name = "e2e-rf", "rf"
+		pods := []string{"rf-0", "rf-1", "rf-2"}
 		createCluster(ns, name, 3, "")
 		allUp(ns+"/", 3)
 		w := withWorkload(ns, name)
-		before := podUIDs(ns, name)
-		generation, err := field(ns, "asc/"+name, "{.metadata.generation}")
-		Expect(err).NotTo(HaveOccurred())
-		_, err = mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"namespaces":[{"name":"test",`+
+		uids, before := podUIDs(ns, name), nodeStates(ns, pods)
+
+		By("with another change in the same update: refused")
+		_, err := mergePatch(ns, name, `{"spec":{"rollingUpdateBatchSize":2,"aerospikeConfig":{"namespaces":[{"name":"test",`+
 			`"replication-factor":3,"storage-engine":{"type":"memory"}}]}}}`)
-		Expect(err).To(MatchError(ContainSubstring(rfChangeRefused)))
-		Consistently(func() map[string]string { return podUIDs(ns, name) }).WithTimeout(10*time.Second).
-			WithPolling(time.Second).Should(Equal(before), "no pod restarted")
-		Expect(field(ns, "asc/"+name, "{.metadata.generation}")).To(Equal(generation), "the spec is unchanged")
+		Expect(err).To(MatchError(ContainSubstring(rfChangeAlone)))
+
+		for _, step := range []struct{ from, to, budget int }{{2, 3, 2}, {3, 2, 1}} {
+			By(fmt.Sprintf("replication-factor %d → %d", step.from, step.to))
+			stop := make(chan struct{})
+			samples := sampleBudget(ns, name, pods, stop)
+			start := time.Now()
+			_, err := mergePatch(ns, name, rfPatch(step.to))
+			Expect(err).NotTo(HaveOccurred())
+			awaitRunningAgain(ns, name, pods, fmt.Sprintf("replication-factor %d → %d", step.from, step.to))
+			Eventually(func() (string, error) { return field(ns, "pdb/"+name, "{.spec.maxUnavailable}") }).
+				Should(Equal(strconv.Itoa(step.budget)), "the budget at the new factor")
+			close(stop)
+			seen := <-samples
+			Expect(len(seen)).To(BeNumerically(">", 3), "samples of the budget during the change")
+			for _, s := range seen {
+				Expect(s.maxUnavailable).To(BeNumerically("<=", max(0, s.factor-1)),
+					"%s after the change: the budget lets %d nodes go while a node keeps %d copies",
+					s.at.Sub(start).Round(time.Millisecond), s.maxUnavailable, s.factor)
+			}
+			for _, p := range pods {
+				kv, err := nodeInfo(mustField(ns, "pod/"+p, "{.status.podIP}"), "namespace/test")
+				Expect(err).NotTo(HaveOccurred())
+				Expect(kv).To(And(HaveKeyWithValue("replication-factor", strconv.Itoa(step.to)),
+					HaveKeyWithValue("effective_replication_factor", strconv.Itoa(step.to))), p)
+			}
+			Expect(podUIDs(ns, name)).To(Equal(uids), "no pod deleted")
+			for p, n := range nodeStates(ns, pods) {
+				Expect(n.Restarts).To(Equal(before[p].Restarts), "%s: asd never restarted", p)
+			}
+			Expect(eventMessages(ns, name, "ConfigApplied")).To(ContainElement(ContainSubstring(
+				fmt.Sprintf("replication-factor test=%d on 3 nodes; reclustered by", step.to))))
+			reportTime(fmt.Sprintf("replication-factor %d → %d, from the change to Running again", step.from, step.to),
+				time.Since(start))
+		}
 		w.expectNothingLost()
 	})
 })

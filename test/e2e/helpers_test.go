@@ -120,11 +120,18 @@ func simNodes(namespace string, pods []string) ([]aerosim.NodeState, error) {
 // serviceConfig asks a pod's node for its running service config over the info protocol.
 func serviceConfig(namespace, pod string) map[string]string {
 	GinkgoHelper()
+	kv, err := nodeInfo(mustField(namespace, "pod/"+pod, "{.status.podIP}"), "get-config:context=service")
+	Expect(err).NotTo(HaveOccurred())
+	return kv
+}
+
+// nodeInfo asks the node at a pod IP one info command whose answer is a name=value list.
+func nodeInfo(podIP, cmd string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	addr := net.JoinHostPort(mustField(namespace, "pod/"+pod, "{.status.podIP}"), "3000")
-	cmd := "get-config:context=service"
-	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, addr, cmd)
-	Expect(err).NotTo(HaveOccurred())
-	return aerospike.ParseKV(answers[cmd])
+	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, net.JoinHostPort(podIP, "3000"), cmd)
+	if err != nil {
+		return nil, err
+	}
+	return aerospike.ParseKV(answers[cmd]), nil
 }

@@ -158,7 +158,7 @@ func awaitLine(ctx context.Context, namespace, object, jsonpath, want string, li
 	return fmt.Errorf("kubectl get -w %s ended before %q (%v)", object, want, ctx.Err())
 }
 
-// Issue 22, points 1, 4, 7 and 9, under the workload, on one 3-node cluster at replication-factor 2 (the
+// Issue 22, points 1, 4, 5, 7 and 9, under the workload, on one 3-node cluster at replication-factor 2 (the
 // scale-down last). Each spec has its own label.
 var _ = Describe("The holes of issue 22", Ordered, Label("issue-22"), func() {
 	const ns, name = "e2e-holes", "holes"
@@ -252,6 +252,44 @@ spec:
 			reportTime("second budget deleted: operation Completed after", time.Since(start))
 			Expect(restartedPods(ns, name, uids)).To(Equal(1), "only %s restarted", target)
 			Expect(podUIDs(ns, name)[target]).NotTo(Equal(uids[target]))
+			waitRunningObserved(ns, name)
+			w.expectNothingLost()
+		})
+
+	It("an operation decided on a steady reading restarts its node only after a node that restarted empty a moment before has migrated",
+		Label("hole-fresh-reading"), func() {
+			target, restarted := name+"-0", name+"-1"
+			w := withWorkload(ns, name)
+			before, err := simNode(ns, target)
+			Expect(err).NotTo(HaveOccurred())
+			start := time.Now()
+
+			By("restarting a node empty, and within a second asking for a WarmRestart of another")
+			// The prober reads a steady cluster every 10 s: its last reading says stable. Acting on it would
+			// take down the only other copy of the partitions the restarted node lost.
+			restartEmpty(ns, restarted, pinMigrating)
+			_, err = mergePatch(ns, name, fmt.Sprintf(`{"spec":{"operations":[{"kind":"WarmRestart","id":"fresh",`+
+				`"podList":[%q]}]}}`, target))
+			Expect(err).NotTo(HaveOccurred())
+			held := fmt.Sprintf(`restart of %s held by check \w+: %s: migrate_partitions_remaining=%d`, target, restarted,
+				*pinMigrating.MigratePartitionsRemaining)
+			Eventually(func() (string, error) { return condition(ns, name, ackov1alpha1.ConditionReconciling) }).
+				WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(MatchRegexp(held))
+			Consistently(func() (int, error) {
+				n, err := simNode(ns, target)
+				return n.Restarts, err
+			}).WithTimeout(3*time.Second).WithPolling(500*time.Millisecond).Should(Equal(before.Restarts),
+				"%s held while %s migrates", target, restarted)
+
+			By("its migrations end: the operation restarts its node")
+			ended := time.Now()
+			pinNode(ns, restarted, aerosim.Pin{})
+			Eventually(func() (string, error) { return field(ns, "asc/"+name, "{.status.operationStatus.phase}") }).
+				WithTimeout(time.Minute).Should(Equal(string(ackov1alpha1.OperationCompleted)))
+			h := clusterHistory(start)
+			node := simclient.NodeName(ns, target)
+			Expect(wentDown(h, node, "", start, ended)).To(BeEmpty(), "%s down before the migrations of %s ended", target, restarted)
+			Expect(wentDown(h, node, "", ended, time.Now())).NotTo(BeEmpty(), "%s restarted by the operation", target)
 			waitRunningObserved(ns, name)
 			w.expectNothingLost()
 		})

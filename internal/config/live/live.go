@@ -23,19 +23,30 @@ import (
 // Plan is how a node goes from the config it runs to the desired one.
 type Plan struct {
 	// Restart says why the change needs a restart of the node; when it is not empty, Steps and Logging
-	// are empty: nothing is applied live.
+	// are empty: nothing is applied live (Together still names the replication-factors that change).
 	Restart []string
 	// Steps apply the change live, in order: a set-config request each, with its read-backs.
 	Steps []Step
 	// Logging are log level changes, applied with log-set once the sink's id is known (see SinkID).
 	Logging []LogLevel
+	// Together are changes every node of the cluster must have before the cluster rebalances: a
+	// namespace's replication-factor. Set on one node, it takes effect at the next rebalance, and a
+	// cluster whose nodes disagree on it abandons that exchange (a real 8.1.2.0 server logs "{test} has
+	// unmatched replication factors from 2 to 3" and "abandoned exchange - fix configuration conflict").
+	// So they go to every node, then the cluster reclusters once (the caller's part).
+	Together []Step
+	// Factors are the new replication-factors that Together sets, by namespace.
+	Factors map[string]string
 }
 
-// Live reports a change that needs no restart (an empty plan is live: there is nothing to do).
-func (p Plan) Live() bool { return len(p.Restart) == 0 }
+// Live reports a change each node takes with no restart, on its own (an empty plan is live: there is
+// nothing to do).
+func (p Plan) Live() bool { return len(p.Restart) == 0 && len(p.Together) == 0 }
 
 // Empty reports no change at all.
-func (p Plan) Empty() bool { return len(p.Restart) == 0 && len(p.Steps) == 0 && len(p.Logging) == 0 }
+func (p Plan) Empty() bool {
+	return len(p.Restart) == 0 && len(p.Steps) == 0 && len(p.Logging) == 0 && len(p.Together) == 0
+}
 
 // Step is one info request and the reads that confirm it took effect.
 type Step struct {
@@ -146,10 +157,21 @@ func Compute(running, desired string, t *params.Table) (Plan, error) {
 	d := differ{from: from, to: to, fromBlocks: from.blocks(), toBlocks: to.blocks()}
 	d.sections()
 	d.settings()
-	if len(d.restart) > 0 {
-		return Plan{Restart: d.restart}, nil
+	together, factors := make([]Step, 0, len(d.together)), map[string]string{}
+	for _, s := range d.together {
+		in, _ := s.InfoName()
+		together = append(together, setConfig(group{context: in.Context, id: in.ID, phase: phaseChange},
+			[]conffile.Setting{s}))
+		factors[in.ID] = s.ServerValue()
 	}
-	return Plan{Steps: d.steps(), Logging: d.logLevels()}, nil
+	if len(d.restart) > 0 {
+		for _, s := range d.together {
+			d.restartFor("%s changes with a change that needs a restart: a node restarted with another "+
+				"replication-factor does not rejoin the others, so it must change alone", s.Key())
+		}
+		return Plan{Restart: d.restart, Together: together, Factors: factors}, nil
+	}
+	return Plan{Steps: d.steps(), Logging: d.logLevels(), Together: together, Factors: factors}, nil
 }
 
 // config is a parsed file with its settings by key, in file order.
@@ -203,6 +225,8 @@ type differ struct {
 	live []conffile.Setting
 	// logging are the changed log levels, in the desired file's order.
 	logging []conffile.Setting
+	// together are the changed settings every node must have before the next rebalance.
+	together []conffile.Setting
 }
 
 func (d *differ) restartFor(format string, args ...any) {
@@ -277,6 +301,11 @@ func parameterGroup(block string) bool {
 	return strings.HasSuffix(block, "/geo2dsphere-within")
 }
 
+// ReplicationFactorPath is the parameter the tables call static that a real 8.1.2.0 server takes live
+// (set-config:context=namespace;id=test;replication-factor=3 answered ok and get-config reported it), on
+// the node that gets it, from the next rebalance on.
+const ReplicationFactorPath = "namespaces.[].replication-factor"
+
 // allNodesTogether are dynamic parameters that must not differ between nodes: set one node at a time,
 // they split the cluster, so they change by restart.
 var allNodesTogether = map[string]string{
@@ -296,6 +325,8 @@ func (d *differ) change(key string, s, old conffile.Setting, had bool) {
 	}
 	in, known := s.InfoName()
 	switch {
+	case s.Param.Path == ReplicationFactorPath:
+		d.together = append(d.together, s)
 	case !s.Param.Dynamic:
 		d.restartFor("%s: the server reads it only at start", what)
 	case allNodesTogether[s.Param.Path] != "":

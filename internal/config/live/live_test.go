@@ -1,6 +1,7 @@
 package live
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -229,6 +230,30 @@ func TestLogContextBeforeAny(t *testing.T) {
 	}
 }
 
+// replication-factor, static in the table, is what a real server took live (set-config answered ok,
+// get-config reported 3): it goes to every node together, beside the changes each node takes on its own.
+func TestReplicationFactorGoesToEveryNodeTogether(t *testing.T) {
+	running := fixture(t, "aerospike.conf")
+	desired := edit(t, running, "replication-factor 2", "replication-factor 3", "proto-fd-max 15000", "proto-fd-max 20000")
+	p, err := Compute(running, desired, table812(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := strings.TrimSuffix(fixture(t, "set-namespace-test-replication-factor-3.txt"), "\tok\n")
+	if len(p.Together) != 1 || p.Together[0].Command != sent || p.Live() || !slices.Equal(commands(p),
+		[]string{"set-config:context=service;proto-fd-max=20000"}) {
+		t.Fatalf("plan %+v: want %q together and proto-fd-max on its own", p, sent)
+	}
+	after := fixture(t, "get-config-namespace-test-after-sets.txt")
+	before := strings.Replace(after, "replication-factor=3", "replication-factor=2", 1)
+	if confirm := p.Together[0].Confirm; len(confirm) != 1 || !confirm[0].Confirmed(after) || confirm[0].Confirmed(before) {
+		t.Errorf("confirm %+v: want replication-factor=3 read back", confirm)
+	}
+	if back, err := Compute(desired, running, table812(t)); err != nil || !maps.Equal(back.Factors, map[string]string{"test": "2"}) {
+		t.Errorf("3 back to 2: plan %+v, %v; want replication-factor=2 together", back, err)
+	}
+}
+
 // The geo2dsphere-within parameters a real server takes live: set with a hyphen, read with a dot.
 func TestGeo2dsphereWithin(t *testing.T) {
 	running := fixture(t, "aerospike.conf")
@@ -265,8 +290,10 @@ func TestRestarts(t *testing.T) {
 		{"a static storage parameter", edit(t, running, "data-size 1G", "data-size 2G"),
 			"namespace test/storage-engine memory/data-size changes from 1073741824 to 2147483648: the server reads it " +
 				"only at start"},
-		{"replication-factor is static in the table", edit(t, running, "replication-factor 2", "replication-factor 3"),
-			"namespace test/replication-factor changes from 2 to 3: the server reads it only at start"},
+		{"replication-factor with a static change", edit(t, running, "replication-factor 2", "replication-factor 3",
+			"work-directory /opt/aerospike", "work-directory /var/aerospike"),
+			"namespace test/replication-factor changes with a change that needs a restart: a node restarted with " +
+				"another replication-factor does not rejoin the others, so it must change alone"},
 		{"a dynamic parameter removed", edit(t, running, "\tproto-fd-max 15000\n", ""),
 			"service/proto-fd-max is removed: a restart restores its default (a running server keeps the value it has, " +
 				"and the table's default is not always the server's)"},
