@@ -223,3 +223,4 @@ func TestVerificationWithoutItsSeed(t *testing.T) {
 			rep.Verified)
 	}
 }
+
