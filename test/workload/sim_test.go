@@ -223,4 +223,3 @@ func TestVerificationWithoutItsSeed(t *testing.T) {
 			rep.Verified)
 	}
 }
-
