@@ -123,8 +123,9 @@ func nodeOf(err error) string {
 
 // nodeList names the nodes the client knows.
 func nodeList(client *as.Client) string {
-	var names []string
-	for _, n := range client.GetNodes() {
+	nodes := client.GetNodes()
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
 		names = append(names, n.String())
 	}
 	return strings.Join(names, ", ")
