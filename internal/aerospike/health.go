@@ -71,8 +71,9 @@ func (h ClusterHealth) Gate(members []string, now time.Time) (ok bool, why strin
 	return true, ""
 }
 
-// unsettled says why one node's reading does not let the cluster lose a node ("" when it does).
-func (n NodeHealth) unsettled(size int, now time.Time) string {
+// Unheard says why the reading does not show the node answering at now ("" when it does): it is
+// older than MaxReadingAge, or the node did not answer, or answered with an error.
+func (n NodeHealth) Unheard(now time.Time) string {
 	switch {
 	case now.Sub(n.ReadAt) > MaxReadingAge:
 		return fmt.Sprintf("last reading is %s old", now.Sub(n.ReadAt).Round(time.Second))
@@ -80,6 +81,14 @@ func (n NodeHealth) unsettled(size int, now time.Time) string {
 		return "does not answer: " + n.Err.Error()
 	case n.Err != nil:
 		return n.Err.Error()
+	}
+	return ""
+}
+
+// unsettled says why one node's reading does not let the cluster lose a node ("" when it does).
+func (n NodeHealth) unsettled(size int, now time.Time) string {
+	if why := n.Unheard(now); why != "" {
+		return why
 	}
 	if why := nodeUnstable(n.Facts, size); why != "" {
 		return why

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,8 +60,8 @@ type AerospikeClusterReconciler struct {
 	// Limits reads the open-file limit a pod runs under, which proto-fd-max may not exceed; nil
 	// checks nothing.
 	Limits OpenFileLimiter
-	// openFileLimits are the limits read, by pod UID (a pod's containers keep theirs).
-	openFileLimits sync.Map
+	// openFileLimits are the limits read (a pod's containers keep theirs).
+	openFileLimits openFileLimits
 
 	Clock clock.PassiveClock
 	// PollInterval is the requeue while the cluster is changing (pods coming back, migrations).
@@ -245,6 +244,7 @@ func (r *AerospikeClusterReconciler) forget(key types.NamespacedName) {
 	r.Probers.Stop(key)
 	r.Tasks.Take(key)
 	r.looks.forget(key)
+	r.openFileLimits.forget(key)
 	metrics.Forget(key)
 }
 

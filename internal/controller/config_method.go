@@ -54,16 +54,15 @@ func (r *AerospikeClusterReconciler) keepRunningConfigs(ctx context.Context, st 
 	return nil
 }
 
-// configMethod is how a pod takes a new config: live only when the planner says the node takes all of
-// it live (live.Compute from the file it runs to the desired one); a static or mixed change goes
-// straight to a restart in place, as does every change with no LiveConfigurer. A pod whose file is not
-// known is tried live: the applier then plans from the pod's own copy and falls back to a restart.
-func (st *clusterState) configMethod(pod *corev1.Pod) ackov1alpha1.PodUpdateMethod {
-	if st.noLive {
-		return ackov1alpha1.UpdateInPlace
-	}
-	plan, known, err := st.livePlan(pod)
+// configMethod is how a pod takes a new config, from the plan of livePlan: live only when the planner
+// says the node takes all of it live (live.Compute from the file it runs to the desired one); a static or
+// mixed change goes straight to a restart in place, as does every change with no LiveConfigurer. A pod
+// whose file is not known is tried live: the applier then plans from the pod's own copy and falls back
+// to a restart.
+func (st *clusterState) configMethod(plan live.Plan, known bool, err error) ackov1alpha1.PodUpdateMethod {
 	switch {
+	case st.noLive:
+		return ackov1alpha1.UpdateInPlace
 	case !known:
 		return ackov1alpha1.UpdateLive
 	case err != nil || !plan.Live():

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -183,5 +184,34 @@ func TestProtoFdMaxAboveTheOpenFileLimitStopsBeforeAnyRestart(t *testing.T) {
 		if n := limits.reads.Load(); n != 1 {
 			t.Errorf("the limit was read %d times", n)
 		}
+	}
+}
+
+// The open-file limits read hold only the pods that exist: a pod's entry goes once it is gone, a
+// cluster's with it.
+func TestOpenFileLimitsKeepOnlyThePodsThatExist(t *testing.T) {
+	var l openFileLimits
+	key, other := types.NamespacedName{Namespace: "ns", Name: "aero"}, types.NamespacedName{Namespace: "ns", Name: "b"}
+	pod := func(uid string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}} }
+	l.keep(key, "u0", 1000, map[string]*corev1.Pod{"aero-0": pod("u0"), "aero-1": pod("u1")})
+	l.keep(key, "u1", 2000, map[string]*corev1.Pod{"aero-0": pod("u0"), "aero-1": pod("u1")})
+	l.keep(other, "v0", 3000, map[string]*corev1.Pod{"b-0": pod("v0")})
+	if limit, ok := l.of(key, "u1"); !ok || limit != 2000 {
+		t.Errorf("aero-1's limit = %d, %v; want 2000", limit, ok)
+	}
+	// aero-0 was recreated (new UID u2): reading its limit drops the old instance's.
+	l.keep(key, "u2", 4000, map[string]*corev1.Pod{"aero-0": pod("u2"), "aero-1": pod("u1")})
+	if _, ok := l.of(key, "u0"); ok {
+		t.Error("the limit of a pod that is gone is kept")
+	}
+	if limit, ok := l.of(key, "u1"); !ok || limit != 2000 {
+		t.Errorf("aero-1's limit = %d, %v after another pod's read; want 2000", limit, ok)
+	}
+	l.forget(key)
+	if _, ok := l.of(key, "u2"); ok {
+		t.Error("a deleted cluster's limits are kept")
+	}
+	if limit, ok := l.of(other, "v0"); !ok || limit != 3000 {
+		t.Errorf("another cluster's limit = %d, %v; want 3000", limit, ok)
 	}
 }

@@ -158,9 +158,9 @@ type crashChange struct {
 	// live runs the pods' asd as simulated nodes (world.sim) and gives the operator the real
 	// liveconfig.Applier; without it, the operator has no live changes and restarts in place instead.
 	live bool
-	// shows, with live, is the parameter (its get-config context, name and value) every node reports
-	// after the n-th change.
-	shows func(n int) (context, name, value string)
+	// shows, with live, is what every node reports after the n-th change: the info command, the
+	// name in its answer and the value.
+	shows func(n int) (command, name, value string)
 	// from, when set, is the cluster's config before the first change (else the sample's).
 	from func(c *ackov1alpha1.AerospikeCluster)
 }
@@ -170,7 +170,7 @@ func proto(c *ackov1alpha1.AerospikeCluster, n int) {
 }
 
 func protoShown(n int) (string, string, string) {
-	return "service", "proto-fd-max", strconv.Itoa(20000 + n)
+	return "get-config:context=service", "proto-fd-max", strconv.Itoa(20000 + n)
 }
 
 // histograms turns microsecond histograms on and the namespace's read benchmarks off (back: the other
@@ -186,7 +186,7 @@ func histograms(on bool) func(c *ackov1alpha1.AerospikeCluster) {
 }
 
 func histogramsShown(int) (string, string, string) {
-	return "service", "microsecond-histograms", "true"
+	return "get-config:context=service", "microsecond-histograms", "true"
 }
 
 // factor sets the namespace's replication-factor: a change every node takes together, then one
@@ -197,17 +197,20 @@ func factor(rf int64) func(c *ackov1alpha1.AerospikeCluster) {
 	}
 }
 
-func factorShown(int) (string, string, string) { return "namespace;id=test", "replication-factor", "3" }
+// factorShown: the factor in effect (the partition map's, after the recluster), not only the one set.
+func factorShown(int) (string, string, string) {
+	return "namespace/test", "effective_replication_factor", "3"
+}
 
 // checkNodes: every remaining pod's node reports the n-th change's value, and its asd restarted
 // exactly as often as the world signalled it (a live change that restarted asd on its own shows here).
 func checkNodes(w *world, key types.NamespacedName, cc crashChange, n int, at string) {
 	GinkgoHelper()
-	ctx, name, want := cc.shows(n)
+	cmd, name, want := cc.shows(n)
 	for pod := range podUIDs(key) {
 		p := &corev1.Pod{}
 		Expect(k8s.Get(context.Background(), types.NamespacedName{Namespace: key.Namespace, Name: pod}, p)).To(Succeed())
-		Expect(nodeValue(p, ctx, name)).To(Equal(want), "%s, %s: get-config of %s", pod, at, name)
+		Expect(nodeValue(p, cmd, name)).To(Equal(want), "%s, %s: %s of %s", pod, at, cmd, name)
 		st, err := w.sim.Node(pod)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(st.Restarts).To(Equal(w.warmRestarts(pod)), "%s, %s: asd restarts", pod, at)

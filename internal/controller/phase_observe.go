@@ -260,11 +260,14 @@ func (st *clusterState) updateMethod(pod *corev1.Pod, reason ackov1alpha1.Restar
 	switch {
 	case st.broken[pod.Name] != "":
 		return ackov1alpha1.UpdateReplace
-	case len(st.factorChanges(pod)) > 0:
+	}
+	plan, known, err := st.livePlan(pod)
+	switch {
+	case known && err == nil && len(plan.Factors) > 0:
 		// Before any restart: a node restarted with a new replication-factor would not rejoin.
 		return ackov1alpha1.UpdateLiveTogether
 	case reason == ackov1alpha1.RestartReasonConfigChanged:
-		return st.configMethod(pod)
+		return st.configMethod(plan, known, err)
 	}
 	return ackov1alpha1.UpdateEvict
 }

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
-	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/internal/pods"
@@ -308,11 +307,11 @@ func (st *clusterState) everyNodeAnswers(names []string) ([]*corev1.Pod, string)
 	out := make([]*corev1.Pod, 0, len(st.members))
 	for _, name := range st.members {
 		n, read := st.health.Nodes[name]
-		switch {
-		case !read || n.Err != nil:
-			return nil, name + " does not answer"
-		case st.now.Sub(n.ReadAt) > aerospike.MaxReadingAge:
-			return nil, fmt.Sprintf("the last reading of %s is %s old", name, st.now.Sub(n.ReadAt).Round(time.Second))
+		if !read {
+			return nil, "no reading of " + name + " yet"
+		}
+		if why := n.Unheard(st.now); why != "" {
+			return nil, name + ": " + why
 		}
 		out = append(out, st.pods[name])
 	}

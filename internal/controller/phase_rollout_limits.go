@@ -3,9 +3,12 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
@@ -58,8 +61,8 @@ func (r *AerospikeClusterReconciler) checkOpenFileLimits(st *clusterState, batch
 // openFileLimit is the pod's open-file limit once read; until then it starts the read (one task of the
 // cluster at a time) and says what it waits for.
 func (r *AerospikeClusterReconciler) openFileLimit(st *clusterState, pod *corev1.Pod) (limit int64, reading string) {
-	if v, ok := r.openFileLimits.Load(pod.UID); ok {
-		return v.(int64), ""
+	if limit, ok := r.openFileLimits.of(st.key, pod.UID); ok {
+		return limit, ""
 	}
 	name := limitTask + pod.Name
 	reading = "reading the open-file limit of pod " + pod.Name
@@ -67,7 +70,7 @@ func (r *AerospikeClusterReconciler) openFileLimit(st *clusterState, pod *corev1
 		if res.Err != nil {
 			reading = fmt.Sprintf("%s: %v (trying again)", reading, res.Err)
 		} else if limit, err := strconv.ParseInt(res.Note, 10, 64); err == nil {
-			r.openFileLimits.Store(pod.UID, limit)
+			r.openFileLimits.keep(st.key, pod.UID, limit, st.pods)
 			return limit, ""
 		}
 	}
@@ -99,4 +102,44 @@ func (st *clusterState) protoFdMax(hash string, pod *corev1.Pod) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// openFileLimits are the open-file limits read, per cluster by pod UID. A cluster's entries go with it,
+// and a pod's once it is gone (kept when the next one is read), so the cache holds the pods that exist.
+type openFileLimits struct {
+	mu        sync.Mutex
+	byCluster map[types.NamespacedName]map[types.UID]int64
+}
+
+func (l *openFileLimits) of(key types.NamespacedName, uid types.UID) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	limit, ok := l.byCluster[key][uid]
+	return limit, ok
+}
+
+// keep records a pod's limit and drops those of the cluster's pods that are gone.
+func (l *openFileLimits) keep(key types.NamespacedName, uid types.UID, limit int64, pods map[string]*corev1.Pod) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	live := map[types.UID]bool{}
+	for _, p := range pods {
+		live[p.UID] = true
+	}
+	limits := l.byCluster[key]
+	if limits == nil {
+		if l.byCluster == nil {
+			l.byCluster = map[types.NamespacedName]map[types.UID]int64{}
+		}
+		limits = map[types.UID]int64{}
+		l.byCluster[key] = limits
+	}
+	maps.DeleteFunc(limits, func(u types.UID, _ int64) bool { return !live[u] })
+	limits[uid] = limit
+}
+
+func (l *openFileLimits) forget(key types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.byCluster, key)
 }

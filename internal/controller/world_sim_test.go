@@ -150,9 +150,8 @@ func (w *world) restartNode(pod *corev1.Pod, configHash string) error {
 	return err
 }
 
-// nodeValue is what the pod's node reports for a parameter through get-config:context=<infoContext>.
-func nodeValue(pod *corev1.Pod, infoContext, name string) (string, error) {
-	cmd := "get-config:context=" + infoContext
+// nodeValue is the value of name in the pod's node's answer to the info command cmd.
+func nodeValue(pod *corev1.Pod, cmd, name string) (string, error) {
 	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(),
 		net.JoinHostPort(pod.Status.PodIP, "3000"), cmd)
 	if err != nil {

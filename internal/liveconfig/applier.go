@@ -43,16 +43,12 @@ type Applier struct {
 // identity is configHash, with no restart. A config the kubelet has not projected yet wraps
 // podexec.ErrNotProjected (nothing was changed).
 func (a *Applier) Apply(ctx context.Context, pod *corev1.Pod, configHash string) (string, error) {
-	own, projected, err := a.Pods.ReadConfigs(ctx, pod)
+	plan, err := a.planFor(ctx, pod, configHash)
+	if errors.Is(err, errNoPlan) {
+		return "", fmt.Errorf("%w: %v", ErrNeedsRestart, err)
+	}
 	if err != nil {
 		return "", err
-	}
-	if got := config.Hash(projected); got != configHash {
-		return "", fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, got, configHash)
-	}
-	plan, err := live.Compute(own, projected, tableOf(pod))
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNeedsRestart, err)
 	}
 	if !plan.Live() {
 		why := append(plan.Restart, togetherReasons(plan)...)
@@ -63,6 +59,26 @@ func (a *Applier) Apply(ctx context.Context, pod *corev1.Pod, configHash string)
 		return strings.Join(applied, ", "), err
 	}
 	return "nothing to change on the node (only the seeds differ)", nil
+}
+
+// errNoPlan: the planner could not compare the pod's two files.
+var errNoPlan = errors.New("no plan")
+
+// planFor reads the pod's own copy of the config and the projected one, which must be configHash (else
+// podexec.ErrNotProjected), and plans the change between them (else errNoPlan).
+func (a *Applier) planFor(ctx context.Context, pod *corev1.Pod, configHash string) (live.Plan, error) {
+	own, projected, err := a.Pods.ReadConfigs(ctx, pod)
+	if err != nil {
+		return live.Plan{}, fmt.Errorf("pod %s: %w", pod.Name, err)
+	}
+	if got := config.Hash(projected); got != configHash {
+		return live.Plan{}, fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, got, configHash)
+	}
+	plan, err := live.Compute(own, projected, tableOf(pod))
+	if err != nil {
+		return live.Plan{}, fmt.Errorf("%w: pod %s: %v", errNoPlan, pod.Name, err)
+	}
+	return plan, nil
 }
 
 // togetherReasons: a change every node must take at once is not one node's to apply.

@@ -11,9 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/acko-io/acko/internal/aerospike"
-	"github.com/acko-io/acko/internal/config"
 	"github.com/acko-io/acko/internal/config/live"
-	"github.com/acko-io/acko/internal/podexec"
 )
 
 // Recluster answers: the principal reforms the cluster (a new cluster key, one exchange and rebalance
@@ -41,20 +39,14 @@ func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes,
 	// exchange between them), or none of them when a pod is not ready for it.
 	plans := make([]live.Plan, len(pods))
 	for i, pod := range pods {
-		own, projected, err := a.Pods.ReadConfigs(ctx, pod)
-		if err != nil {
-			return "", fmt.Errorf("pod %s: %w", pod.Name, err)
-		}
-		if got := config.Hash(projected); got != hashes[pod.Name] {
-			return "", fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, got,
-				hashes[pod.Name])
-		}
-		plan, err := live.Compute(own, projected, tableOf(pod))
-		if err == nil && len(plan.Restart) > 0 {
-			err = errors.New(strings.Join(plan.Restart, "; "))
-		}
-		if err != nil {
-			return "", fmt.Errorf("%w: pod %s: %v", ErrRefused, pod.Name, err)
+		plan, err := a.planFor(ctx, pod, hashes[pod.Name])
+		switch {
+		case errors.Is(err, errNoPlan):
+			return "", fmt.Errorf("%w: %v", ErrRefused, err)
+		case err != nil:
+			return "", err
+		case len(plan.Restart) > 0:
+			return "", fmt.Errorf("%w: pod %s: %s", ErrRefused, pod.Name, strings.Join(plan.Restart, "; "))
 		}
 		plans[i] = plan
 	}

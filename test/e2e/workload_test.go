@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,7 @@ type workloadRun struct {
 	label string
 	run   *workload.Run
 	done  bool
+	start time.Time
 }
 
 // withWorkload starts the workload against the pods of a cluster (seeds: their IPs at port 3000; the
@@ -46,6 +48,9 @@ func withWorkload(namespace, name string) *workloadRun {
 func withWorkloadConfig(namespace, name string, cfg workload.Config) *workloadRun {
 	GinkgoHelper()
 	cfg.Seeds = podSeeds(namespace, name)
+	// The seeds stay in the client: a pod recreated meanwhile may leave its IP to a pod of another
+	// cluster, whose nodes the client must not take for ours (the cluster-name is the cluster's name).
+	cfg.ClusterName = name
 	Expect(cfg.Seeds).NotTo(BeEmpty(), "no pod IP of %s/%s", namespace, name)
 	cfg.Set = fmt.Sprintf("e2e-%d", workloadSets.Add(1))
 	if cfg.Keys == 0 {
@@ -56,7 +61,7 @@ func withWorkloadConfig(namespace, name string, cfg workload.Config) *workloadRu
 	defer cancel()
 	run, err := workload.Start(ctx, cfg)
 	Expect(err).NotTo(HaveOccurred())
-	w := &workloadRun{label: namespace + "/" + name, run: run}
+	w := &workloadRun{label: namespace + "/" + name, run: run, start: time.Now()}
 	DeferCleanup(func() {
 		if !w.done {
 			_, _ = w.stop()
@@ -91,6 +96,33 @@ func (w *workloadRun) stop() (workload.Report, error) {
 	return rep, err
 }
 
+// printSimulator prints, for a loss to be understood, the simulator's nodes of the workload's
+// namespace now and what happened to them since the load began.
+func (w *workloadRun) printSimulator() {
+	prefix := strings.SplitN(w.label, "/", 2)[0] + "/"
+	nodes, err := simNodesNamed(prefix)
+	if err != nil {
+		_, _ = fmt.Fprintf(GinkgoWriter, "the simulator's nodes: %v\n", err)
+		return
+	}
+	for _, n := range nodes {
+		_, _ = fmt.Fprintf(GinkgoWriter, "node %s %s id %s %s cluster %s size %d migrating %d objects %v\n",
+			n.Name, n.Addr, n.NodeID, n.Phase, n.ClusterKey, n.ClusterSize, n.MigratePartitionsRemaining, n.Objects)
+	}
+	h := clusterHistory(w.start)
+	for _, t := range h.Transitions {
+		if strings.HasPrefix(t.Node, prefix) {
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s %s up=%t %s cluster %s size %d\n", t.At.Format(time.StampMilli), t.Node,
+				t.Up, t.Reason, t.ClusterKey, t.ClusterSize)
+		}
+	}
+	for _, c := range h.Clusters {
+		if slices.ContainsFunc(c.Members, func(m string) bool { return strings.HasPrefix(m, prefix) }) {
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s cluster %s %s formed: %v\n", c.At.Format(time.StampMilli), c.Key, c.Name, c.Members)
+		}
+	}
+}
+
 // summary is a report in one line.
 func summary(rep workload.Report) string {
 	lost := "not verified"
@@ -107,6 +139,9 @@ func (w *workloadRun) expectNothingLost() workload.Report {
 	rep, err := w.stop()
 	Expect(err).NotTo(HaveOccurred(), "the verification ran")
 	Expect(rep.Verified).To(BeTrue())
+	if rep.Lost > 0 {
+		w.printSimulator()
+	}
 	Expect(rep.Lost).To(BeZero(), "records lost on %s:\n%s", w.label, rep.Table())
 	return rep
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,8 +23,9 @@ const (
 )
 
 // verdict is why a key read back is not acceptable ("" when it is): strictly (its newest
-// acknowledged write), and by the run's rule (with SplitTolerant, the split window's floor).
-type verdict struct{ strict, kept string }
+// acknowledged write), and by the run's rule (with SplitTolerant, the split window's floor); node is
+// the node that answered a failed read (when the client says), so a loss says where it was read.
+type verdict struct{ strict, kept, node string }
 
 // verify reads back every acknowledged key with a fresh client and returns the lost ones, each
 // with its reason, and (SplitTolerant) how many kept keys lost their newest acknowledged write.
@@ -34,7 +36,7 @@ func (r *Run) verify(ctx context.Context, hosts []*as.Host) (lost map[int]string
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.VerifyTimeout)
 	defer cancel()
 	begin := time.Now()
-	client, err := connect(ctx, hosts, r.cfg.Log)
+	client, err := connect(ctx, hosts, r.cfg.ClusterName, r.cfg.Log)
 	if err != nil {
 		return nil, 0, fmt.Errorf("workload: verify: %w", err)
 	}
@@ -55,6 +57,10 @@ func (r *Run) verify(ctx context.Context, hosts []*as.Host) (lost map[int]string
 		settled := settledBefore && migrationsDone(client)
 		_, _ = fmt.Fprintf(r.cfg.Log, "workload: verify pass %d: %d keys not read back %s\n",
 			pass, len(pending), counts(countBy(pending, func(v verdict) string { return v.strict })))
+		if len(pending) > 0 {
+			_, _ = fmt.Fprintf(r.cfg.Log, "workload: verify pass %d: failed reads by node: %s; the client's nodes: %s\n",
+				pass, counts(countBy(pending, func(v verdict) string { return v.node })), nodeList(client))
+		}
 		if settled || !sleep(ctx, verifyRetryInterval) {
 			break
 		}
@@ -100,10 +106,29 @@ func (r *Run) check(client *as.Client, k int) verdict {
 	v, err := r.get(client, k)
 	if err != nil {
 		code := resultCode(err)
-		return verdict{strict: code, kept: code}
+		return verdict{strict: code, kept: code, node: nodeOf(err)}
 	}
 	return verdict{strict: judge(v, r.id, k, verifyFloor(st, false), st.sent),
 		kept: judge(v, r.id, k, verifyFloor(st, r.cfg.SplitTolerant), st.sent)}
+}
+
+// nodeOf names the node an error came from ("?" when the client does not say).
+func nodeOf(err error) string {
+	ae := (*as.AerospikeError)(nil)
+	if errors.As(err, &ae) && ae.Node != nil {
+		return ae.Node.String()
+	}
+	return "?"
+}
+
+// nodeList names the nodes the client knows.
+func nodeList(client *as.Client) string {
+	nodes := client.GetNodes()
+	names := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		names = append(names, n.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // waitSettled waits until settleTime has passed since begin and no node has partitions left to

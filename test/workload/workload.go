@@ -30,6 +30,10 @@ type Config struct {
 	// acknowledged before the split window (see the package doc).
 	SplitTolerant bool
 	Log           io.Writer // optional progress lines
+	// ClusterName, when set, is the cluster-name every node must answer (the client's
+	// ClientPolicy.ClusterName): a seed whose address now belongs to a node of another cluster (a pod
+	// IP given to another pod) is refused instead of mixing that cluster's partition map into ours.
+	ClusterName string
 }
 
 // Defaults of Config.
@@ -117,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	if herr != nil {
 		return nil, fmt.Errorf("workload: seeds: %w", herr)
 	}
-	client, err := connect(ctx, hosts, cfg.Log)
+	client, err := connect(ctx, hosts, cfg.ClusterName, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +138,12 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	return r, nil
 }
 
-// connect returns a client connected to the cluster of hosts, retrying until ctx ends.
-func connect(ctx context.Context, hosts []*as.Host, log io.Writer) (*as.Client, error) {
+// connect returns a client connected to the cluster of hosts (of that cluster-name when it is
+// set), retrying until ctx ends.
+func connect(ctx context.Context, hosts []*as.Host, clusterName string, log io.Writer) (*as.Client, error) {
 	for {
 		policy := as.NewClientPolicy()
+		policy.ClusterName = clusterName
 		policy.Timeout = connectAttemptTimeout
 		if deadline, ok := ctx.Deadline(); ok {
 			policy.Timeout = min(policy.Timeout, max(time.Until(deadline), time.Millisecond))

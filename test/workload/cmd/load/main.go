@@ -36,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Workers, "workers", workload.DefaultWorkers, "concurrent goroutines")
 	fs.StringVar(&cfg.Namespace, "namespace", workload.DefaultNamespace, "namespace")
 	fs.StringVar(&cfg.Set, "set", workload.DefaultSet, "set")
+	fs.StringVar(&cfg.ClusterName, "cluster-name", "",
+		"the cluster-name every node must answer (a node of another cluster at a seed's address is refused)")
 	fs.DurationVar(&cfg.OpTimeout, "op-timeout", workload.DefaultOpTimeout, "total timeout of an operation")
 	fs.DurationVar(&cfg.VerifyTimeout, "verify-timeout", workload.DefaultVerifyTimeout, "bound of the verification")
 	fs.BoolVar(&cfg.SplitTolerant, "split-tolerant", false, "judge the verification as after a split brain")
