@@ -23,16 +23,7 @@ func newFakeSim(t *testing.T, opts Options) (*Sim, *testingclock.FakeClock) {
 }
 
 // conf is an aerospike.conf like the operator renders: a cluster-name and mesh seeds.
-func conf(clusterName string, seeds ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "service {\n\tcluster-name %s\n}\nnetwork {\n\tservice {\n\t\tport 3000\n\t}\n"+
-		"\tfabric {\n\t\tport 3001\n\t}\n\theartbeat {\n\t\tmode mesh\n\t\tport 3002\n", clusterName)
-	for _, s := range seeds {
-		fmt.Fprintf(&b, "\t\tmesh-seed-address-port %s 3002\n", s)
-	}
-	b.WriteString("\t}\n}\nnamespace test {\n\treplication-factor 2\n\tstorage-engine memory {\n\t\tdata-size 1G\n\t}\n}\n")
-	return b.String()
-}
+func conf(clusterName string, seeds ...string) string { return MeshConf(clusterName, seeds...) }
 
 // podDNS is a pod's name through the headless Service of the tests' cluster "db".
 func podDNS(i int) string { return fmt.Sprintf("db-%d.db-headless.ns.svc.cluster.local", i) }

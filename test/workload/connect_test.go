@@ -15,18 +15,6 @@ import (
 	"github.com/acko-io/acko/test/aerosim"
 )
 
-// clusterConf is an aerospike.conf as the operator renders it: a cluster-name and mesh seeds.
-func clusterConf(name string, seeds []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "service {\n\tcluster-name %s\n}\nnetwork {\n\tservice {\n\t\tport 3000\n\t}\n"+
-		"\tfabric {\n\t\tport 3001\n\t}\n\theartbeat {\n\t\tmode mesh\n\t\tport 3002\n", name)
-	for _, s := range seeds {
-		fmt.Fprintf(&b, "\t\tmesh-seed-address-port %s 3002\n", s)
-	}
-	b.WriteString("\t}\n}\nnamespace test {\n\treplication-factor 2\n\tstorage-engine memory {\n\t\tdata-size 1G\n\t}\n}\n")
-	return b.String()
-}
-
 // namedClusters starts, in one simulator, the nodes of clusters named by their cluster-name (a
 // node of each at the listed addresses, seeding each other), and waits until each has formed.
 func namedClusters(t *testing.T, clusters map[string][]string) *aerosim.Sim {
@@ -39,7 +27,7 @@ func namedClusters(t *testing.T, clusters map[string][]string) *aerosim.Sim {
 	t.Cleanup(func() { _ = s.Close() })
 	for name, ips := range clusters {
 		for i, ip := range ips {
-			spec := aerosim.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), IP: ip, Config: clusterConf(name, ips)}
+			spec := aerosim.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), IP: ip, Config: aerosim.MeshConf(name, ips...)}
 			if _, err := s.AddNode(spec); err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +124,7 @@ func TestVerificationRefusesAnotherClusterAtASeed(t *testing.T) {
 	}
 	other := []string{ips[0], ips[3]}
 	for i, ip := range other {
-		if _, err := s.AddNode(aerosim.NodeSpec{Name: fmt.Sprintf("other-%d", i), IP: ip, Config: clusterConf("other", other)}); err != nil {
+		if _, err := s.AddNode(aerosim.NodeSpec{Name: fmt.Sprintf("other-%d", i), IP: ip, Config: aerosim.MeshConf("other", other...)}); err != nil {
 			t.Fatal(err)
 		}
 	}
