@@ -196,22 +196,22 @@ func TestOpenFileLimitsKeepOnlyThePodsThatExist(t *testing.T) {
 	l.keep(key, "u0", 1000, map[string]*corev1.Pod{"aero-0": pod("u0"), "aero-1": pod("u1")})
 	l.keep(key, "u1", 2000, map[string]*corev1.Pod{"aero-0": pod("u0"), "aero-1": pod("u1")})
 	l.keep(other, "v0", 3000, map[string]*corev1.Pod{"b-0": pod("v0")})
-	if limit, ok := l.of(key, "u1"); !ok || limit != 2000 {
+	if limit, ok := l.get(key, "u1"); !ok || limit != 2000 {
 		t.Errorf("aero-1's limit = %d, %v; want 2000", limit, ok)
 	}
 	// aero-0 was recreated (new UID u2): reading its limit drops the old instance's.
 	l.keep(key, "u2", 4000, map[string]*corev1.Pod{"aero-0": pod("u2"), "aero-1": pod("u1")})
-	if _, ok := l.of(key, "u0"); ok {
+	if _, ok := l.get(key, "u0"); ok {
 		t.Error("the limit of a pod that is gone is kept")
 	}
-	if limit, ok := l.of(key, "u1"); !ok || limit != 2000 {
+	if limit, ok := l.get(key, "u1"); !ok || limit != 2000 {
 		t.Errorf("aero-1's limit = %d, %v after another pod's read; want 2000", limit, ok)
 	}
 	l.forget(key)
-	if _, ok := l.of(key, "u2"); ok {
+	if _, ok := l.get(key, "u2"); ok {
 		t.Error("a deleted cluster's limits are kept")
 	}
-	if limit, ok := l.of(other, "v0"); !ok || limit != 3000 {
+	if limit, ok := l.get(other, "v0"); !ok || limit != 3000 {
 		t.Errorf("another cluster's limit = %d, %v; want 3000", limit, ok)
 	}
 }

@@ -3,9 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strconv"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,7 +59,7 @@ func (r *AerospikeClusterReconciler) checkOpenFileLimits(st *clusterState, batch
 // openFileLimit is the pod's open-file limit once read; until then it starts the read (one task of the
 // cluster at a time) and says what it waits for.
 func (r *AerospikeClusterReconciler) openFileLimit(st *clusterState, pod *corev1.Pod) (limit int64, reading string) {
-	if limit, ok := r.openFileLimits.of(st.key, pod.UID); ok {
+	if limit, ok := r.openFileLimits.get(st.key, pod.UID); ok {
 		return limit, ""
 	}
 	name := limitTask + pod.Name
@@ -107,39 +105,15 @@ func (st *clusterState) protoFdMax(hash string, pod *corev1.Pod) (int64, bool) {
 // openFileLimits are the open-file limits read, per cluster by pod UID. A cluster's entries go with it,
 // and a pod's once it is gone (kept when the next one is read), so the cache holds the pods that exist.
 type openFileLimits struct {
-	mu        sync.Mutex
-	byCluster map[types.NamespacedName]map[types.UID]int64
-}
-
-func (l *openFileLimits) of(key types.NamespacedName, uid types.UID) (int64, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	limit, ok := l.byCluster[key][uid]
-	return limit, ok
+	perCluster[types.UID, int64]
 }
 
 // keep records a pod's limit and drops those of the cluster's pods that are gone.
 func (l *openFileLimits) keep(key types.NamespacedName, uid types.UID, limit int64, pods map[string]*corev1.Pod) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	live := map[types.UID]bool{}
 	for _, p := range pods {
 		live[p.UID] = true
 	}
-	limits := l.byCluster[key]
-	if limits == nil {
-		if l.byCluster == nil {
-			l.byCluster = map[types.NamespacedName]map[types.UID]int64{}
-		}
-		limits = map[types.UID]int64{}
-		l.byCluster[key] = limits
-	}
-	maps.DeleteFunc(limits, func(u types.UID, _ int64) bool { return !live[u] })
-	limits[uid] = limit
-}
-
-func (l *openFileLimits) forget(key types.NamespacedName) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.byCluster, key)
+	l.retain(key, func(u types.UID) bool { return live[u] })
+	l.set(key, uid, limit)
 }

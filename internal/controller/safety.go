@@ -6,11 +6,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/acko-io/acko/internal/aerospike"
@@ -219,45 +217,10 @@ func waitsForReadings(why string) bool {
 // go on. Once the checks pass, the door asks the prober for a new reading of every node and acts only
 // on readings taken after that request: between the reading and the act lie one poll and the
 // reconcile it wakes (milliseconds), not whatever the prober's pace left (up to freshReadingAge). Per
-// act, since one reconcile may bring several acts to the door (a scale-down and a held roll step).
-// Kept in memory: an operator that restarts simply asks again.
-type lastLooks struct {
-	mu    sync.Mutex
-	asked map[types.NamespacedName]map[string]time.Time
-}
-
-// askedAt is when the door last asked for readings for the act (zero: never).
-func (l *lastLooks) askedAt(key types.NamespacedName, act string) time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.asked[key][act]
-}
-
-func (l *lastLooks) ask(key types.NamespacedName, act string, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.asked == nil {
-		l.asked = map[types.NamespacedName]map[string]time.Time{}
-	}
-	if l.asked[key] == nil {
-		l.asked[key] = map[string]time.Time{}
-	}
-	l.asked[key][act] = at
-}
-
-// done forgets the act's look: it went, or it is held (a look is for the pass right after it).
-func (l *lastLooks) done(key types.NamespacedName, act string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.asked[key], act)
-}
-
-// forget drops every look of a cluster that is gone.
-func (l *lastLooks) forget(key types.NamespacedName) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.asked, key)
-}
+// act, since one reconcile may bring several acts to the door (a scale-down and a held roll step). A
+// look is removed once the act went or is held: it is for the pass right after it. Kept in memory: an
+// operator that restarts simply asks again.
+type lastLooks = perCluster[string, time.Time]
 
 // takeDown is one act that takes nodes down.
 type takeDown struct {
@@ -290,20 +253,20 @@ func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterS
 	}
 	id := act.what + "/" + strings.Join(act.pods, ",")
 	if why := v.stale(act.decided); why != "" {
-		r.looks.done(st.key, id)
+		r.looks.remove(st.key, id)
 		r.Probers.Refresh(st.key)
 		return why, nil
 	}
 	if check, why := v.run(act.kind, act.pods); check != "" {
-		r.looks.done(st.key, id)
+		r.looks.remove(st.key, id)
 		return holdReason(act.what, check, why), nil
 	}
-	if asked := r.looks.askedAt(st.key, id); asked.IsZero() || v.stale(asked) != "" {
-		r.looks.ask(st.key, id, now)
+	if asked, ok := r.looks.get(st.key, id); !ok || v.stale(asked) != "" {
+		r.looks.set(st.key, id, now)
 		r.Probers.Refresh(st.key)
 		return lookingAgain + act.what, nil
 	}
-	r.looks.done(st.key, id)
+	r.looks.remove(st.key, id)
 	return "", nil
 }
 
