@@ -60,6 +60,16 @@ var holeScenarios = []holeScenario{
 		})
 		m.steps(60)
 	}},
+	// Point 3 through a drain: right after the edit, the nodes still run replication-factor 2 until the
+	// new factor reaches them all; a budget that followed the desired factor let a drain evict two (two
+	// reconciles after the edit: the budget is written, the factor not yet applied).
+	{point: 3, seed: 1, want: []string{"SafetyRule"}, size: 3, run: func(m *modelRun) {
+		m.w.editSpec("replication-factor 3", func(c *ackov1alpha1.AerospikeCluster) { setReplicationFactor(c, 3) })
+		m.steps(2)
+		m.drain("aero-0")
+		m.drain("aero-1")
+		m.steps(40)
+	}},
 	{point: 4, seed: 1, want: []string{"SafetyRule"}, size: 3, run: func(m *modelRun) {
 		m.w.editSpec("paused true", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Paused = true })
 		m.steps(3)

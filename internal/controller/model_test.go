@@ -439,8 +439,10 @@ func avoidedPoints(spec string) map[int]bool {
 // a replication-factor change waited for a crash-looping pod that only its own replacement could fix.
 // 5040: evictions recorded under replication-factor 3 waited for ever once it went back to 2. 5198: a
 // leaving pod with an old pod spec was taken for one that runs the current spec (and stalled the cluster).
-var modelFoundSeeds = []uint64{64, 105, 114, 158, 196, 739, 494, 610, 723, 738, 941, 1634, 2653, 2658, 3011, 5040,
-	5115, 5198}
+// 189: a pod replaced while a WarmRestart held its gate was never back for the roll, and the operation
+// waited for the roll's next broken pod.
+var modelFoundSeeds = []uint64{64, 105, 114, 158, 189, 196, 739, 494, 610, 723, 738, 941, 1634, 2653, 2658, 3011,
+	5040, 5115, 5198}
 
 func TestModel(t *testing.T) {
 	avoid := avoidedPoints(*modelAvoid)

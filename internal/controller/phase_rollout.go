@@ -426,12 +426,27 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 	case pod == nil || pod.DeletionTimestamp != nil || string(pod.UID) == u.UID:
 		// The same instance after its eviction is a cache behind: the step ends with a new pod only.
 		return "pod is being recreated", nil
-	case !resources.PodReady(pod):
+	case !st.backFromStep(name):
 		return st.becauseUnstable("pod is not Ready yet"), nil
 	case st.afterStep() != "":
 		return st.afterStep(), nil
 	}
 	return "", r.clearUpdate(ctx, st, name)
+}
+
+// backFromStep: the new instance is Ready, or only the operator's own hold on its gate keeps it from
+// Ready (an operation's warm restart of it begins) while its containers are ready and its node is a
+// member: the operation waits for this step's end to take it down, which must not wait for the operation.
+func (st *clusterState) backFromStep(name string) bool {
+	pod := st.pods[name]
+	if resources.PodReady(pod) {
+		return true
+	}
+	if _, held := st.held[name]; !held || len(resources.NotReadyContainers(pod)) > 0 {
+		return false
+	}
+	ready, _, _ := st.health.NodeReady(name, st.members)
+	return ready
 }
 
 // decidedAt is when the latest of the pods' steps was recorded: the act needs readings taken after it.

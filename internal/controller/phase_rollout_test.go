@@ -218,3 +218,36 @@ func TestARefusedEvictionStalls(t *testing.T) {
 		})
 	}
 }
+
+// Model seed 189: the new pod of a replacement is the next pod of a WarmRestart operation, which holds
+// its gate; the roll waited for it to be Ready, the operation for the roll's next broken pod.
+func TestBackFromStep(t *testing.T) {
+	held := func(st *clusterState) { st.held["aero-2"] = "warm restart of operation op-1" }
+	for _, tc := range []struct {
+		name   string
+		change []func(st *clusterState)
+		want   bool
+	}{
+		{"Ready", nil, true},
+		{"its gate held by an operation, its node a member", []func(*clusterState){func(st *clusterState) { notReadyWith(st) }, held}, true},
+		{"not Ready, its gate not held", []func(*clusterState){func(st *clusterState) { notReadyWith(st) }}, false},
+		{"its gate held, a container not ready", []func(*clusterState){func(st *clusterState) { notReadyWith(st, "stuck-probe") }, held}, false},
+		{"its gate held, its node alone outside the cluster", []func(*clusterState){func(st *clusterState) { notReadyWith(st) }, held,
+			func(st *clusterState) {
+				n := st.health.Nodes["aero-2"]
+				n.Facts.ClusterSize, n.Facts.ClusterKey = 1, "B7"
+				st.health.Nodes["aero-2"] = n
+			}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := settledState()
+			st.held = map[string]string{}
+			for _, c := range tc.change {
+				c(st)
+			}
+			if got := st.backFromStep("aero-2"); got != tc.want {
+				t.Errorf("backFromStep = %v; want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -203,6 +203,11 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 	if pod == nil {
 		return Result{Active: true, Waiting: fmt.Sprintf("pod %s does not exist", st.CurrentPod)}, nil
 	}
+	if warm && obs.Health.NodeStarted(pod.Name).IsZero() {
+		// Only a start time read before the signal tells later that asd restarted: without one the
+		// restart could never be confirmed, and its readiness gate would stay held.
+		return e.waitOrFail(ctx, c, obs, fmt.Sprintf("pod %s's Aerospike node does not answer", pod.Name))
+	}
 	why, err := obs.MayTakeDown(ctx, pod.Name, warm)
 	if err != nil {
 		return Result{Active: true}, err

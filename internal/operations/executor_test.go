@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/tasks"
 )
@@ -155,5 +156,43 @@ var _ = Describe("A signalled WarmRestart", func() {
 		Expect(c.Get(context.Background(), client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 		Expect(pod.Annotations).To(HaveKeyWithValue(ackov1alpha1.AnnotationConfigHash, "template"),
 			"a recreated pod's copy came from the ConfigMap")
+	})
+})
+
+// Model seed 189: a WarmRestart signalled a pod whose asd crash-looped (no reading, so no start time).
+// Its restart could never be confirmed, and its readiness gate stayed held until the pod's timeout.
+var _ = Describe("A WarmRestart of a pod whose node does not answer", func() {
+	It("sends nothing until the node answers, and ends at the pod timeout if it never does", func() {
+		e := &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		s := build(current(warm, false), noAttempt)
+		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+		s.obs.ConfigHash = func(string) string { return "desired" }
+		s.obs.Health.Nodes["c-1"] = aerospike.NodeHealth{ReadAt: s.obs.Now, Err: aerospike.ErrUnreachable}
+
+		res, err := e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Waiting).To(Equal("pod c-1's Aerospike node does not answer"))
+		Expect(s.c.Status.OperationStatus.CurrentPodAttempted).To(BeNil(), "no attempt is recorded")
+
+		at(cfg.PodTimeout + time.Second)(&s)
+		_, err = e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		op := s.c.Status.OperationStatus
+		Expect(op.Phase).To(Equal(ackov1alpha1.OperationError))
+		Expect(op.Message).To(ContainSubstring("could not be restarted within 1m0s: pod c-1's Aerospike node does not answer"))
+	})
+
+	It("signals once it answers, recording when its asd had started", func() {
+		e := &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		s := build(current(warm, false), noAttempt)
+		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+		s.obs.ConfigHash = func(string) string { return "desired" }
+
+		res, err := e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Waiting).To(Equal("restarting pod c-1 in place"))
+		op := s.c.Status.OperationStatus
+		Expect(op.CurrentPodAttempted).NotTo(BeNil())
+		Expect(op.CurrentPodNodeStartedBefore.Time).To(BeTemporally("==", s.obs.Health.NodeStarted("c-1")))
 	})
 })
