@@ -337,6 +337,11 @@ type PodStatus struct {
 	// acko.io/config-hash annotation).
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
+	// NodeID is the node id the pod's Aerospike node reported last. The operator gives each pod its
+	// own, from its rack id and ordinal (A, the rack id in hex, the ordinal in 4 hex digits: pod 2 of
+	// rack 1 is A10002), so that a recreated pod joins as the same node.
+	// +optional
+	NodeID string `json:"nodeID,omitempty"`
 	// Update is the change of this pod under way (a rolling-restart step or its removal), recorded
 	// before the pod is touched, so that an operator restarted at any point finishes it without doing
 	// it twice.

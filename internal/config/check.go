@@ -28,6 +28,7 @@ const (
 	keyFileSize          = "filesize"
 	keyRackID            = "rack-id"
 	keyMeshSeed          = "mesh-seed-address-port"
+	keyNodeID            = "node-id"
 	keyPort              = "port"
 	keyTLS               = "tls"
 	keyInfo              = "info"
@@ -62,9 +63,11 @@ type rules struct {
 const (
 	ownedPorts = "the operator fixes the ports (service %d, fabric %d, heartbeat %d, admin %d): " +
 		"the Services and the readiness probe use them"
-	ownedAddress   = "the operator listens on every interface (address any) so the pod IP works"
-	ownedMesh      = "the heartbeat is always mesh: Kubernetes pod networks have no multicast"
-	ownedSeeds     = "the operator seeds the mesh with every pod's DNS name"
+	ownedAddress = "the operator listens on every interface (address any) so the pod IP works"
+	ownedMesh    = "the heartbeat is always mesh: Kubernetes pod networks have no multicast"
+	ownedSeeds   = "the operator seeds the mesh with every pod's DNS name"
+	ownedNodeID  = "the operator gives each pod its node-id, from its rack id and ordinal, so that a recreated pod " +
+		"joins as the same node"
 	noRackAwareCE  = "rack-id (rack awareness; racks in ACKO are Kubernetes placement only)"
 	listDevicesMsg = "list devices as devices: [<path>, ...]"
 	listFilesMsg   = "list files as files: [<path>, ...]"
@@ -74,9 +77,10 @@ var (
 	topLevelRules = rules{enterprise: map[string]string{
 		"xdr": "XDR", "security": "security (access control)", keyTLS: "TLS",
 	}}
-	serviceRules = rules{enterprise: map[string]string{
-		"feature-key-file": "a feature key file", "feature-key-files": "a feature key file",
-	}}
+	serviceRules = rules{
+		enterprise: map[string]string{"feature-key-file": "a feature key file", "feature-key-files": "a feature key file"},
+		owned:      map[string]string{keyNodeID: ownedNodeID, "node-id-interface": ownedNodeID},
+	}
 	networkRules = rules{
 		enterprisePrefixes: map[string]string{keyTLS: "TLS"},
 		owned: map[string]string{

@@ -26,7 +26,7 @@ func TestVerdictsMatchTheServer(t *testing.T) {
 		{name: "flush-size without storage backing", namespace: memory + ", flush-size: 1M}",
 			field:  "spec.aerospikeConfig.namespaces[0].storage-engine.flush-size",
 			reason: "{test} can't configure 'flush-size' if not using storage backing",
-			asd:    "CRITICAL (config): line 39 :: {test} can't configure 'flush-size' if not using storage backing"},
+			asd:    "CRITICAL (config): line 40 :: {test} can't configure 'flush-size' if not using storage backing"},
 		{name: "flush-size with storage backing", namespace: memory +
 			", flush-size: 1M, files: [/opt/aerospike/data/test.dat], filesize: 1G}"},
 		{name: "auto-pin cpu on address any", service: "auto-pin: cpu", namespace: memory + "}",
@@ -38,7 +38,7 @@ func TestVerdictsMatchTheServer(t *testing.T) {
 		{name: "auto-pin none", service: "auto-pin: none", namespace: memory + "}"},
 		{name: "index-stage-size above asd's 1 GiB", namespace: "index-stage-size: 2G, " + memory + "}",
 			field: "spec.aerospikeConfig.namespaces[0].index-stage-size", reason: "to 1073741824 (1G)",
-			asd: "CRITICAL (config): line 36 :: index-stage-size must be >= 134217728 and <= 1073741824, not 2147483648"},
+			asd: "CRITICAL (config): line 37 :: index-stage-size must be >= 134217728 and <= 1073741824, not 2147483648"},
 		{name: "index-stage-size at asd's 1 GiB", namespace: "index-stage-size: 1G, " + memory + "}"},
 		{name: "advertise-ipv6: asd starts, warns and keeps it false", service: "advertise-ipv6: true",
 			namespace: memory + "}", field: "spec.aerospikeConfig.service.advertise-ipv6",
@@ -87,7 +87,7 @@ func TestVerdictsMatchTheServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := conffile.Parse(conf)
+			f, err := conffile.Parse(firstPodFile(conf, c.RackPlan()[0]))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,8 @@ const (
 
 // Rendering defaults and limits.
 const (
-	// FileName is the key of the ConfigMap and the file asd reads from ConfigDir.
+	// FileName is the file asd reads from ConfigDir, and the key of the rack's template in its
+	// ConfigMap (each pod's own file is under PodFileKey).
 	FileName = "aerospike.conf"
 	// ConfigDir is where asd reads its config: the image's entrypoint starts asd with ConfigDir/FileName.
 	// It is a pod-local copy (an emptyDir, which also hides the image's own template so the entrypoint

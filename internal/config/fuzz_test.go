@@ -68,7 +68,7 @@ func assertRenderStarts(t *testing.T, c *v1alpha1.AerospikeCluster, rack v1alpha
 	case err != nil:
 		return
 	}
-	file, err := conffile.Parse(conf)
+	file, err := conffile.Parse(firstPodFile(conf, rack))
 	if err != nil {
 		t.Fatalf("the render is not aerospike.conf: %v\n%s", err, conf)
 	}

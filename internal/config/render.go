@@ -70,20 +70,47 @@ func lineNames(t *params.Table, ctx string, body map[string]any) map[string]any 
 }
 
 // Hash is the config identity: a short, stable digest of a rendered config without its mesh seed
-// lines. The seed list names every pod, so it changes with the cluster's size; a running node needs no
-// new seeds (a new node that reaches any member joins, and the members learn of it through the mesh),
-// so a change of the seed list alone must not restart pods. Every decision about which config a pod
-// runs (the acko.io/config-hash annotation, rolling restarts, readiness) uses this identity.
+// lines and its node id's value. The seed list names every pod, so it changes with the cluster's size; a
+// running node needs no new seeds (a new node that reaches any member joins, and the members learn of
+// it through the mesh), so a change of the seed list alone must not restart pods. The node id differs
+// from pod to pod: a rack's template and each of its pods' files (PodFile) have one identity, and a file
+// without a node id (an older operator's) another. Every decision about which config a pod runs (the
+// acko.io/config-hash annotation, rolling restarts, readiness) uses this identity.
 func Hash(conf string) string {
 	h := sha256.New()
 	for line := range strings.Lines(conf) {
-		if strings.HasPrefix(strings.TrimSpace(line), keyMeshSeed+" ") {
+		switch trimmed := strings.TrimSpace(line); {
+		case strings.HasPrefix(trimmed, keyMeshSeed+" "):
 			continue
+		case strings.HasPrefix(trimmed, keyNodeID+" "):
+			line = keyNodeID + "\n"
 		}
 		h.Write([]byte(line))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
+
+// NodeID is the node id of the pod of a rack with this ordinal: A, the rack id in hex, the ordinal in
+// four hex digits (A10002: rack 1, pod 2; A00000: the first pod of a single-rack cluster). asd's
+// default comes from the MAC address of the pod's interface, which a recreated pod does not keep: it
+// would join as a stranger and every partition it held would migrate again. Unique in the cluster
+// (rack ids are at most 1000000, five hex digits), never 0, at most 16 digits, as asd requires.
+func NodeID(rackID, ordinal int32) string {
+	return fmt.Sprintf("A%X%04X", rackID, ordinal)
+}
+
+// nodeIDToken stands for the node id in a rack's template: each pod's file (PodFile) has its own.
+const nodeIDToken = "<per-pod>"
+
+// PodFile is the pod's aerospike.conf: its rack's template with the pod's node id.
+func PodFile(template, nodeID string) string {
+	return strings.Replace(template, keyNodeID+" "+nodeIDToken+"\n", keyNodeID+" "+nodeID+"\n", 1)
+}
+
+// PodFileKey is the key of the pod's own aerospike.conf in its rack's ConfigMap: <pod>.conf. The init
+// container and the operator copy that file, so each node starts with its own node id, also after a
+// restart in place; no shell or other image is needed to fill it in.
+func PodFileKey(pod string) string { return pod + ".conf" }
 
 // SMDPath is the directory where asd keeps its system metadata for this rack: <work-directory>/smd.
 // asd does not create it, so the StatefulSet mounts a volume there.
@@ -116,7 +143,9 @@ func serviceBody(c *v1alpha1.AerospikeCluster, tree map[string]any) map[string]a
 		keyWorkDirectory: DefaultWorkDirectory,
 	}
 	user, _ := tree[keyService].(map[string]any)
-	return mergeMaps(defaults, user)
+	body := mergeMaps(defaults, user)
+	body[keyNodeID] = nodeIDToken
+	return body
 }
 
 // loggingBody logs to the console, which kubectl logs reads. Context "any" comes first because asd applies

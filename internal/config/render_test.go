@@ -60,10 +60,15 @@ func TestRenderGolden(t *testing.T) {
 				if c.MultiRack() {
 					file = fmt.Sprintf("%s.rack-%d", name, rack.ID)
 				}
-				assertGolden(t, file, conf)
+				assertGolden(t, file, firstPodFile(conf, rack))
 			}
 		})
 	}
+}
+
+// firstPodFile is the file the first pod of the rack is given: what its server reads.
+func firstPodFile(template string, rack v1alpha1.RackPlacement) string {
+	return PodFile(template, NodeID(rack.ID, 0))
 }
 
 // The samples shipped in config/samples must render: they are what users try first. Their renders are
@@ -90,7 +95,7 @@ func TestSamplesRender(t *testing.T) {
 			if c.MultiRack() {
 				file = fmt.Sprintf("%s.rack-%d", name, rack.ID)
 			}
-			assertGolden(t, file, conf)
+			assertGolden(t, file, firstPodFile(conf, rack))
 		}
 	}
 }
@@ -301,5 +306,39 @@ func TestParseSize(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("parseSize(%#v) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// Issue 24: each pod's file names its node by rack and ordinal, and a rack's template and its pods'
+// files have one identity, which differs from that of a file without a node id (an older operator's):
+// the new scheme restarts each node once.
+func TestNodeIDs(t *testing.T) {
+	for _, tc := range []struct {
+		rack, ordinal int32
+		want          string
+	}{
+		{0, 0, "A00000"}, {1, 2, "A10002"}, {15, 255, "AF00FF"}, {1000000, 65535, "AF4240FFFF"},
+	} {
+		if got := NodeID(tc.rack, tc.ordinal); got != tc.want {
+			t.Errorf("NodeID(%d, %d) = %s, want %s", tc.rack, tc.ordinal, got, tc.want)
+		}
+	}
+	c := loadCluster(t, "testdata/two-racks.yaml")
+	rack := c.RackPlan()[1]
+	template, err := Render(c, rack, v1alpha1.DefaultClusterDomain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := PodFile(template, NodeID(rack.ID, 0)), PodFile(template, NodeID(rack.ID, 1))
+	want := fmt.Sprintf("\tnode-id %s\n", NodeID(rack.ID, 1))
+	if !strings.Contains(second, want) || strings.Contains(second, nodeIDToken) {
+		t.Errorf("the second pod's file lacks %q:\n%s", want, second)
+	}
+	if Hash(first) != Hash(template) || Hash(second) != Hash(template) {
+		t.Errorf("a pod's file has another identity than its template: %s, %s, template %s", Hash(first), Hash(second), Hash(template))
+	}
+	older := strings.Replace(second, want, "", 1)
+	if Hash(older) == Hash(template) {
+		t.Error("a file without a node id has the identity of one with it: the new scheme would restart no node")
 	}
 }

@@ -63,7 +63,7 @@ func TestRendersPassTheServersCheck(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s rack %d: %v", name, rack.ID, err)
 			}
-			assertServerStarts(t, name, conf, serverTable(t, c))
+			assertServerStarts(t, name, firstPodFile(conf, rack), serverTable(t, c))
 		}
 	}
 }

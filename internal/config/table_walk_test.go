@@ -23,6 +23,8 @@ var ownedRows = map[string]string{
 	"mode":                    "the heartbeat is always mesh",
 	"multicast-groups":        "the heartbeat is always mesh",
 	"mesh-seed-address-ports": "the operator seeds the mesh with every pod",
+	"node-id":                 "the operator gives each pod its node id",
+	"node-id-interface":       "the operator gives each pod its node id",
 	"name":                    "a namespace's, a set's or a sink's name is the key of its stanza, not a value",
 	"type":                    "the storage-engine (or index) type chooses the stanza's variant",
 	"facility":                "ACKO logs to the console only: syslog's settings have no place in logging",

@@ -173,6 +173,9 @@ func (st *clusterState) summarizePods(s *ackov1alpha1.AerospikeClusterStatus) {
 		rack, _, _ := c.ParsePodName(name)
 		p.PodIP, p.Rack, p.Image = pod.Status.PodIP, rack, resources.AerospikeImage(pod)
 		p.ConfigHash = pod.Annotations[ackov1alpha1.AnnotationConfigHash]
+		if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {
+			p.NodeID = n.Facts.NodeID
+		}
 		next[name] = p
 	}
 	if len(next) == 0 {

@@ -54,6 +54,17 @@ func (r *AerospikeClusterReconciler) keepRunningConfigs(ctx context.Context, st 
 	return nil
 }
 
+// keepPodFiles gives every pod of the rack that exists its own file, beyond the spec's size: a pod that
+// leaves in a scale-down may still be recreated (a drain) before its StatefulSet shrinks, and its init
+// container copies its file.
+func (st *clusterState) keepPodFiles(cm *corev1.ConfigMap, rack int32) {
+	for name, pod := range st.pods {
+		if key := config.PodFileKey(name); rackOf(pod) == rack && cm.Data[key] == "" {
+			cm.Data[key] = config.PodFile(cm.Data[config.FileName], podNodeID(st.cluster, name))
+		}
+	}
+}
+
 // configMethod is how a pod takes a new config, from the plan of livePlan: live only when the planner
 // says the node takes all of it live (live.Compute from the file it runs to the desired one); a static or
 // mixed change goes straight to a restart in place, as does every change with no LiveConfigurer. A pod
@@ -103,6 +114,16 @@ func (st *clusterState) livePlan(pod *corev1.Pod) (plan live.Plan, known bool, e
 		return live.Plan{}, true, nil
 	}
 	table, _, _ := config.TableFor(resources.AerospikeImage(pod)) // the newest when the tag names none
-	plan, err = live.Compute(running, desired, table)
+	// The rack's templates, with the pod's node id as its own file has it (a file without one, of an
+	// older operator, keeps none: adding it is a restart).
+	id := podNodeID(st.cluster, pod.Name)
+	plan, err = live.Compute(config.PodFile(running, id), config.PodFile(desired, id), table)
 	return plan, true, err
+}
+
+// podNodeID is the node id the operator gives the pod (that of the first pod of rack 0 for a name of
+// another layout, which only a diff of two files reads).
+func podNodeID(c *ackov1alpha1.AerospikeCluster, pod string) string {
+	rack, ordinal, _ := c.ParsePodName(pod)
+	return config.NodeID(rack, ordinal)
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -126,7 +127,9 @@ func TestRunningConfigDroppedOnceNoPodRunsIt(t *testing.T) {
 	for _, name := range []string{"aero-0", "aero-1", "aero-2"} {
 		f.pod(name, func(p *corev1.Pod) { p.Annotations[ackov1alpha1.AnnotationConfigHash] = desired })
 	}
-	if data := configMapOf(t, f.observe()).Data; len(data) != 1 {
+	if data := configMapOf(t, f.observe()).Data; slices.ContainsFunc(keys(data), func(k string) bool {
+		return strings.HasPrefix(k, runningPrefix)
+	}) {
 		t.Errorf("every pod runs the desired file, the ConfigMap still keeps %v", keys(data))
 	}
 }
@@ -213,5 +216,29 @@ func TestOpenFileLimitsKeepOnlyThePodsThatExist(t *testing.T) {
 	}
 	if limit, ok := l.get(other, "v0"); !ok || limit != 3000 {
 		t.Errorf("another cluster's limit = %d, %v; want 3000", limit, ok)
+	}
+}
+
+// Issue 24: each pod's own file names its node id; a pod that leaves in a scale-down keeps its file
+// until it is gone (a drain may recreate it first, and its init container copies it). The status shows
+// the node id each node reports.
+func TestEveryExistingPodHasItsFile(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(3)))
+	f.edit(sized(2))
+	st := f.observe()
+	data := configMapOf(t, st).Data
+	for name, id := range map[string]string{"aero-0": "A00000", "aero-1": "A00001", "aero-2": "A00002"} {
+		if want := "\tnode-id " + id + "\n"; !strings.Contains(data[config.PodFileKey(name)], want) {
+			t.Errorf("%s's file lacks %q: %v", name, want, keys(data))
+		}
+	}
+	f.must(f.c.Delete(f.ctx, st.pods["aero-2"]))
+	if data := configMapOf(t, f.observe()).Data; data[config.PodFileKey("aero-2")] != "" {
+		t.Errorf("the file of a pod neither desired nor existing is kept: %v", keys(data))
+	}
+	s := st.cluster.Status.DeepCopy()
+	st.summarizePods(s)
+	if got := s.Pods["aero-1"].NodeID; got != "BB9aero-1" {
+		t.Errorf("status.pods[aero-1].nodeID = %q, want what its node reports", got)
 	}
 }

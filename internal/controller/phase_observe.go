@@ -70,6 +70,7 @@ func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clu
 		if err := r.keepRunningConfigs(ctx, st, cm, rack.ID); err != nil {
 			return true, err
 		}
+		st.keepPodFiles(cm, rack.ID)
 		st.objects = append(st.objects, cm)
 		st.sets[sts.Name] = sts
 	}

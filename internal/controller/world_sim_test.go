@@ -20,8 +20,8 @@ import (
 	"github.com/acko-io/acko/test/aerosim"
 )
 
-// The pod's files as asd's container sees them: its own copy, which asd reads at every start, and the
-// ConfigMap's file as projected.
+// The pod's files as asd's container sees them: its own copy, which asd reads at every start, and its
+// own file of the ConfigMap as projected (one path for every pod: the world reads and writes it).
 const (
 	ownConfigFile       = config.ConfigDir + "/" + config.FileName
 	projectedConfigFile = config.ConfigMapDir + "/" + config.FileName
@@ -41,7 +41,7 @@ func withSim(w *world) {
 	w.sim = sim
 }
 
-// readConfigMaps reads every ConfigMap's aerospike.conf, for the kubelet to project (sim only).
+// readConfigMaps reads every ConfigMap's files, for the kubelet to project (sim only).
 func (w *world) readConfigMaps(ctx context.Context) error {
 	if w.sim == nil {
 		return nil
@@ -50,11 +50,9 @@ func (w *world) readConfigMaps(ctx context.Context) error {
 	if err := w.c.List(ctx, list, client.InNamespace(w.namespace)); err != nil {
 		return err
 	}
-	confs := map[string]string{}
+	confs := map[string]map[string]string{}
 	for _, cm := range list.Items {
-		if conf, ok := cm.Data[config.FileName]; ok {
-			confs[cm.Name] = conf
-		}
+		confs[cm.Name] = cm.Data
 	}
 	w.mu.Lock()
 	w.configMaps = confs
@@ -70,11 +68,11 @@ func (w *world) runNode(pod *corev1.Pod) (string, error) {
 		return "", nil
 	}
 	w.mu.Lock()
-	conf, projected := w.configMaps[configMapNameOf(pod)]
+	conf, projected := w.configMaps[configMapNameOf(pod)][config.PodFileKey(pod.Name)]
 	node, running := w.simNodes[pod.Name]
 	w.mu.Unlock()
 	if !projected {
-		return "", fmt.Errorf("pod %s: its ConfigMap %q is not there yet", pod.Name, configMapNameOf(pod))
+		return "", fmt.Errorf("pod %s: its file in ConfigMap %q is not there yet", pod.Name, configMapNameOf(pod))
 	}
 	if running && node.uid == pod.UID {
 		shown, err := w.sim.ReadFile(pod.Name, projectedConfigFile)

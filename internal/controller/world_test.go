@@ -88,8 +88,8 @@ type world struct {
 	sim *aerosim.Sim
 	// simNodes: the pod instance each simulated node (by pod name) stands for, and its IP.
 	simNodes map[string]simNode
-	// configMaps: each ConfigMap's aerospike.conf, as the world's last step read them (sim only).
-	configMaps map[string]string
+	// configMaps: each ConfigMap's files, as the world's last step read them (sim only).
+	configMaps map[string]map[string]string
 }
 
 func (w *world) healthEvents() <-chan event.GenericEvent {

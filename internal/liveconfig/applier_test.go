@@ -38,7 +38,8 @@ func (f *podFiles) WarmRestart(context.Context, *corev1.Pod, string) error {
 	return errors.New("a live change must never restart asd")
 }
 
-// renderWith is the config of the test cluster (on image), changed by change.
+// renderWith is the config template of the test cluster (on image), changed by change: podFile gives a
+// pod's own file.
 func renderWith(t *testing.T, change func(c *ackov1alpha1.AerospikeCluster)) string {
 	t.Helper()
 	c := testcluster.Build(func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = image })
@@ -46,6 +47,11 @@ func renderWith(t *testing.T, change func(c *ackov1alpha1.AerospikeCluster)) str
 		change(c)
 	}
 	return render(t, c)
+}
+
+// podFile is the own file of the test cluster's pod with this ordinal.
+func podFile(template string, ordinal int32) string {
+	return config.PodFile(template, config.NodeID(0, ordinal))
 }
 
 // node starts a simulated asd (real info protocol over TCP, held to the server's rules) on the given config,
@@ -57,7 +63,7 @@ func node(t *testing.T, conf string) (*aerosim.Sim, *corev1.Pod) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	st, err := sim.AddNode(aerosim.NodeSpec{Name: "aero-0", Config: conf, Image: image})
+	st, err := sim.AddNode(aerosim.NodeSpec{Name: "aero-0", Config: podFile(conf, 0), Image: image})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +92,7 @@ func serviceValue(t *testing.T, pod *corev1.Pod, name string) string {
 func TestApplyDynamicChangeLive(t *testing.T) {
 	before, after := renderWith(t, nil), renderWith(t, testcluster.WithService("proto-fd-max", int64(20000)))
 	sim, pod := node(t, before)
-	files := &podFiles{own: before, projected: after}
+	files := &podFiles{own: podFile(before, 0), projected: podFile(after, 0)}
 	a := &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}
 
 	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
@@ -125,7 +131,7 @@ func TestApplyRefusesWhatNeedsARestart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, pod := node(t, before)
-			files := &podFiles{own: before, projected: tc.after}
+			files := &podFiles{own: podFile(before, 0), projected: podFile(tc.after, 0)}
 			hash := tc.hash
 			if hash == "" {
 				hash = config.Hash(tc.after)
@@ -151,7 +157,7 @@ func TestApplyLogContextAny(t *testing.T) {
 	before := renderWith(t, setLogging(map[string]any{"hb": "debug"}))
 	after := renderWith(t, setLogging(map[string]any{"any": "warning", "hb": "debug"}))
 	_, pod := node(t, before)
-	a := &Applier{Pods: &podFiles{own: before, projected: after}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
+	a := &Applier{Pods: &podFiles{own: podFile(before, 0), projected: podFile(after, 0)}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
 	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +183,7 @@ func TestApplyGeo2dsphereWithin(t *testing.T) {
 	}
 	before, after := renderWith(t, nil), renderWith(t, setGeo)
 	_, pod := node(t, before)
-	a := &Applier{Pods: &podFiles{own: before, projected: after}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
+	a := &Applier{Pods: &podFiles{own: podFile(before, 0), projected: podFile(after, 0)}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
 	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
 	if err != nil || !strings.HasSuffix(applied, ";geo2dsphere-within-max-cells=13") {
 		t.Fatalf("applied %q, %v", applied, err)
@@ -213,7 +219,7 @@ func threeNodes(t *testing.T, conf string) (*aerosim.Sim, []*corev1.Pod) {
 	var pods []*corev1.Pod
 	for i := range int32(3) {
 		name := c.PodName(0, i)
-		st, err := sim.AddNode(aerosim.NodeSpec{Name: name, Config: conf, Image: image})
+		st, err := sim.AddNode(aerosim.NodeSpec{Name: name, Config: podFile(conf, i), Image: image})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,8 +262,8 @@ func togetherSetup(t *testing.T) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[st
 	before, after := renderWith(t, setRF(2)), renderWith(t, setRF(3))
 	sim, pods := threeNodes(t, before)
 	files, hashes := podsFiles{}, map[string]string{}
-	for _, p := range pods {
-		files[p.Name], hashes[p.Name] = &podFiles{own: before, projected: after}, config.Hash(after)
+	for i, p := range pods {
+		files[p.Name], hashes[p.Name] = &podFiles{own: podFile(before, int32(i)), projected: podFile(after, int32(i))}, config.Hash(after)
 	}
 	return sim, pods, files, hashes, &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}, before
 }
@@ -265,7 +271,7 @@ func togetherSetup(t *testing.T) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[st
 // A pod whose kubelet has not projected the new file yet holds the change on every node: none is set.
 func TestApplyTogetherWaitsForEveryPod(t *testing.T) {
 	_, pods, files, hashes, a, before := togetherSetup(t)
-	files[pods[2].Name].projected = before
+	files[pods[2].Name].projected = podFile(before, 2)
 	if _, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"}); !errors.Is(err, podexec.ErrNotProjected) {
 		t.Fatalf("ApplyTogether with a config not projected: %v", err)
 	}

@@ -54,10 +54,11 @@ func (p simPods) CopyConfig(_ context.Context, pod *corev1.Pod, configHash strin
 // with its own copy and the ConfigMap's file, and waits until they form one stable cluster.
 func benchCluster(b *testing.B, s *aerosim.Sim, c *ackov1alpha1.AerospikeCluster) []*corev1.Pod {
 	b.Helper()
-	conf := render(b, c)
+	template := render(b, c)
 	dns := map[string][]string{}
 	var pods []*corev1.Pod
-	for _, name := range c.DesiredPodNames() {
+	for i, name := range c.DesiredPodNames() {
+		conf := config.PodFile(template, config.NodeID(0, int32(i)))
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: ackov1alpha1.AerospikeContainerName, Image: c.Spec.Image}}}}
 		st, err := s.AddNode(aerosim.NodeSpec{Name: nodeName(pod), Image: c.Spec.Image, ConfigFile: ownConfig,
@@ -85,7 +86,7 @@ func benchCluster(b *testing.B, s *aerosim.Sim, c *ackov1alpha1.AerospikeCluster
 	}
 }
 
-// render is the aerospike.conf of the cluster's first rack.
+// render is the aerospike.conf template of the cluster's first rack (config.PodFile gives a pod's file).
 func render(tb testing.TB, c *ackov1alpha1.AerospikeCluster) string {
 	tb.Helper()
 	conf, err := config.Render(c, c.RackPlan()[0], ackov1alpha1.DefaultClusterDomain)
@@ -131,9 +132,9 @@ func BenchmarkLiveChange8Nodes(b *testing.B) {
 	for b.Loop() {
 		value++
 		c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(value)}
-		conf := render(b, c)
-		for _, pod := range pods {
-			if err := s.WriteFile(nodeName(pod), projectedConfig, conf); err != nil {
+		template := render(b, c)
+		for i, pod := range pods {
+			if err := s.WriteFile(nodeName(pod), projectedConfig, config.PodFile(template, config.NodeID(0, int32(i)))); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -143,7 +144,7 @@ func BenchmarkLiveChange8Nodes(b *testing.B) {
 				b.Fatalf("gate before %s: %s", pod.Name, why)
 			}
 			t := time.Now()
-			if _, err := applier.Apply(ctx, pod, config.Hash(conf)); err != nil {
+			if _, err := applier.Apply(ctx, pod, config.Hash(template)); err != nil {
 				b.Fatal(err)
 			}
 			slowest = max(slowest, time.Since(t))

@@ -125,8 +125,8 @@ func testPod() *corev1.Pod {
 var (
 	catCmd  = strings.Join(readInitCmdline, " ")
 	killCmd = strings.Join(signalInit, " ")
-	cpCmd   = "cp /etc/aerospike-configmap/aerospike.conf /etc/aerospike/aerospike.conf"
-	readCM  = "cat /etc/aerospike-configmap/aerospike.conf"
+	cpCmd   = "cp /etc/aerospike-configmap/aero-0-0.conf /etc/aerospike/aerospike.conf"
+	readCM  = "cat /etc/aerospike-configmap/aero-0-0.conf"
 	readOwn = "cat /etc/aerospike/aerospike.conf"
 	// kwokFailure is how the local cluster's kwok reports any failed command: no exit code cause.
 	kwokFailure = metav1.Status{Status: metav1.StatusFailure, Message: "exit status 1"}

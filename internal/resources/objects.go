@@ -33,12 +33,17 @@ var aerospikePorts = []namedPort{
 	{"admin", config.AdminPort},
 }
 
-// ConfigMap holds the rendered aerospike.conf of one rack under the key aerospike.conf.
-func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, conf string) *corev1.ConfigMap {
+// ConfigMap holds the rendered aerospike.conf of one rack: the template under the key aerospike.conf,
+// and each pod's own file, with its node id, under <pod>.conf (config.PodFileKey).
+func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, template string) *corev1.ConfigMap {
+	data := map[string]string{config.FileName: template}
+	for ordinal := range rack.Size {
+		data[config.PodFileKey(c.PodName(rack.ID, ordinal))] = config.PodFile(template, config.NodeID(rack.ID, ordinal))
+	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(c, c.ConfigMapName(rack.ID), c.RackSelectorLabels(rack.ID)),
-		Data:       map[string]string{config.FileName: conf},
+		Data:       data,
 	}
 }
 

@@ -95,9 +95,15 @@ func TestChildNames(t *testing.T) {
 
 func TestConfigMap(t *testing.T) {
 	c := newCluster(withRacks(v1alpha1.Rack{ID: 4}))
-	cm := ConfigMap(c, c.RackPlan()[0], "service {}\n")
-	if !maps.Equal(cm.Data, map[string]string{"aerospike.conf": "service {}\n"}) {
-		t.Errorf("data = %v", cm.Data)
+	c.Spec.Size = 2
+	const template = "service {\n\tnode-id <per-pod>\n}\n"
+	cm := ConfigMap(c, c.RackPlan()[0], template)
+	if want := map[string]string{
+		"aerospike.conf": template,
+		"aero-4-0.conf":  "service {\n\tnode-id A40000\n}\n",
+		"aero-4-1.conf":  "service {\n\tnode-id A40001\n}\n",
+	}; !maps.Equal(cm.Data, want) {
+		t.Errorf("data = %v, want %v", cm.Data, want)
 	}
 	if cm.Labels[v1alpha1.LabelRack] != "4" {
 		t.Errorf("labels = %v, want rack 4", cm.Labels)

@@ -127,9 +127,12 @@ func exporterContainer(c *v1alpha1.AerospikeCluster) corev1.Container {
 // the pod's requests (a pod requests the larger of its init and its regular containers).
 func configInitContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides) corev1.Container {
 	ctr := corev1.Container{
-		Name:         ConfigInitContainer,
-		Image:        c.Spec.Image,
-		Command:      CopyConfigCommand(),
+		Name:  ConfigInitContainer,
+		Image: c.Spec.Image,
+		// The kubelet expands $(POD_NAME) in the command: each pod copies its own file.
+		Command: CopyConfigCommand("$(" + podNameEnv + ")"),
+		Env: []corev1.EnvVar{{Name: podNameEnv, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
 		VolumeMounts: configMounts(),
 	}
 	if o.Resources != nil {
@@ -138,16 +141,19 @@ func configInitContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides)
 	return ctr
 }
 
-// CopyConfigCommand copies the mounted ConfigMap's aerospike.conf to where asd reads it. The init
+// podNameEnv is the init container's variable holding its pod's name (the downward API).
+const podNameEnv = "POD_NAME"
+
+// CopyConfigCommand copies the pod's own file from the mounted ConfigMap to where asd reads it. The init
 // container runs it at start, and the operator runs it (exec, no shell) on a pod's turn.
-func CopyConfigCommand() []string {
-	return []string{"cp", path.Join(config.ConfigMapDir, config.FileName), path.Join(config.ConfigDir, config.FileName)}
+func CopyConfigCommand(pod string) []string {
+	return []string{"cp", path.Join(config.ConfigMapDir, config.PodFileKey(pod)), path.Join(config.ConfigDir, config.FileName)}
 }
 
-// ReadConfigMapFileCommand prints the ConfigMap's aerospike.conf as the kubelet has projected it into
-// the pod so far (exec, no shell).
-func ReadConfigMapFileCommand() []string {
-	return []string{"cat", path.Join(config.ConfigMapDir, config.FileName)}
+// ReadConfigMapFileCommand prints the pod's own file of the ConfigMap as the kubelet has projected it
+// into the pod so far (exec, no shell).
+func ReadConfigMapFileCommand(pod string) []string {
+	return []string{"cat", path.Join(config.ConfigMapDir, config.PodFileKey(pod))}
 }
 
 func configMounts() []corev1.VolumeMount {

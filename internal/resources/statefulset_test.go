@@ -94,12 +94,15 @@ func TestConfigAndSMDMounts(t *testing.T) {
 		vols[1].EmptyDir == nil || vols[2].EmptyDir == nil {
 		t.Errorf("volumes = %+v, want the rack's ConfigMap and two emptyDirs", vols)
 	}
-	// asd reads its own copy of the config, made from the ConfigMap by the init container as it starts.
+	// asd reads its own copy of the config, made from the pod's file in the ConfigMap by the init
+	// container as it starts: the kubelet puts the pod's name in the command.
 	inits := sts.Spec.Template.Spec.InitContainers
+	podName := []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}}
 	if len(inits) != 1 || inits[0].Image != c.Spec.Image || !slices.Equal(inits[0].Command,
-		[]string{"cp", "/etc/aerospike-configmap/aerospike.conf", "/etc/aerospike/aerospike.conf"}) ||
-		!equality.Semantic.DeepEqual(inits[0].VolumeMounts, want[:2]) {
-		t.Errorf("init containers = %+v, want one that copies the config", inits)
+		[]string{"cp", "/etc/aerospike-configmap/$(POD_NAME).conf", "/etc/aerospike/aerospike.conf"}) ||
+		!equality.Semantic.DeepEqual(inits[0].Env, podName) || !equality.Semantic.DeepEqual(inits[0].VolumeMounts, want[:2]) {
+		t.Errorf("init containers = %+v, want one that copies the pod's config", inits)
 	}
 }
 

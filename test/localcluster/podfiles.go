@@ -79,7 +79,7 @@ func startFiles(pod *corev1.Pod, configMaps corelisters.ConfigMapLister) (volume
 		vols[v.Name], projected[v.Name] = files, digest(files)
 	}
 	for i := range pod.Spec.InitContainers {
-		runInit(&pod.Spec.InitContainers[i], vols)
+		runInit(pod, &pod.Spec.InitContainers[i], vols)
 	}
 	return vols, projected, nil
 }
@@ -99,8 +99,11 @@ func projectedFiles(namespace string, src *corev1.ConfigMapVolumeSource,
 
 // runInit applies an init container's `cp SOURCE DEST` to the volumes; other commands change no
 // file the simulator knows of.
-func runInit(c *corev1.Container, vols volumeFiles) {
+func runInit(pod *corev1.Pod, c *corev1.Container, vols volumeFiles) {
 	argv := append(slices.Clone(c.Command), c.Args...)
+	for i := range argv {
+		argv[i] = expandEnv(argv[i], pod, c)
+	}
 	if len(argv) != 3 || argv[0] != "cp" {
 		return
 	}
@@ -120,6 +123,51 @@ func runInit(c *corev1.Container, vols volumeFiles) {
 		vols[dstVol] = map[string]string{}
 	}
 	vols[dstVol][dstPath] = content
+}
+
+// expandEnv expands $(NAME) in a command word as the kubelet does, from the container's env: plain
+// values and the downward API's metadata.name and metadata.namespace; $$ is a literal $, and a
+// reference to no variable stays as it is.
+func expandEnv(word string, pod *corev1.Pod, c *corev1.Container) string {
+	vars := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			vars[e.Name] = e.Value
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+			vars[e.Name] = pod.Name
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			vars[e.Name] = pod.Namespace
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(word); i++ {
+		if word[i] != '$' || i+1 == len(word) {
+			b.WriteByte(word[i])
+			continue
+		}
+		switch next := word[i+1]; {
+		case next == '$':
+			b.WriteByte('$')
+			i++
+		case next == '(':
+			end := strings.IndexByte(word[i:], ')')
+			if end < 0 {
+				b.WriteString(word[i:])
+				return b.String()
+			}
+			ref := word[i : i+end+1]
+			if v, ok := vars[ref[2:len(ref)-1]]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(ref)
+			}
+			i += end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
 }
 
 // volumeOf maps a path in a container to a volume and the path inside it.

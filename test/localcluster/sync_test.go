@@ -4,6 +4,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,7 +74,8 @@ func TestVolumeOfACKOPod(t *testing.T) {
 }
 
 // ACKO's pod: the ConfigMap mounted at /etc/aerospike-configmap, and asd's own copy in an emptyDir
-// at /etc/aerospike, made by the copy-config init container.
+// at /etc/aerospike, made by the copy-config init container from the pod's own file ($(POD_NAME)
+// expanded from the downward API).
 func TestFilesOfACKOPod(t *testing.T) {
 	pod, cm := acko(t)
 	vols, digests, err := startFiles(pod, configMapLister(t, cm))
@@ -81,15 +83,16 @@ func TestFilesOfACKOPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := nodeSpec(pod, vols)
-	conf := cm.Data[config.FileName]
+	own := cm.Data[config.PodFileKey("db-0")]
 	if spec.ConfigFile != asdConfigFile || spec.Cluster != "" || spec.Name != "ns/db-0" || spec.IP != "127.21.0.5" ||
 		spec.Image != testcluster.Image {
 		t.Fatalf("spec: %+v", spec)
 	}
-	if spec.Files[asdConfigFile] != conf || spec.Files[cmPath] != conf || len(spec.Files) != 2 {
+	if !strings.Contains(own, "\tnode-id A00000\n") || spec.Files[asdConfigFile] != own ||
+		spec.Files["/etc/aerospike-configmap/db-0.conf"] != own || len(spec.Files) != 1+len(cm.Data) {
 		t.Fatalf("files: %v", slices.Sorted(maps.Keys(spec.Files)))
 	}
-	if digests[resources.ConfigMapVolume] != digest(map[string]string{config.FileName: conf}) || len(digests) != 1 {
+	if digests[resources.ConfigMapVolume] != digest(cm.Data) || len(digests) != 1 {
 		t.Errorf("digests: %v", digests)
 	}
 	if _, _, err := startFiles(pod, configMapLister(t)); err == nil {
@@ -313,5 +316,24 @@ func TestProjectionKeepsSubPathMounts(t *testing.T) {
 	}
 	if got := mountPaths(c); got != `["/etc/aerospike-configmap","/etc/aerospike/aerospike.conf"]` {
 		t.Errorf("mount paths %s", got)
+	}
+}
+
+func TestExpandEnv(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db-1-0"}}
+	c := &corev1.Container{Env: []corev1.EnvVar{
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "NS", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+		{Name: "DIR", Value: "/etc"},
+	}}
+	for word, want := range map[string]string{
+		"$(DIR)/$(POD_NAME).conf": "/etc/db-1-0.conf",
+		"$(NS)-$$(POD_NAME)":      "ns-$(POD_NAME)",
+		"$(UNSET) $(DIR":          "$(UNSET) $(DIR",
+		"cost$":                   "cost$",
+	} {
+		if got := expandEnv(word, pod, c); got != want {
+			t.Errorf("expandEnv(%q) = %q, want %q", word, got, want)
+		}
 	}
 }
