@@ -149,9 +149,11 @@ SEED ?=
 DURATION ?= 60s
 RATE ?= 500
 LOAD_FLAGS ?=
+# CLUSTER_NAME is the cluster-name the client accepts (the sample's; empty: any cluster behind SEED).
+CLUSTER_NAME ?= aerospike-3node
 
 .PHONY: load
-load: ## Workload of the official client on the local cluster's sample (SEED, DURATION, RATE); exits 1 if it lost keys.
+load: ## Workload of the official client on the local cluster's sample (SEED, CLUSTER_NAME, DURATION, RATE); exits 1 if it lost keys.
 	@seed="$(SEED)"; if [ -z "$$seed" ]; then \
 		[ -f .local/kubeconfig ] || { echo "load: no .local/kubeconfig: start make run-local, or set SEED=host:port" >&2; exit 2; }; \
 		kubectl="$$(hack/build-assets.sh kubectl | tail -n 1)/kubectl"; \
@@ -161,7 +163,7 @@ load: ## Workload of the official client on the local cluster's sample (SEED, DU
 		seed="$$ip:3000"; \
 	fi; \
 	echo "load: seed $$seed, $(DURATION) at $(RATE) ops/s"; \
-	go run ./test/workload/cmd/load -seed "$$seed" -duration $(DURATION) -rate $(RATE) $(LOAD_FLAGS)
+	go run ./test/workload/cmd/load -seed "$$seed" -cluster-name "$(CLUSTER_NAME)" -duration $(DURATION) -rate $(RATE) $(LOAD_FLAGS)
 
 ##@ Build
 

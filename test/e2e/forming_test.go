@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -272,3 +273,49 @@ var _ = Describe("A split brain", Label("split-brain"), func() {
 		w.expectNothingLost()
 	})
 })
+
+// Issue 24: a pod recreated by kubectl delete joins as the same node: its node id comes from its rack
+// and ordinal (its own file of the ConfigMap), not from the pod's network interface.
+var _ = Describe("Node identity", Label("node-identity"), func() {
+	It("keeps each pod's node id when the pod is recreated, and shows it in the status", func() {
+		const ns, name = "e2e-identity", "ident"
+		applyYAML(clusterYAML(ns, name, 3, ""))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		awaitOneCluster(ns, name, 3)
+		want := map[string]string{name + "-0": "A00000", name + "-1": "A00001", name + "-2": "A00002"}
+		Eventually(nodeIDs).WithArguments(ns, name).Should(Equal(want))
+
+		uid := mustField(ns, "pod/"+name+"-1", "{.metadata.uid}")
+		kubectl("delete", "pod", name+"-1", "-n", ns, "--wait", "--timeout=60s")
+		awaitOneCluster(ns, name, 3)
+		Expect(mustField(ns, "pod/"+name+"-1", "{.metadata.uid}")).NotTo(Equal(uid), "the pod was recreated")
+		Eventually(nodeIDs).WithArguments(ns, name).Should(Equal(want))
+	})
+})
+
+// nodeIDs maps each pod of the cluster to the node id its node answers to `node`, when
+// status.pods[*].nodeID says the same (else to both).
+func nodeIDs(namespace, name string) (map[string]string, error) {
+	asc, err := readCluster(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for pod, p := range asc.Status.Pods {
+		ip, err := field(namespace, "pod/"+pod, "{.status.podIP}")
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, net.JoinHostPort(ip, "3000"), "node")
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		out[pod] = answers["node"]
+		if p.NodeID != answers["node"] {
+			out[pod] = fmt.Sprintf("node %s, status %s", answers["node"], p.NodeID)
+		}
+	}
+	return out, nil
+}
