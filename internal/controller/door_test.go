@@ -609,3 +609,31 @@ func TestTakingDownBrokenPodsTakesNoNodeDown(t *testing.T) {
 		})
 	}
 }
+
+// Model seed 1549: two pods recorded leaving under replication-factor 3; the factor went back to 2
+// before either left. Held by the safety rule (two down at once), the scale-down waited for ever; none
+// gone yet, the leaves are decided again, one at a time.
+func TestLeavesRecordedUnderALargerFactorAreDecidedAgain(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(5)))
+	f.edit(sized(3))
+	for _, pod := range []string{"aero-3", "aero-4"} {
+		f.record(pod, ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateRemove,
+			Started: metav1.NewMicroTime(doorNow.Add(-10 * time.Second))})
+		f.pod(pod, notReady) // their gates held
+	}
+	f.budget(3)
+	st := f.observe()
+	if st.maxDown != 1 {
+		t.Fatalf("maxDown %d, want 1 (replication-factor 2)", st.maxDown)
+	}
+	budget := st.maxDown
+	replicas, err := f.r.plannedReplicas(f.ctx, st, st.existingSets["aero"], 3, &budget)
+	if err != nil || replicas != 5 {
+		t.Fatalf("replicas %d, %v; want 5 while decided again", replicas, err)
+	}
+	for _, pod := range []string{"aero-3", "aero-4"} {
+		if u := f.cluster().Status.Pods[pod].Update; u != nil {
+			t.Errorf("%s still recorded leaving: %+v", pod, u)
+		}
+	}
+}

@@ -326,20 +326,22 @@ func (w *modelWorld) createPod(ctx context.Context, sts *appsv1.StatefulSet, nam
 	if err := w.api.Create(ctx, pod); err != nil {
 		panic(err)
 	}
+	// Without its file the init container's cp fails: the pod crash-loops like on a refused config.
 	conf := w.configOf(ctx, pod)
-	w.nodes[name] = &modelNode{uid: pod.UID, up: !refusedConfig(conf), started: w.now(), rf: replicationOf(conf), conf: conf,
-		crashLoop: refusedConfig(conf), refusedAt: w.now(), remade: true, ip: fmt.Sprintf("10.0.%d.%d", w.uidSeq/250, w.uidSeq%250+1)}
+	refused := conf == "" || refusedConfig(conf)
+	w.nodes[name] = &modelNode{uid: pod.UID, up: !refused, started: w.now(), rf: replicationOf(conf), conf: conf,
+		crashLoop: refused, refusedAt: w.now(), remade: true, ip: fmt.Sprintf("10.0.%d.%d", w.uidSeq/250, w.uidSeq%250+1)}
 	w.logf("pod %s created (%s)", name, pod.UID)
 }
 
-// configOf is what the init container copies: the rack's ConfigMap as it is now.
+// configOf is what the init container copies: the pod's own file of the ConfigMap its pod spec mounts
+// (not the one the spec names now: a layout change past the webhook names another), as it is now.
 func (w *modelWorld) configOf(ctx context.Context, pod *corev1.Pod) string {
 	cm := &corev1.ConfigMap{}
-	name := w.cluster().ConfigMapName(rackOf(pod))
-	if err := w.api.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, cm); err != nil {
+	if err := w.api.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: configMapNameOf(pod)}, cm); err != nil {
 		return ""
 	}
-	return cm.Data[config.FileName]
+	return cm.Data[config.PodFileKey(pod.Name)]
 }
 
 var replicationFactorLine = regexp.MustCompile(`replication-factor\s+(\d+)`)
@@ -772,8 +774,12 @@ func (w *modelWorld) WarmRestart(ctx context.Context, pod *corev1.Pod, _ string)
 	case n.hung:
 		return context.DeadlineExceeded
 	}
+	conf := w.configOf(ctx, pod)
+	if conf == "" {
+		return fmt.Errorf("pod %s: cp: no such file", pod.Name)
+	}
 	w.takeDown(pod.Name, "operator (SIGUSR1)")
-	n.conf = w.configOf(ctx, pod)
+	n.conf = conf
 	n.rf, n.crashLoop, n.refusedAt = replicationOf(n.conf), refusedConfig(n.conf), w.now()
 	n.up, n.hasData, n.started, n.upAt = !n.crashLoop, false, w.now(), time.Time{}
 	return nil

@@ -214,6 +214,19 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 		st.setWork(ackov1alpha1.ReasonScaling, "Waiting for %s to leave", strings.Join(leaving, ", "))
 		return current, nil
 	}
+	if len(leaving) > st.maxDown {
+		// Recorded under a larger budget (the replication-factor went down since) and none gone yet:
+		// decided again, fewer at once, instead of held by the safety rule for ever (model seed 1549).
+		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave fewer at a time", existing.Name, strings.Join(leaving, ", "))
+		return current, r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+			for _, name := range leaving {
+				if p, ok := s.Pods[name]; ok && p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove {
+					p.Update = nil
+					s.Pods[name] = p
+				}
+			}
+		})
+	}
 	if why := st.operationHold(); why != "" {
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
 		return current, nil
