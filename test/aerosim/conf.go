@@ -22,11 +22,12 @@ func MeshConf(clusterName string, seeds ...string) string {
 // heartbeatPort is the mesh port of a node whose config does not set one, and of every simple node.
 const heartbeatPort = 3002
 
-// nodeConfig is who a node clusters with, from its config.
+// nodeConfig is who a node clusters with, and who it is, from its config.
 type nodeConfig struct {
 	clusterName string
 	hbPort      int
 	seeds       []seedAddr
+	ident       identity
 }
 
 type seedAddr struct {

@@ -34,6 +34,11 @@ func (r *resolver) lookup(host string) []string {
 	return append(slices.Clone(addrs[k:]), addrs[:k]...)
 }
 
+// resolves: host is an IP or a name with addresses (a check that does not turn the rotation).
+func (r *resolver) resolves(host string) bool {
+	return net.ParseIP(host) != nil || len(r.records[dnsName(host)]) > 0
+}
+
 // SetDNS replaces the simulator's DNS table (name → IPv4 addresses); the nodes retry the seeds
 // that did not resolve yet. The first lookup of a name after its addresses changed answers them
 // in the order given, each later one starts one address further.

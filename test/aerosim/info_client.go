@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +47,7 @@ func loadClientAnswers() (map[string]string, error) {
 
 // Static answers the client's commands get from every node, as the capture has them.
 var clientStatic = []string{"features", "version", "edition", "partitions", "rebalance-generation",
-	"service-clear-alt", "services-alternate", "peers-tls-std", "rack-ids", "bins"}
+	"peers-tls-std", "rack-ids", "bins"}
 
 // clientAnswer answers the commands the v7 client sends to connect and tend (and truncate), from the
 // node's cluster and partition map; ok is false for other commands. Callers hold s.mu.
@@ -84,12 +83,22 @@ func (s *Sim) mapAnswer(n *node, cmd string) (string, bool) {
 		return strconv.FormatInt(n.partGen.Load(), 10), true
 	case "peers-generation":
 		return strconv.FormatInt(n.peersGen, 10), true
-	case "peers-clear-std", "peers-clear-alt":
-		return s.peers(n, cmd == "peers-clear-std"), true
+	case "peers-clear-std":
+		return n.peersList(identity.clearStd), true
+	case "peers-clear-alt":
+		return n.peersList(identity.clearAlt), true
 	case "service-clear-std":
-		return net.JoinHostPort(n.spec.IP, strconv.Itoa(s.opts.Port)), true
-	case "services", "services-alumni":
-		return strings.Join(s.peerAddrs(n), ";"), true
+		return n.ident.clearStd(), true
+	case "service-clear-alt":
+		return n.ident.clearAlt(), true
+	case "service":
+		return n.ident.serv(), true
+	case "services":
+		return n.services(true, identity.serv), true
+	case "services-alternate":
+		return n.services(true, identity.servAlt), true
+	case "services-alumni":
+		return n.services(false, identity.serv), true
 	case "replicas", "replicas-all", "replicas-master":
 		if v == nil {
 			return "", true
@@ -115,39 +124,87 @@ func (n *node) namespaceNames() []string {
 	return out
 }
 
-// otherMembers are the node's cluster's other members, by node id.
-func (s *Sim) otherMembers(n *node) []*node {
-	if n.cluster == nil {
-		return nil
-	}
-	out := make([]*node, 0, len(n.cluster.members))
-	for _, m := range n.cluster.members {
-		if m != n && !m.removed {
-			out = append(out, m)
-		}
-	}
-	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.spec.NodeID, b.spec.NodeID) })
-	return out
+// peer is a node of asd's service list (service_list.c): a member of the node's cluster (present), or
+// one that was (an alumnus), with the addresses its asd sent.
+type peer struct {
+	present bool
+	run     run // the peer's asd whose addresses this asd holds
+	ident   identity
 }
 
-// peers answers peers-clear-std: generation,default port,[[id,,[ip]],...] (the alternate list is empty).
-func (s *Sim) peers(n *node, std bool) string {
-	var items []string
-	if std {
-		for _, m := range s.otherMembers(n) {
-			items = append(items, "["+m.spec.NodeID+",,["+m.spec.IP+"]]")
-		}
-	}
-	return fmt.Sprintf("%d,%d,[%s]", n.peersGen, s.opts.Port, strings.Join(items, ","))
+// run is one start of a node's asd.
+type run struct {
+	n   *node
+	inc int
 }
 
-func (s *Sim) peerAddrs(n *node) []string {
-	members := s.otherMembers(n)
-	out := make([]string, 0, len(members))
+// learnPeers is asd's service list following a new cluster (handle_cluster_change and
+// handle_fabric_message): peers-generation counts one for each node id that joins or leaves the
+// other members, and one for each member whose running asd sent this one its addresses for the first
+// time (a fresh asd on either side).
+func (n *node) learnPeers(members []*node) {
+	present := map[string]*node{}
 	for _, m := range members {
-		out = append(out, net.JoinHostPort(m.spec.IP, strconv.Itoa(s.opts.Port)))
+		if m != n {
+			present[m.ident.nodeID] = m
+		}
+	}
+	for id, p := range n.peers {
+		if p.present && present[id] == nil {
+			p.present = false
+			n.peersGen++
+		}
+	}
+	for id, m := range present {
+		p := n.peers[id]
+		if p == nil {
+			p = &peer{}
+			n.peers[id] = p
+		}
+		if !p.present {
+			p.present = true
+			n.peersGen++
+		}
+		if r := (run{m, m.inc}); p.run != r {
+			p.run, p.ident = r, m.ident
+			n.peersGen++
+		}
+	}
+}
+
+// peerIdentities are the identities of the node's peers, by node id; presentOnly leaves out alumni.
+func (n *node) peerIdentities(presentOnly bool) []identity {
+	var out []identity
+	for _, id := range slices.Sorted(maps.Keys(n.peers)) {
+		if p := n.peers[id]; p.present || !presentOnly {
+			out = append(out, p.ident)
+		}
 	}
 	return out
+}
+
+// peersList answers peers-clear-std or peers-clear-alt (build_peers):
+// <generation>,3000,[[<node id>,,[<address>,...]],...], over the present peers that have such
+// addresses, each address without ":3000".
+func (n *node) peersList(field func(identity) string) string {
+	var items []string
+	for _, p := range n.peerIdentities(true) {
+		if v := field(p); v != "" {
+			items = append(items, "["+p.nodeID+",,["+withoutDefaultPort(v)+"]]")
+		}
+	}
+	return fmt.Sprintf("%d,%s,[%s]", n.peersGen, defaultPort, strings.Join(items, ","))
+}
+
+// services answers the deprecated services commands (build_services): the peers' addresses joined by ";".
+func (n *node) services(presentOnly bool, field func(identity) string) string {
+	var items []string
+	for _, p := range n.peerIdentities(presentOnly) {
+		if v := field(p); v != "" {
+			items = append(items, v)
+		}
+	}
+	return strings.Join(items, ";")
 }
 
 // namespaceAnswer is the fixture's namespace/test with this node's counts.

@@ -204,9 +204,9 @@ func tableFor(image string) *params.Table {
 }
 
 // loadConfig is asd reading its config at start on the node's host: a file it refuses is an error
-// with asd's message (a conffile.Problem), else its cluster, its mesh, its running values and the
-// warnings asd logs.
-func loadConfig(text string, spec NodeSpec) (nodeConfig, *liveConfig, []string, error) {
+// with asd's message (a conffile.Problem), else its cluster, its mesh, its identity, its running
+// values and the warnings asd logs.
+func loadConfig(text string, spec NodeSpec, host podHost) (nodeConfig, *liveConfig, []string, error) {
 	f, err := conffile.Parse(text)
 	if err != nil {
 		return nodeConfig{}, nil, nil, err
@@ -226,13 +226,19 @@ func loadConfig(text string, spec NodeSpec) (nodeConfig, *liveConfig, []string, 
 			warnings = append(warnings, w.LogLine())
 		}
 	}
-	live := newLive(table, server, settings, spec.NodeID)
+	live := newLive(table, server, settings)
 	live.fdLimit = spec.OpenFileLimit
 	// as_config_post_process: cf_crash(AS_CFG, "%lu system file descriptors not enough, config specified %d")
 	if fdMax, _ := strconv.ParseInt(live.contexts[ctxService].vals[protoFdMax], 10, 64); fdMax > spec.OpenFileLimit {
 		return nodeConfig{}, nil, nil,
 			fmt.Errorf("%d system file descriptors not enough, config specified %d", spec.OpenFileLimit, fdMax)
 	}
+	conf := meshConfig(settings)
+	// Next in as_config_post_process: the node id, then the access addresses.
+	if conf.ident, err = host.identity(settings); err != nil {
+		return nodeConfig{}, nil, nil, err
+	}
+	live.contexts[ctxService].set("node-id", conf.ident.nodeID)
 	// The host checks come last, once asd has read and set up its config.
 	if !spec.HostPassesBestPractices {
 		if live.contexts[ctxService].vals["enforce-best-practices"] == on {
@@ -240,7 +246,7 @@ func loadConfig(text string, spec NodeSpec) (nodeConfig, *liveConfig, []string, 
 		}
 		warnings = append(warnings, conffile.Warning{Context: "config", Msg: conffile.BestPracticesFailed}.LogLine())
 	}
-	return meshConfig(settings), live, warnings, nil
+	return conf, live, warnings, nil
 }
 
 // meshConfig is who the node clusters with.
@@ -263,8 +269,8 @@ func meshConfig(settings []conffile.Setting) nodeConfig {
 	return conf
 }
 
-// newLive builds the running values of a node that read settings.
-func newLive(table *params.Table, server *serverTemplates, settings []conffile.Setting, nodeID string) *liveConfig {
+// newLive builds the running values of a node that read settings (all but its node id).
+func newLive(table *params.Table, server *serverTemplates, settings []conffile.Setting) *liveConfig {
 	c := &liveConfig{table: table, engines: map[string]string{}, contexts: map[string]*kvList{
 		ctxService: server.service.clone(), ctxNetwork: server.network.clone()}}
 	for _, s := range settings {
@@ -282,12 +288,8 @@ func newLive(table *params.Table, server *serverTemplates, settings []conffile.S
 		if !ok {
 			continue
 		}
-		v := defaultText(s.Param)
-		if s.Name == "node-id" {
-			v = nodeID
-		}
 		for _, kv := range c.lists(name.Context, "") {
-			kv.set(name.Get, v)
+			kv.set(name.Get, defaultText(s.Param))
 		}
 	}
 	for ns, typ := range c.engines {

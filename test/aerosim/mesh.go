@@ -140,6 +140,8 @@ type link struct {
 	// refused: an exchange found that a namespace's replication-factor differs between the two; they do
 	// not cluster until one of them starts again or their cluster reclusters (recluster:).
 	refused bool
+	// duplicate: they hear each other, but their node ids keep them apart (see duplicate).
+	duplicate bool
 }
 
 func keyOf(a, b *node) linkKey {
@@ -251,11 +253,16 @@ func (s *Sim) step(n *node, t time.Time) {
 func (s *Sim) start(n *node, at time.Time) {
 	n.inc++
 	text, simple, err := n.configText()
+	host := s.podHost(n)
 	conf := nodeConfig{hbPort: heartbeatPort}
 	var live *liveConfig
 	var warnings []string
-	if err == nil && !simple {
-		conf, live, warnings, err = loadConfig(text, n.spec)
+	switch {
+	case err != nil:
+	case simple:
+		conf.ident, err = host.identity(nil)
+	default:
+		conf, live, warnings, err = loadConfig(text, n.spec, host)
 	}
 	if err != nil {
 		n.crashes++
@@ -275,7 +282,7 @@ func (s *Sim) start(n *node, at time.Time) {
 	for _, sd := range conf.seeds {
 		a.addSeed(sd)
 	}
-	n.asd = a
+	n.asd, n.ident = a, conf.ident
 	for _, l := range s.links {
 		if l.a == n || l.b == n {
 			l.refused = false // a new asd: a new exchange
@@ -286,8 +293,14 @@ func (s *Sim) start(n *node, at time.Time) {
 	}
 	n.data.Store(s.openStore(n))
 	n.partGen.Store(-1)
-	n.peersGen, n.peers = 0, ""
+	n.peersGen, n.peers = 0, map[string]*peer{}
 	n.logf(at, "INFO (as): service ready: soon there will be cake!")
+}
+
+// podHost is the node's pod as its asd finds it at start.
+func (s *Sim) podHost(n *node) podHost {
+	override, _ := parseNodeID(n.spec.NodeID)
+	return podHost{ip: n.spec.IP, mac: n.mac, port: s.opts.Port, override: override, resolves: s.dns.resolves}
 }
 
 // configText is the config asd reads at start; simple is true for a node without one.
@@ -396,8 +409,9 @@ func (s *Sim) discover(nodes []*node) {
 }
 
 func (s *Sim) updateHearing(t time.Time) {
+	s.heard = s.heardIDs()
 	for _, l := range s.links {
-		h := s.hears(l)
+		h := s.hears(l) && !s.duplicate(l, s.heard, t)
 		switch {
 		case l.hearing && !h:
 			l.hearing, l.since, l.delay = false, t, s.opts.DropDelay
@@ -410,6 +424,48 @@ func (s *Sim) updateHearing(t time.Time) {
 	}
 }
 
+// heardIDs counts, for each node, the nodes it hears under each node id.
+func (s *Sim) heardIDs() map[*node]map[string]int {
+	out := map[*node]map[string]int{}
+	for _, l := range s.links {
+		if !s.hears(l) {
+			continue
+		}
+		for _, pair := range [][2]*node{{l.a, l.b}, {l.b, l.a}} {
+			if out[pair[0]] == nil {
+				out[pair[0]] = map[string]int{}
+			}
+			out[pair[0]][pair[1].ident.nodeID]++
+		}
+	}
+	return out
+}
+
+// duplicate: the link's nodes hear each other, but their node ids keep them from counting each other
+// (as/src/fabric/hb.c): a node ignores the heartbeats that carry its own node id
+// (hb_channel_on_self_pulse), and a node that hears one node id from two nodes, whose fabric
+// endpoints then keep changing, puts that id on probation (hb_adjacent_node_update, hb_channel_on_pulse).
+// As a link becomes one, its nodes log asd's warnings.
+func (s *Sim) duplicate(l *link, heard map[*node]map[string]int, t time.Time) bool {
+	a, b := l.a, l.b
+	same := a.ident.nodeID == b.ident.nodeID
+	dup := same || heard[a][b.ident.nodeID] > 1 || heard[b][a.ident.nodeID] > 1
+	if dup && !l.duplicate {
+		for _, pair := range [][2]*node{{a, b}, {b, a}} {
+			self, other := pair[0], pair[1]
+			id := strings.ToLower(other.ident.nodeID)
+			switch {
+			case same:
+				self.logf(t, "WARNING (hb): duplicate node-id: %s with fabric endpoints {%s}", id, other.ident.fabric)
+			case heard[self][other.ident.nodeID] > 1 && l.hearing:
+				self.logf(t, "WARNING (hb): node expired %s - potentially duplicate node-id", id)
+			}
+		}
+	}
+	l.duplicate = dup
+	return dup
+}
+
 // form groups the counted nodes (members, and nodes the others still count) by adjacency into
 // clusters.
 func (s *Sim) form(t time.Time) {
@@ -420,7 +476,7 @@ func (s *Sim) form(t time.Time) {
 			verts = append(verts, n)
 		}
 	}
-	verts = append(verts, slices.Collect(maps.Values(s.ghosts))...)
+	verts = s.dropSuperseded(append(verts, slices.Collect(maps.Values(s.ghosts))...))
 	slices.SortFunc(verts, func(a, b *node) int { return cmp.Compare(a.id, b.id) })
 	u := newUnion()
 	for _, l := range s.links {
@@ -434,7 +490,7 @@ func (s *Sim) form(t time.Time) {
 			s.forget(group)
 			continue
 		}
-		id := identity(group)
+		id := membership(group)
 		c, ok := s.clusters[id]
 		if !ok {
 			c = s.newCluster(group, t)
@@ -449,11 +505,29 @@ func (s *Sim) form(t time.Time) {
 	s.clusters = clusters
 }
 
+// dropSuperseded forgets the counted nodes that stopped (or hung) under a node id that another counted
+// node runs with: the others' heartbeat entry for that id is the live node's now.
+func (s *Sim) dropSuperseded(counted []*node) []*node {
+	live := map[string]bool{}
+	for _, n := range counted {
+		if n.heartbeating() {
+			live[n.ident.nodeID] = true
+		}
+	}
+	return slices.DeleteFunc(counted, func(n *node) bool {
+		if n.heartbeating() || !live[n.ident.nodeID] {
+			return false
+		}
+		s.forget([]*node{n})
+		return true
+	})
+}
+
 // exchanges keeps the groups that are clusters already, and runs the exchange of each new one.
 func (s *Sim) exchanges(groups [][]*node, t time.Time) [][]*node {
 	var out [][]*node
 	for _, group := range groups {
-		if _, kept := s.clusters[identity(group)]; kept {
+		if _, kept := s.clusters[membership(group)]; kept {
 			out = append(out, group)
 		} else {
 			out = append(out, s.exchange(group, t)...)
@@ -523,13 +597,45 @@ func (s *Sim) recluster(n *node, now time.Time) string {
 	return answerOK
 }
 
+// principal is the member with the highest node id, first of asd's succession list.
+func (c *cluster) principal() *node {
+	return slices.MaxFunc(c.members, func(a, b *node) int {
+		if nodeIDAbove(a, b) {
+			return 1
+		}
+		return -1
+	})
+}
+
+// duplicateIDs answers cluster_duplicate_nodes (hb.c as_hb_info_duplicates_get): the node ids the
+// node hears from two nodes, and its own if another node has it, highest first; "null" if none.
+func (s *Sim) duplicateIDs(n *node) string {
+	var ids []uint64
+	for id, count := range s.heard[n] {
+		if count > 1 || id == n.ident.nodeID {
+			v, _ := parseNodeID(id)
+			ids = append(ids, v)
+		}
+	}
+	if len(ids) == 0 {
+		return "null"
+	}
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = formatNodeID(id)
+	}
+	return strings.Join(out, ",")
+}
+
 // active: the node runs asd and is a member of a cluster.
 func (n *node) active() bool { return !n.removed && n.asd.phase == phaseActive && n.cluster != nil }
 
 // nodeIDAbove compares node ids as the hex numbers they are.
 func nodeIDAbove(a, b *node) bool {
-	x, _ := strconv.ParseUint(a.spec.NodeID, 16, 64)
-	y, _ := strconv.ParseUint(b.spec.NodeID, 16, 64)
+	x, _ := parseNodeID(a.ident.nodeID)
+	y, _ := parseNodeID(b.ident.nodeID)
 	return x > y
 }
 
@@ -550,30 +656,15 @@ func (s *Sim) newCluster(members []*node, t time.Time) *cluster {
 		view: newView(s.gen, members)}
 	for _, m := range members {
 		m.partGen.Add(1)
-		if peers := peerIDs(members, m); peers != m.peers {
-			m.peers = peers
-			m.peersGen++
-		}
+		m.learnPeers(members)
 	}
 	c.pending = s.plan(c.view, t)
 	s.history.cluster(t, c)
 	return c
 }
 
-// peerIDs names the other members of a cluster, as a node's peers-generation follows them.
-func peerIDs(members []*node, self *node) string {
-	ids := make([]string, 0, len(members))
-	for _, m := range members {
-		if m != self {
-			ids = append(ids, m.spec.NodeID)
-		}
-	}
-	slices.Sort(ids)
-	return strings.Join(ids, ",")
-}
-
-// identity names a membership: each node with the incarnation that is counted.
-func identity(group []*node) string {
+// membership names a group of counted nodes: each node with the incarnation that is counted.
+func membership(group []*node) string {
 	parts := make([]string, len(group))
 	for i, n := range group {
 		parts[i] = strconv.FormatUint(n.id, 10) + ":" + strconv.Itoa(n.memberInc)

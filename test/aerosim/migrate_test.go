@@ -324,7 +324,7 @@ func TestRendezvousPartitionMap(t *testing.T) {
 	mk := func(n int) []*node {
 		out := make([]*node, n)
 		for i := range out {
-			out[i] = &node{spec: NodeSpec{NodeID: hexID(fmt.Sprintf("n%d", i))},
+			out[i] = &node{ident: identity{nodeID: hexID(fmt.Sprintf("n%d", i))},
 				asd: asd{namespaces: []nsConfig{{name: "test", rf: 2}}}}
 		}
 		return out
@@ -340,7 +340,7 @@ func TestRendezvousPartitionMap(t *testing.T) {
 	}
 	for _, n := range eight {
 		if m := masters[n]; m < 4096/8*85/100 || m > 4096/8*115/100 {
-			t.Fatalf("%s masters %d partitions of 4096", n.spec.NodeID, m)
+			t.Fatalf("%s masters %d partitions of 4096", n.ident.nodeID, m)
 		}
 	}
 	v7 := newView(2, eight[:7])

@@ -102,7 +102,7 @@ func newNSView(name string, rf int, nodes []*node) *nsView {
 	nv := &nsView{name: name, rf: rf, reps: make([][]*node, nPartitions), locks: make([]sync.Mutex, nPartitions)}
 	bases := make([]uint64, len(nodes))
 	for i, n := range nodes {
-		bases[i] = nodeHash(n.spec.NodeID)
+		bases[i] = nodeHash(n.ident.nodeID)
 	}
 	order := make([]int, len(nodes))
 	scores := make([]uint64, len(nodes))

@@ -29,6 +29,8 @@ type nodeFacts struct {
 	member      bool
 	uptime      int64 // seconds
 	migrations  int64
+	principal   string // the node id that leads the cluster: its highest ("0" while not a member)
+	duplicates  string // node ids heard from two nodes, or its own from another ("null" if none)
 	// failedBestPractices: the host failed asd's best-practices checks at start.
 	failedBestPractices bool
 }
@@ -129,8 +131,13 @@ func (t templates) answer(profile string, f nodeFacts, cmd string) string {
 			"cluster_is_member":            strconv.FormatBool(f.member),
 			"uptime":                       strconv.FormatInt(f.uptime, 10),
 			"migrate_partitions_remaining": strconv.FormatInt(f.migrations, 10),
+			"cluster_principal":            f.principal,
+			"paxos_principal":              f.principal,
+			"cluster_duplicate_nodes":      f.duplicates,
 			"failed_best_practices":        strconv.FormatBool(f.failedBestPractices),
 		})
+	case cmd == "get-config:context=service":
+		return substitute(tmpl, map[string]string{"node-id": f.nodeID})
 	case strings.HasPrefix(cmd, "namespace/"):
 		// The namespace's own view of cluster_size.
 		return substitute(tmpl, map[string]string{"ns_cluster_size": strconv.Itoa(f.clusterSize)})

@@ -1,8 +1,9 @@
 // Package aerosim simulates Aerospike CE 8.1 nodes for tests: each node speaks the info protocol
 // over real TCP on its own loopback IP, answering with the bytes a real asd 8.1.2.0 sent (the
-// embedded fixtures) with only node, cluster_size, cluster_key, cluster_integrity,
-// cluster_is_member, uptime and migrate_partitions_remaining (and the namespace's ns_cluster_size)
-// filled in from the simulated cluster state.
+// embedded fixtures) with only node (and get-config's node-id), cluster_size, cluster_key,
+// cluster_integrity, cluster_is_member, cluster_principal, cluster_duplicate_nodes, uptime and
+// migrate_partitions_remaining (and the namespace's ns_cluster_size) filled in from the simulated
+// cluster state. A node's id and the addresses it advertises are asd's (identity.go).
 //
 // Clusters form the way asd forms them (mesh.go): a node given a config reads its cluster-name and
 // its mesh seeds, resolves the seeds' host names once through the simulator's DNS table (SetDNS),
@@ -69,8 +70,12 @@ type Options struct {
 type NodeSpec struct {
 	Cluster string `json:"cluster,omitempty"`
 	Name    string `json:"name"`
-	IP      string `json:"ip,omitempty"`      // in 127.0.0.0/8; empty picks a free one
-	NodeID  string `json:"nodeId,omitempty"`  // default derived from Name
+	IP      string `json:"ip,omitempty"` // in 127.0.0.0/8; empty picks a free one
+	// NodeID replaces the node id asd derives from the pod's MAC address (hex, not 0): a test's fixed
+	// id. A node-id in the config still wins, as in asd. Empty: each node added gets a new MAC address,
+	// so a new id, kept across restarts in place. In a NodeState, the id the node's asd runs with
+	// (empty until it first started).
+	NodeID  string `json:"nodeId,omitempty"`
 	Profile string `json:"profile,omitempty"` // fixture directory used as templates; default "single"
 	Config  string `json:"config,omitempty"`
 	// Image is the container's image: its tag's server version picks the parameter table the
@@ -173,7 +178,8 @@ type Sim struct {
 	gen      uint64              // cluster generations, for fresh keys
 	settled  time.Time           // the simulation is computed up to here
 	dns      resolver
-	groups   map[string]int // mesh cut: node name → group
+	groups   map[string]int           // mesh cut: node name → group
+	heard    map[*node]map[string]int // node → node id → how many nodes it hears with it (heardIDs)
 	history  history
 	disks    map[string]map[string]*nsStore // diskKey → persistent namespace → its records
 }
@@ -181,6 +187,8 @@ type Sim struct {
 type node struct {
 	id      uint64 // unique per AddNode: a node re-added under a name is another node
 	spec    NodeSpec
+	mac     uint64   // the pod's interface's MAC address: a pod's own, gone with it
+	ident   identity // as its asd last started
 	addr    string
 	ln      net.Listener
 	conns   map[net.Conn]struct{}
@@ -203,8 +211,8 @@ type node struct {
 
 	data     atomic.Pointer[store] // the running asd's records (emptyStore while it is down)
 	partGen  atomic.Int64          // partition-generation: +1 whenever this node's partition map changes
-	peersGen int64                 // peers-generation: +1 whenever the other members change
-	peers    string                // their node ids, as peersGen last counted them
+	peersGen int64                 // peers-generation (see learnPeers)
+	peers    map[string]*peer      // by node id: the running asd's service list, alumni included
 }
 
 // store is the running asd's records; the data path reads it without s.mu.
@@ -255,8 +263,8 @@ func (s *Sim) AddNode(spec NodeSpec) (NodeState, error) {
 	}
 	now := s.advance()
 	s.nextID++
-	n := &node{id: s.nextID, spec: spec, addr: ln.Addr().String(), ln: ln, conns: map[net.Conn]struct{}{},
-		gone: make(chan struct{}), files: maps.Clone(spec.Files), memberInc: -1}
+	n := &node{id: s.nextID, spec: spec, mac: podMAC(s.nextID), addr: ln.Addr().String(), ln: ln,
+		conns: map[net.Conn]struct{}{}, gone: make(chan struct{}), files: maps.Clone(spec.Files), memberInc: -1}
 	if n.files == nil {
 		n.files = map[string]string{}
 	}
@@ -457,8 +465,12 @@ func (s *Sim) fillSpec(spec *NodeSpec) error {
 	if _, ok := s.tmpl[spec.Profile]; !ok {
 		return fmt.Errorf("%w: unknown profile %q", ErrInvalid, spec.Profile)
 	}
-	if spec.NodeID == "" {
-		spec.NodeID = hexID(spec.Name)
+	if spec.NodeID != "" {
+		id, ok := parseNodeID(spec.NodeID)
+		if !ok {
+			return fmt.Errorf("%w: nodeId %q is not a node id (hexadecimal, 64 bits, not 0)", ErrInvalid, spec.NodeID)
+		}
+		spec.NodeID = formatNodeID(id)
 	}
 	if spec.OpenFileLimit < 0 {
 		return fmt.Errorf("%w: openFileLimit %d is negative", ErrInvalid, spec.OpenFileLimit)
@@ -472,8 +484,10 @@ func (s *Sim) fillSpec(spec *NodeSpec) error {
 // state is the node as the control API shows it. Callers hold s.mu.
 func (s *Sim) state(n *node, now time.Time) NodeState {
 	f := s.facts(n, now)
+	spec := n.spec
+	spec.NodeID = n.ident.nodeID
 	return NodeState{
-		NodeSpec: n.spec, Addr: n.addr, ClusterName: n.clusterName(), Phase: n.asd.phaseName(),
+		NodeSpec: spec, Addr: n.addr, ClusterName: n.clusterName(), Phase: n.asd.phaseName(),
 		Member: n.cluster != nil, Error: n.asd.err, UptimeSeconds: f.uptime, Restarts: n.restarts,
 		Crashes: n.crashes, ClusterSize: f.clusterSize, ClusterKey: f.clusterKey, ClusterIntegrity: f.integrity,
 		MigratePartitionsRemaining: f.migrations, ConfigHash: n.asd.configHash, Seeds: n.asd.seedStates(),
@@ -484,7 +498,8 @@ func (s *Sim) state(n *node, now time.Time) NodeState {
 
 // facts are the node's answers at now. Callers hold s.mu.
 func (s *Sim) facts(n *node, now time.Time) nodeFacts {
-	f := nodeFacts{nodeID: n.spec.NodeID, clusterKey: "0", failedBestPractices: !n.spec.HostPassesBestPractices}
+	f := nodeFacts{nodeID: n.ident.nodeID, clusterKey: "0", principal: "0", duplicates: s.duplicateIDs(n),
+		failedBestPractices: !n.spec.HostPassesBestPractices}
 	if !n.asd.simple {
 		f.clusterName = n.clusterName()
 	}
@@ -495,6 +510,7 @@ func (s *Sim) facts(n *node, now time.Time) nodeFacts {
 		f.member, f.integrity = true, true
 		f.clusterSize = len(c.members)
 		f.clusterKey = c.key
+		f.principal = c.principal().ident.nodeID
 		f.migrations = c.migrationsOf(n)
 	}
 	return n.pin.apply(f)
@@ -562,7 +578,7 @@ func (p Pin) apply(f nodeFacts) nodeFacts {
 	return f
 }
 
-// hexID renders a stable 48-bit id the way asd prints node ids and cluster keys (%lX).
+// hexID renders a stable 48-bit id the way asd prints cluster keys (%lX).
 func hexID(s string) string {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(s))

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,15 +108,18 @@ func checkManifest(t *testing.T, manifestPath string, root fs.FS) {
 }
 
 // Every fixture answer must come back byte for byte from a node configured with the values the
-// fixture's own statistics show.
+// fixture's own statistics show, its node id, and the other nodes of its capture in its cluster.
 func TestAnswersMatchFixtures(t *testing.T) {
 	s := newSim(t, Options{})
+	nodes := map[string]NodeState{}
 	for profile := range s.tmpl {
+		nodes[profile] = addNode(t, s, fixtureNodeSpec(t, profile))
+		if _, err := s.SetPin(profile, fixturePin(t, profile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for profile, st := range nodes {
 		t.Run(profile, func(t *testing.T) {
-			st := addNode(t, s, fixtureNodeSpec(t, profile))
-			if _, err := s.SetPin(st.Name, fixturePin(t, profile)); err != nil {
-				t.Fatal(err)
-			}
 			files, _ := fs.Glob(Fixtures(), profile+"/*.body")
 			if len(files) == 0 {
 				t.Fatal("no fixture files")
@@ -130,6 +134,8 @@ func TestAnswersMatchFixtures(t *testing.T) {
 				if strings.HasPrefix(cmd, "namespace/") {
 					got = withObjectsOf(got, want)
 				}
+				// The captured server advertised its own address: the node advertises its.
+				want = bytes.ReplaceAll(want, []byte("127.0.0.1:4000"), []byte(st.IP+":3000"))
 				if !bytes.Equal(got, want) {
 					t.Errorf("%s:\n got %q\nwant %q", file, got, want)
 				}
@@ -150,12 +156,18 @@ func withObjectsOf(got, want []byte) []byte {
 	return []byte(cmd + "\t" + substitute(gotList, values) + "\n")
 }
 
+// fixtureNodeSpec is a profile's node: in one cluster with the other nodes of its capture
+// ("three-stable/node-4000" with "three-stable/node-4010"...), with the node id its server answered
+// (in any capture: a server is its port, "node-4000").
 func fixtureNodeSpec(t *testing.T, profile string) NodeSpec {
 	t.Helper()
-	// Each profile's node forms its own cluster: peers-clear-std lists the real members.
-	spec := NodeSpec{Cluster: "fixture/" + profile, Name: profile, Profile: profile}
-	if body, err := fs.ReadFile(Fixtures(), profile+"/node.body"); err == nil {
-		_, spec.NodeID, _ = splitAnswer(body)
+	spec := NodeSpec{Cluster: "fixture/" + path.Dir(profile), Name: profile, Profile: profile}
+	files, _ := fs.Glob(Fixtures(), "*/"+path.Base(profile)+"/node.body")
+	for _, file := range append([]string{profile + "/node.body"}, files...) {
+		if body, err := fs.ReadFile(Fixtures(), file); err == nil {
+			_, spec.NodeID, _ = splitAnswer(body)
+			break
+		}
 	}
 	return spec
 }

@@ -100,9 +100,10 @@ func TestFilesOfACKOPod(t *testing.T) {
 	}
 }
 
-// A pod of an older ACKO: the ConfigMap mounted where asd reads its config.
+// A pod of an older ACKO: the ConfigMap, which held one file, mounted where asd reads its config.
 func TestFilesOfPodMountingTheConfigMap(t *testing.T) {
 	pod, cm := acko(t)
+	cm.Data = map[string]string{config.FileName: cm.Data[config.PodFileKey(pod.Name)]}
 	pod.Spec.InitContainers = nil
 	c := aerospikeContainer(pod)
 	c.VolumeMounts = []corev1.VolumeMount{{Name: resources.ConfigMapVolume, MountPath: "/etc/aerospike"}}

@@ -156,9 +156,16 @@ func (p *Param) parse(text string) (string, error) {
 			fmt.Sprintf("%s must be true or false or yes or no, not %s", name, text))
 	}
 	if hexParams[p.Path] {
-		if n, err := strconv.ParseUint(text, 16, 64); err != nil || n == 0 || strings.HasPrefix(text, "+") {
+		// asd reads it with strtoul(..., 16), which takes a 0x prefix, then checks the range.
+		digits := strings.TrimPrefix(strings.TrimPrefix(text, "0x"), "0X")
+		n, err := strconv.ParseUint(digits, 16, 64)
+		if err != nil || strings.HasPrefix(digits, "+") {
 			return "", p.valueError(text, NotAnInteger, "must be a hexadecimal number from 1 to ffffffffffffffff",
 				fmt.Sprintf("%s must be a 64-bit hex number, not %s", name, text))
+		}
+		if n == 0 {
+			return "", p.valueError(text, OutOfRange, "must be a hexadecimal number from 1 to ffffffffffffffff",
+				fmt.Sprintf("%s must be >= 1 and <= ffffffffffffffff, not 0", name))
 		}
 		return text, nil
 	}

@@ -89,6 +89,8 @@ func TestCheckTextRefuses(t *testing.T) {
 		{"service.cluster-name", "", NoValue, "must have a value", "cluster-name must have a value specified"},
 		{"service.node-id", "a1g", NotAnInteger, "must be a hexadecimal number from 1 to ffffffffffffffff",
 			"node-id must be a 64-bit hex number, not a1g"},
+		{"service.node-id", "0", OutOfRange, "must be a hexadecimal number from 1 to ffffffffffffffff",
+			"node-id must be >= 1 and <= ffffffffffffffff, not 0"},
 	} {
 		p := lookup(t, tb, tc.path)
 		err := p.CheckText(tc.text)
