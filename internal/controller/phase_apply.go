@@ -215,17 +215,8 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 		return current, nil
 	}
 	if len(leaving) > st.maxDown {
-		// Recorded under a larger budget (the replication-factor went down since) and none gone yet:
-		// decided again, fewer at once, instead of held by the safety rule for ever (model seed 1549).
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave fewer at a time", existing.Name, strings.Join(leaving, ", "))
-		return current, r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
-			for _, name := range leaving {
-				if p, ok := s.Pods[name]; ok && p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove {
-					p.Update = nil
-					s.Pods[name] = p
-				}
-			}
-		})
+		return current, r.decideLeavingAgain(ctx, st, leaving)
 	}
 	if why := st.operationHold(); why != "" {
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
@@ -248,6 +239,20 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", existing,
 		"Scaling %s down from %d to %d pods: %s leave the cluster", existing.Name, current, next, strings.Join(leaving, ", "))
 	return next, nil
+}
+
+// decideLeavingAgain forgets pods recorded leaving under a larger budget (the replication-factor went
+// down since), none of them gone yet: chosen again, fewer at once, instead of held by the safety rule
+// for ever (model seed 1549).
+func (r *AerospikeClusterReconciler) decideLeavingAgain(ctx context.Context, st *clusterState, leaving []string) error {
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, name := range leaving {
+			if p, ok := s.Pods[name]; ok && p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove {
+				p.Update = nil
+				s.Pods[name] = p
+			}
+		}
+	})
 }
 
 // lowestOrdinal is the lowest StatefulSet ordinal among the pods, read from their names as the

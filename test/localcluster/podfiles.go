@@ -146,11 +146,11 @@ func expandEnv(word string, pod *corev1.Pod, c *corev1.Container) string {
 			b.WriteByte(word[i])
 			continue
 		}
-		switch next := word[i+1]; {
-		case next == '$':
+		switch word[i+1] {
+		case '$':
 			b.WriteByte('$')
 			i++
-		case next == '(':
+		case '(':
 			end := strings.IndexByte(word[i:], ')')
 			if end < 0 {
 				b.WriteString(word[i:])
