@@ -65,6 +65,15 @@ func (st *clusterState) keepPodFiles(cm *corev1.ConfigMap, rack int32) {
 	}
 }
 
+// configMapSize is what the API server holds to its limit (corev1.MaxSecretSize): every key and value.
+func configMapSize(cm *corev1.ConfigMap) int {
+	size := 0
+	for k, v := range cm.Data {
+		size += len(k) + len(v)
+	}
+	return size
+}
+
 // configMethod is how a pod takes a new config, from the plan of livePlan: live only when the planner
 // says the node takes all of it live (live.Compute from the file it runs to the desired one); a static or
 // mixed change goes straight to a restart in place, as does every change with no LiveConfigurer. A pod

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -240,5 +241,29 @@ func TestEveryExistingPodHasItsFile(t *testing.T) {
 	st.summarizePods(s)
 	if got := s.Pods["aero-1"].NodeID; got != "BB9aero-1" {
 		t.Errorf("status.pods[aero-1].nodeID = %q, want what its node reports", got)
+	}
+}
+
+// A file per pod: a config too large for one ConfigMap once per pod (here 3500 sets) is refused with the
+// way out, not retried against the API server's "too long".
+func TestAConfigTooLargeForItsConfigMapIsRefused(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(3)))
+	withSets := func(n int) *ackov1alpha1.AerospikeCluster {
+		c := testcluster.Build(sized(8))
+		sets := make([]any, n)
+		for i := range sets {
+			sets[i] = map[string]any{"name": fmt.Sprintf("set%04d", i), "default-ttl": "1d"}
+		}
+		c.Spec.AerospikeConfig.Value["namespaces"].([]any)[0].(map[string]any)["sets"] = sets
+		return c
+	}
+	st := newClusterState(withSets(3500), doorNow)
+	stop, err := f.r.renderChildren(f.ctx, st)
+	if err != nil || !stop || !strings.Contains(st.invalid, "more than the 1048576 bytes Kubernetes allows") {
+		t.Fatalf("stop %v, err %v, invalid %q", stop, err, st.invalid)
+	}
+	st = newClusterState(withSets(1000), doorNow)
+	if stop, err := f.r.renderChildren(f.ctx, st); err != nil || stop {
+		t.Fatalf("1000 sets: stop %v, err %v, invalid %q", stop, err, st.invalid)
 	}
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -71,6 +72,12 @@ func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clu
 			return true, err
 		}
 		st.keepPodFiles(cm, rack.ID)
+		if size := configMapSize(cm); size > corev1.MaxSecretSize {
+			st.invalid, st.invalidReason = fmt.Sprintf("the ConfigMap %s of rack %d would hold %d bytes (the config "+
+				"once for the rack and once per pod), more than the %d bytes Kubernetes allows: make aerospikeConfig "+
+				"smaller", cm.Name, rack.ID, size, corev1.MaxSecretSize), ackov1alpha1.ReasonInvalidSpec
+			return true, nil
+		}
 		st.objects = append(st.objects, cm)
 		st.sets[sts.Name] = sts
 	}
