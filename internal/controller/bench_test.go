@@ -93,7 +93,10 @@ func waitFor(b *testing.B, what string, cond func(c *ackov1alpha1.AerospikeClust
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	b.Fatalf("timed out waiting for %s", what)
+	c := &ackov1alpha1.AerospikeCluster{}
+	_ = k8s.Get(context.Background(), key, c)
+	b.Fatalf("timed out waiting for %s of %s: phase %s, observed %d of generation %d, conditions %+v", what, key,
+		c.Status.Phase, c.Status.ObservedGeneration, c.Generation, c.Status.Conditions)
 }
 
 func isRunning(c *ackov1alpha1.AerospikeCluster) bool {
