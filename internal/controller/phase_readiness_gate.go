@@ -102,6 +102,11 @@ func (st *clusterState) gateFor(pod string) (bool, string, string) {
 	if why, held := st.held[pod]; held {
 		return false, gateTakenDown, why
 	}
+	return st.nodeGate(pod)
+}
+
+// nodeGate is the gate the pod's node earns by itself, whatever the operator holds.
+func (st *clusterState) nodeGate(pod string) (bool, string, string) {
 	if !slices.Contains(st.members, pod) {
 		return false, gateNotRunning, "the Aerospike container does not run"
 	}

@@ -445,7 +445,7 @@ func (st *clusterState) backFromStep(name string) bool {
 	if _, held := st.held[name]; !held || len(resources.NotReadyContainers(pod)) > 0 {
 		return false
 	}
-	ready, _, _ := st.health.NodeReady(name, st.members)
+	ready, _, _ := st.nodeGate(name)
 	return ready
 }
 

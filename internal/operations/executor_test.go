@@ -45,6 +45,26 @@ func evictionAnswers(err error) client.Client {
 var tooManyBudgets = &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
 	Message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."}}
 
+// pastThePodTimeout steps the operation once the pod's timeout has passed: it ends in Error, which it
+// returns.
+func pastThePodTimeout(e *operations.Executor, s *scene) *ackov1alpha1.OperationStatus {
+	GinkgoHelper()
+	at(cfg.PodTimeout + time.Second)(s)
+	_, err := e.Step(context.Background(), s.c, s.obs)
+	Expect(err).NotTo(HaveOccurred())
+	op := s.c.Status.OperationStatus
+	Expect(op.Phase).To(Equal(ackov1alpha1.OperationError))
+	return op
+}
+
+// warmScene is a WarmRestart of c-1 recorded as begun, not attempted, whose door lets it go.
+func warmScene() (*operations.Executor, scene) {
+	s := build(current(warm, false), noAttempt)
+	s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+	s.obs.ConfigHash = func(string) string { return "desired" }
+	return &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}, s
+}
+
 // Issue 22, point 9: a refused eviction of a PodRestart was a plain wait, and a pod under two budgets
 // a reconcile failure: neither had a deadline.
 var _ = Describe("A PodRestart whose eviction is refused", func() {
@@ -59,11 +79,7 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 			Expect(res.Waiting).To(ContainSubstring(says))
 			Expect(s.c.Status.OperationStatus.Phase).To(Equal(ackov1alpha1.OperationInProgress))
 
-			at(cfg.PodTimeout + time.Second)(&s)
-			_, err = e.Step(context.Background(), s.c, s.obs)
-			Expect(err).NotTo(HaveOccurred())
-			op := s.c.Status.OperationStatus
-			Expect(op.Phase).To(Equal(ackov1alpha1.OperationError))
+			op := pastThePodTimeout(e, &s)
 			Expect(op.FailedPods).To(Equal([]string{"c-1"}))
 			Expect(op.Message).To(And(ContainSubstring("pod c-1 failed: could not be restarted within 1m0s: eviction of pod c-1 refused"),
 				ContainSubstring(says)))
@@ -92,11 +108,7 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 		Expect(operations.RefusedSince(s.c.Status.OperationStatus)).To(BeTemporally("==", first), "counted from the first refusal")
 
 		door = "waiting for a fresh reading of every node (c-0)"
-		at(cfg.PodTimeout + time.Second)(&s)
-		_, err = e.Step(context.Background(), s.c, s.obs)
-		Expect(err).NotTo(HaveOccurred())
-		op := s.c.Status.OperationStatus
-		Expect(op.Phase).To(Equal(ackov1alpha1.OperationError))
+		op := pastThePodTimeout(e, &s)
 		Expect(op.Message).To(ContainSubstring("could not be restarted within 1m0s: eviction of pod c-1 refused"))
 		Expect(op.Message).NotTo(ContainSubstring("fresh reading"))
 		Expect(operations.RefusedSince(op)).To(BeZero())
@@ -163,10 +175,7 @@ var _ = Describe("A signalled WarmRestart", func() {
 // Its restart could never be confirmed, and its readiness gate stayed held until the pod's timeout.
 var _ = Describe("A WarmRestart of a pod whose node does not answer", func() {
 	It("sends nothing until the node answers, and ends at the pod timeout if it never does", func() {
-		e := &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
-		s := build(current(warm, false), noAttempt)
-		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
-		s.obs.ConfigHash = func(string) string { return "desired" }
+		e, s := warmScene()
 		s.obs.Health.Nodes["c-1"] = aerospike.NodeHealth{ReadAt: s.obs.Now, Err: aerospike.ErrUnreachable}
 
 		res, err := e.Step(context.Background(), s.c, s.obs)
@@ -174,19 +183,12 @@ var _ = Describe("A WarmRestart of a pod whose node does not answer", func() {
 		Expect(res.Waiting).To(Equal("pod c-1's Aerospike node does not answer"))
 		Expect(s.c.Status.OperationStatus.CurrentPodAttempted).To(BeNil(), "no attempt is recorded")
 
-		at(cfg.PodTimeout + time.Second)(&s)
-		_, err = e.Step(context.Background(), s.c, s.obs)
-		Expect(err).NotTo(HaveOccurred())
-		op := s.c.Status.OperationStatus
-		Expect(op.Phase).To(Equal(ackov1alpha1.OperationError))
+		op := pastThePodTimeout(e, &s)
 		Expect(op.Message).To(ContainSubstring("could not be restarted within 1m0s: pod c-1's Aerospike node does not answer"))
 	})
 
 	It("signals once it answers, recording when its asd had started", func() {
-		e := &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
-		s := build(current(warm, false), noAttempt)
-		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
-		s.obs.ConfigHash = func(string) string { return "desired" }
+		e, s := warmScene()
 
 		res, err := e.Step(context.Background(), s.c, s.obs)
 		Expect(err).NotTo(HaveOccurred())
