@@ -44,6 +44,13 @@ type AerospikeClusterSpec struct {
 	// +optional
 	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
 
+	// ExternalAccess lets clients outside Kubernetes reach every node: each pod advertises an address
+	// that routes to it (a per-pod NodePort or LoadBalancer Service, or a host port on its node), beside
+	// its pod IP. Clients inside the cluster keep using pod IPs. Changing it restarts every node under the
+	// safety rule (the addresses are static in asd). See docs/clients.md.
+	// +optional
+	ExternalAccess *ExternalAccess `json:"externalAccess,omitempty"`
+
 	// RollingUpdateBatchSize is how many pods a config, image or pod spec change restarts at once, rack
 	// by rack. It is capped to replication-factor − 1 (the smallest over the namespaces, at least 1), so
 	// that both copies of a partition are never down together. It does not apply to on-demand operations.
@@ -219,6 +226,74 @@ type PodOverrides struct {
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 }
 
+// ExternalAccessType is how a node is reached from outside Kubernetes.
+// +kubebuilder:validation:Enum=NodePort;LoadBalancer;HostPort
+type ExternalAccessType string
+
+const (
+	// ExternalNodePort gives each pod a NodePort Service (externalTrafficPolicy Local); the pod advertises
+	// its Kubernetes node's address and the Service's node port.
+	ExternalNodePort ExternalAccessType = "NodePort"
+	// ExternalLoadBalancer gives each pod a LoadBalancer Service; the pod advertises the load balancer's
+	// ingress (IP or host name) and port 3000.
+	ExternalLoadBalancer ExternalAccessType = "LoadBalancer"
+	// ExternalHostPort opens the service port on the pod's Kubernetes node (a host port); the pod
+	// advertises its node's address and that port. At most one pod of the cluster per node.
+	ExternalHostPort ExternalAccessType = "HostPort"
+)
+
+// AdvertiseAs is which of asd's client address lists carries the external address.
+// +kubebuilder:validation:Enum=AlternateAccess;Access
+type AdvertiseAs string
+
+const (
+	// AdvertiseAlternate puts it in alternate-access-address/-port (peers-clear-alt): clients that set
+	// UseServicesAlternate use it, the others keep using pod IPs.
+	AdvertiseAlternate AdvertiseAs = "AlternateAccess"
+	// AdvertiseAccess puts it in access-address/-port (peers-clear-std): every client uses it, also the
+	// ones inside the cluster.
+	AdvertiseAccess AdvertiseAs = "Access"
+)
+
+// ExternalAccess is how clients outside Kubernetes reach each node.
+// +kubebuilder:validation:XValidation:rule="!has(self.nodeAddress) || self.type != 'LoadBalancer'",message="nodeAddress applies to the NodePort and HostPort types"
+// +kubebuilder:validation:XValidation:rule="!has(self.hostPort) || self.type == 'HostPort'",message="hostPort applies to the HostPort type"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerClass) || self.type == 'LoadBalancer'",message="loadBalancerClass applies to the LoadBalancer type"
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceAnnotations) || self.type != 'HostPort'",message="serviceAnnotations apply to the NodePort and LoadBalancer types"
+// +kubebuilder:validation:XValidation:rule="self.type != 'LoadBalancer' || oldSelf.type != 'LoadBalancer' || (has(self.loadBalancerClass) ? self.loadBalancerClass : '') == (has(oldSelf.loadBalancerClass) ? oldSelf.loadBalancerClass : '')",message="loadBalancerClass cannot change while the type stays LoadBalancer: Kubernetes does not let a Service's class change"
+type ExternalAccess struct {
+	// Type is NodePort, LoadBalancer or HostPort.
+	Type ExternalAccessType `json:"type"`
+
+	// AdvertiseAs is AlternateAccess (the default: clients outside set UseServicesAlternate, clients
+	// inside keep pod IPs) or Access (every client uses the external address).
+	// +kubebuilder:default=AlternateAccess
+	// +optional
+	AdvertiseAs AdvertiseAs `json:"advertiseAs,omitempty"`
+
+	// NodeAddress is which address of the pod's Kubernetes node is advertised (NodePort, HostPort):
+	// InternalIP (the default) or ExternalIP. A pod whose node has none waits, and its status says so.
+	// +kubebuilder:validation:Enum=InternalIP;ExternalIP
+	// +optional
+	NodeAddress corev1.NodeAddressType `json:"nodeAddress,omitempty"`
+
+	// HostPort is the node's port that reaches the pod's service port (HostPort; default 3000).
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	HostPort *int32 `json:"hostPort,omitempty"`
+
+	// LoadBalancerClass of the per-pod Services (LoadBalancer): the load balancer implementation that
+	// serves them; unset, the cluster's default one.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
+
+	// ServiceAnnotations are added to the per-pod Services (e.g. a cloud load balancer's settings).
+	// +optional
+	ServiceAnnotations map[string]string `json:"serviceAnnotations,omitempty"`
+}
+
 // MonitoringSpec configures the Aerospike Prometheus exporter sidecar.
 type MonitoringSpec struct {
 	// Enabled adds the exporter.
@@ -342,6 +417,16 @@ type PodStatus struct {
 	// rack 1 is A10002), so that a recreated pod joins as the same node.
 	// +optional
 	NodeID string `json:"nodeID,omitempty"`
+
+	// ExternalAddress is the address (host:port) the pod's own file advertises to clients outside
+	// Kubernetes (spec.externalAccess).
+	// +optional
+	ExternalAddress string `json:"externalAddress,omitempty"`
+
+	// AwaitingAddress says what the pod's external address waits for (its node's address, the node port,
+	// the load balancer's ingress): until it is known the pod has no file, and its init container waits.
+	// +optional
+	AwaitingAddress string `json:"awaitingAddress,omitempty"`
 	// Update is the change of this pod under way (a rolling-restart step or its removal), recorded
 	// before the pod is touched, so that an operator restarted at any point finishes it without doing
 	// it twice.

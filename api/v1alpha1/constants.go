@@ -69,6 +69,10 @@ const (
 	ReasonScaling = "Scaling"
 	// ReasonOperationRunning: an on-demand operation is in progress (Reconciling condition).
 	ReasonOperationRunning = "OperationRunning"
+	// ReasonAwaitingAddress: a pod's external address (spec.externalAccess) is not known yet: its node's
+	// address, its Service's node port or its load balancer's ingress; the message says which
+	// (Reconciling condition). The pod starts once it is.
+	ReasonAwaitingAddress = "AwaitingAddress"
 	// ReasonUpToDate: the cluster matches its spec (Reconciling condition False).
 	ReasonUpToDate = "UpToDate"
 	// ReasonInvalidSpec: the spec cannot be applied; the message says why (ReconcileFailed condition).
@@ -161,6 +165,8 @@ const (
 	EventStatusWriteFailed = "StatusWriteFailed"
 	// EventCreated: a child object was created.
 	EventCreated = "Created"
+	// EventDeleted: a child object no pod needs any more was deleted (a per-pod Service).
+	EventDeleted = "Deleted"
 	// EventScaled: the cluster size changed.
 	EventScaled = "Scaled"
 	// EventRollingRestartStarted: pods began restarting to pick up a change.
@@ -218,4 +224,6 @@ const (
 	DefaultExporterImage = "aerospike/aerospike-prometheus-exporter:1.32.0"
 	// DefaultExporterPort is where the exporter serves metrics.
 	DefaultExporterPort = 9145
+	// DefaultHostPort is the node's port of spec.externalAccess type HostPort: asd's service port.
+	DefaultHostPort = 3000
 )

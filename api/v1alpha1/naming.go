@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Labels and annotations the operator puts on its children.
@@ -22,6 +24,8 @@ const (
 	ManagedBy = "acko"
 	// LabelRack holds the rack id of a pod or StatefulSet.
 	LabelRack = "acko.io/rack"
+	// LabelPodService marks the per-pod Service of spec.externalAccess and holds its pod's name.
+	LabelPodService = "acko.io/pod-service"
 	// AnnotationConfigHash is the hash of the rendered aerospike.conf a pod was created with.
 	AnnotationConfigHash = "acko.io/config-hash"
 	// AnnotationReplicationFactor is the smallest replication-factor of the config a pod was created
@@ -240,4 +244,50 @@ func (c *AerospikeCluster) BatchSize() int32 {
 		return 1
 	}
 	return *c.Spec.RollingUpdateBatchSize
+}
+
+// PodServiceName is the per-pod Service of spec.externalAccess (NodePort, LoadBalancer): the pod's name.
+func (c *AerospikeCluster) PodServiceName(pod string) string { return pod }
+
+// ExternalAccessType is spec.externalAccess's type, "" without external access.
+func (c *AerospikeCluster) ExternalAccessType() ExternalAccessType {
+	if c.Spec.ExternalAccess == nil {
+		return ""
+	}
+	return c.Spec.ExternalAccess.Type
+}
+
+// PodServices reports whether each pod has a Service of its own (NodePort, LoadBalancer).
+func (c *AerospikeCluster) PodServices() bool {
+	t := c.ExternalAccessType()
+	return t == ExternalNodePort || t == ExternalLoadBalancer
+}
+
+// AddressFollowsNode reports whether a pod's external address is its Kubernetes node's (NodePort,
+// HostPort), so that a pod's file depends on the node it runs on.
+func (c *AerospikeCluster) AddressFollowsNode() bool {
+	t := c.ExternalAccessType()
+	return t == ExternalNodePort || t == ExternalHostPort
+}
+
+// ExternalNodeAddress is spec.externalAccess.nodeAddress with its default, InternalIP.
+func (c *AerospikeCluster) ExternalNodeAddress() corev1.NodeAddressType {
+	if a := c.Spec.ExternalAccess; a != nil && a.NodeAddress != "" {
+		return a.NodeAddress
+	}
+	return corev1.NodeInternalIP
+}
+
+// ExternalHostPort is spec.externalAccess.hostPort with its default, the service port.
+func (c *AerospikeCluster) ExternalHostPort() int32 {
+	if a := c.Spec.ExternalAccess; a != nil && a.HostPort != nil {
+		return *a.HostPort
+	}
+	return DefaultHostPort
+}
+
+// AdvertisesAlternate reports whether the external address goes to the alternate-access lists (the
+// default) rather than the access ones.
+func (c *AerospikeCluster) AdvertisesAlternate() bool {
+	return c.Spec.ExternalAccess == nil || c.Spec.ExternalAccess.AdvertiseAs != AdvertiseAccess
 }

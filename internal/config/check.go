@@ -68,6 +68,7 @@ const (
 	ownedSeeds   = "the operator seeds the mesh with every pod's DNS name"
 	ownedNodeID  = "the operator gives each pod its node-id, from its rack id and ordinal, so that a recreated pod " +
 		"joins as the same node"
+	ownedAccess    = "the operator renders each pod's own client addresses from spec.externalAccess (docs/clients.md)"
 	noRackAwareCE  = "rack-id (rack awareness; racks in ACKO are Kubernetes placement only)"
 	listDevicesMsg = "list devices as devices: [<path>, ...]"
 	listFilesMsg   = "list files as files: [<path>, ...]"
@@ -84,14 +85,20 @@ var (
 	networkRules = rules{
 		enterprisePrefixes: map[string]string{keyTLS: "TLS"},
 		owned: map[string]string{
-			keyPort:                   fmt.Sprintf(ownedPorts, ServicePort, FabricPort, HeartbeatPort, AdminPort),
-			"address":                 ownedAddress,
-			"addresses":               ownedAddress,
-			"mode":                    ownedMesh,
-			"multicast-group":         ownedMesh,
-			"multicast-groups":        ownedMesh,
-			keyMeshSeed:               ownedSeeds,
-			"mesh-seed-address-ports": ownedSeeds,
+			keyPort:                          fmt.Sprintf(ownedPorts, ServicePort, FabricPort, HeartbeatPort, AdminPort),
+			"address":                        ownedAddress,
+			"addresses":                      ownedAddress,
+			"mode":                           ownedMesh,
+			"multicast-group":                ownedMesh,
+			"multicast-groups":               ownedMesh,
+			keyMeshSeed:                      ownedSeeds,
+			"mesh-seed-address-ports":        ownedSeeds,
+			keyAccessAddress:                 ownedAccess,
+			keyAccessAddress + "es":          ownedAccess,
+			keyAccessPort:                    ownedAccess,
+			keyAlternateAccessAddress:        ownedAccess,
+			keyAlternateAccessAddress + "es": ownedAccess,
+			keyAlternateAccessPort:           ownedAccess,
 		},
 	}
 	namespaceRules = rules{

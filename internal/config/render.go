@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/acko-io/acko/api/v1alpha1"
@@ -70,20 +71,23 @@ func lineNames(t *params.Table, ctx string, body map[string]any) map[string]any 
 }
 
 // Hash is the config identity: a short, stable digest of a rendered config without its mesh seed
-// lines and its node id's value. The seed list names every pod, so it changes with the cluster's size; a
-// running node needs no new seeds (a new node that reaches any member joins, and the members learn of
-// it through the mesh), so a change of the seed list alone must not restart pods. The node id differs
-// from pod to pod: a rack's template and each of its pods' files (PodFile) have one identity, and a file
-// without a node id (an older operator's) another. Every decision about which config a pod runs (the
-// acko.io/config-hash annotation, rolling restarts, readiness) uses this identity.
+// lines and the values that differ from pod to pod (perPodKeys). The seed list names every pod, so it
+// changes with the cluster's size; a running node needs no new seeds (a new node that reaches any member
+// joins, and the members learn of it through the mesh), so a change of the seed list alone must not
+// restart pods. A rack's template and each of its pods' files (PodFile) have one identity; a file
+// without a node id (an older operator's) or without external addresses has another. Every decision
+// about which config a pod runs (the acko.io/config-hash annotation, rolling restarts, readiness) uses
+// this identity.
 func Hash(conf string) string {
 	h := sha256.New()
 	for line := range strings.Lines(conf) {
-		switch trimmed := strings.TrimSpace(line); {
-		case strings.HasPrefix(trimmed, keyMeshSeed+" "):
+		trimmed := strings.TrimSpace(line)
+		key, _, _ := strings.Cut(trimmed, " ")
+		switch {
+		case key == keyMeshSeed:
 			continue
-		case strings.HasPrefix(trimmed, keyNodeID+" "):
-			line = keyNodeID + "\n"
+		case perPodKeys[key]:
+			line = key + "\n"
 		}
 		h.Write([]byte(line))
 	}
@@ -99,18 +103,76 @@ func NodeID(rackID, ordinal int32) string {
 	return fmt.Sprintf("A%X%04X", rackID, ordinal)
 }
 
-// nodeIDToken stands for the node id in a rack's template: each pod's file (PodFile) has its own.
-const nodeIDToken = "<per-pod>"
+// perPodToken stands for a value that differs from pod to pod in a rack's template: each pod's file
+// (PodFile) has its own.
+const perPodToken = "<per-pod>"
 
-// PodFile is the pod's aerospike.conf: its rack's template with the pod's node id.
-func PodFile(template, nodeID string) string {
-	return strings.Replace(template, keyNodeID+" "+nodeIDToken+"\n", keyNodeID+" "+nodeID+"\n", 1)
+// The external address lines of network.service (spec.externalAccess), as aerospike.conf names them.
+const (
+	keyAccessAddress          = "access-address"
+	keyAccessPort             = "access-port"
+	keyAlternateAccessAddress = "alternate-access-address"
+	keyAlternateAccessPort    = "alternate-access-port"
+)
+
+// perPodKeys are the lines whose value each pod's file fills in.
+var perPodKeys = map[string]bool{
+	keyNodeID: true, keyAccessAddress: true, keyAccessPort: true, keyAlternateAccessAddress: true, keyAlternateAccessPort: true,
 }
 
-// PodFileKey is the key of the pod's own aerospike.conf in its rack's ConfigMap: <pod>.conf. The init
-// container and the operator copy that file, so each node starts with its own node id, also after a
-// restart in place; no shell or other image is needed to fill it in.
-func PodFileKey(pod string) string { return pod + ".conf" }
+// PodValues are what differs from pod to pod in a rack's config.
+type PodValues struct {
+	// NodeID is the pod's node id (NodeID).
+	NodeID string
+	// Address and Port are what the pod advertises to clients outside Kubernetes (spec.externalAccess);
+	// empty, the template's placeholders stay.
+	Address string
+	Port    int32
+}
+
+// PodFile is the pod's aerospike.conf: its rack's template with the pod's values in place of the
+// template's placeholders.
+func PodFile(template string, v PodValues) string {
+	var b strings.Builder
+	b.Grow(len(template) + 64)
+	for line := range strings.Lines(template) {
+		trimmed := strings.TrimSpace(line)
+		key, value, _ := strings.Cut(trimmed, " ")
+		if value != perPodToken || !perPodKeys[key] {
+			b.WriteString(line)
+			continue
+		}
+		var own string
+		switch key {
+		case keyNodeID:
+			own = v.NodeID
+		case keyAccessAddress, keyAlternateAccessAddress:
+			own = v.Address
+		default:
+			if v.Port != 0 {
+				own = strconv.Itoa(int(v.Port))
+			}
+		}
+		if own == "" {
+			b.WriteString(line)
+			continue
+		}
+		b.WriteString(line[:strings.Index(line, key)] + key + " " + own + "\n")
+	}
+	return b.String()
+}
+
+// PodFileKey is the key of the pod's own aerospike.conf in its rack's ConfigMap: <pod>.conf, or
+// <pod>_<node>.conf when the pod's file depends on the Kubernetes node it runs on (its external
+// address is the node's: a pod recreated on another node must not find the old node's file). The init
+// container and the operator copy that file, so each node starts with its own values, also after a
+// restart in place; no shell or other image is needed to fill them in.
+func PodFileKey(pod, node string) string {
+	if node == "" {
+		return pod + ".conf"
+	}
+	return pod + "_" + node + ".conf"
+}
 
 // SMDPath is the directory where asd keeps its system metadata for this rack: <work-directory>/smd.
 // asd does not create it, so the StatefulSet mounts a volume there.
@@ -144,7 +206,7 @@ func serviceBody(c *v1alpha1.AerospikeCluster, tree map[string]any) map[string]a
 	}
 	user, _ := tree[keyService].(map[string]any)
 	body := mergeMaps(defaults, user)
-	body[keyNodeID] = nodeIDToken
+	body[keyNodeID] = perPodToken
 	return body
 }
 
@@ -181,7 +243,16 @@ func networkBody(c *v1alpha1.AerospikeCluster, t *params.Table, tree map[string]
 		},
 		port3003: map[string]any{keyPort: AdminPort},
 	}
-	return mergeMaps(defaults, asMap(tree[keyNetwork]))
+	body := mergeMaps(defaults, asMap(tree[keyNetwork]))
+	if c.Spec.ExternalAccess != nil {
+		address, port := keyAlternateAccessAddress, keyAlternateAccessPort
+		if !c.AdvertisesAlternate() {
+			address, port = keyAccessAddress, keyAccessPort
+		}
+		svc := body[keyService].(map[string]any)
+		svc[address+"es"], svc[port] = []any{perPodToken}, perPodToken
+	}
+	return body
 }
 
 func namespaceBody(t *params.Table, ns map[string]any) map[string]any {

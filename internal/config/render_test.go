@@ -68,7 +68,7 @@ func TestRenderGolden(t *testing.T) {
 
 // firstPodFile is the file the first pod of the rack is given: what its server reads.
 func firstPodFile(template string, rack v1alpha1.RackPlacement) string {
-	return PodFile(template, NodeID(rack.ID, 0))
+	return PodFile(template, PodValues{NodeID: NodeID(rack.ID, 0)})
 }
 
 // The samples shipped in config/samples must render: they are what users try first. Their renders are
@@ -329,9 +329,9 @@ func TestNodeIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, second := PodFile(template, NodeID(rack.ID, 0)), PodFile(template, NodeID(rack.ID, 1))
+	first, second := PodFile(template, PodValues{NodeID: NodeID(rack.ID, 0)}), PodFile(template, PodValues{NodeID: NodeID(rack.ID, 1)})
 	want := fmt.Sprintf("\tnode-id %s\n", NodeID(rack.ID, 1))
-	if !strings.Contains(second, want) || strings.Contains(second, nodeIDToken) {
+	if !strings.Contains(second, want) || strings.Contains(second, perPodToken) {
 		t.Errorf("the second pod's file lacks %q:\n%s", want, second)
 	}
 	if Hash(first) != Hash(template) || Hash(second) != Hash(template) {
@@ -340,5 +340,58 @@ func TestNodeIDs(t *testing.T) {
 	older := strings.Replace(second, want, "", 1)
 	if Hash(older) == Hash(template) {
 		t.Error("a file without a node id has the identity of one with it: the new scheme would restart no node")
+	}
+}
+
+// With spec.externalAccess, each pod's file advertises its own address in the list advertiseAs names
+// (alternate-access by default), the template keeps placeholders, and all of them have the template's
+// identity; turning external access on, or moving it to the other list, is a new identity (a restart).
+func TestExternalAccessRendersEachPodsAddress(t *testing.T) {
+	c := loadCluster(t, "testdata/two-racks.yaml")
+	rack := c.RackPlan()[0]
+	without, err := Render(c, rack, v1alpha1.DefaultClusterDomain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.ExternalAccess = &v1alpha1.ExternalAccess{Type: v1alpha1.ExternalNodePort}
+	alternate, err := Render(c, rack, v1alpha1.DefaultClusterDomain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := PodFile(alternate, PodValues{NodeID: "A10000", Address: "203.0.113.7", Port: 31234})
+	for _, want := range []string{"\t\talternate-access-address 203.0.113.7\n", "\t\talternate-access-port 31234\n", "\tnode-id A10000\n"} {
+		if !strings.Contains(pod, want) {
+			t.Errorf("the pod's file lacks %q:\n%s", want, pod)
+		}
+	}
+	if strings.Contains(pod, perPodToken) || strings.Contains(pod, "\taccess-address") {
+		t.Errorf("the pod's file keeps a placeholder or advertises in the access list:\n%s", pod)
+	}
+	if Hash(pod) != Hash(alternate) {
+		t.Errorf("the pod's file has identity %s, its template %s", Hash(pod), Hash(alternate))
+	}
+	unknown := PodFile(alternate, PodValues{NodeID: "A10000"})
+	if !strings.Contains(unknown, "alternate-access-address "+perPodToken) {
+		t.Errorf("an address not known yet is filled in:\n%s", unknown)
+	}
+	c.Spec.ExternalAccess.AdvertiseAs = v1alpha1.AdvertiseAccess
+	access, err := Render(c, rack, v1alpha1.DefaultClusterDomain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(PodFile(access, PodValues{Address: "203.0.113.7", Port: 31234}), "\t\taccess-address 203.0.113.7\n") {
+		t.Errorf("advertiseAs Access does not fill access-address:\n%s", access)
+	}
+	if ids := map[string]bool{Hash(without): true, Hash(alternate): true, Hash(access): true}; len(ids) != 3 {
+		t.Error("turning external access on, or changing its list, keeps the config identity: no node would restart")
+	}
+}
+
+func TestPodFileKey(t *testing.T) {
+	if got := PodFileKey("aero-1-0", ""); got != "aero-1-0.conf" {
+		t.Errorf("PodFileKey without a node = %s", got)
+	}
+	if got := PodFileKey("aero-1-0", "node-a.example"); got != "aero-1-0_node-a.example.conf" {
+		t.Errorf("PodFileKey on a node = %s", got)
 	}
 }

@@ -18,18 +18,22 @@ import (
 // ownedRows are the table rows a user cannot set, because the operator owns them (or ACKO's
 // aerospikeConfig has no place for them); the walk below skips them.
 var ownedRows = map[string]string{
-	"port":                    "the operator fixes every port",
-	"addresses":               "the operator listens on every interface",
-	"mode":                    "the heartbeat is always mesh",
-	"multicast-groups":        "the heartbeat is always mesh",
-	"mesh-seed-address-ports": "the operator seeds the mesh with every pod",
-	"node-id":                 "the operator gives each pod its node id",
-	"node-id-interface":       "the operator gives each pod its node id",
-	"name":                    "a namespace's, a set's or a sink's name is the key of its stanza, not a value",
-	"type":                    "the storage-engine (or index) type chooses the stanza's variant",
-	"facility":                "ACKO logs to the console only: syslog's settings have no place in logging",
-	"path":                    "ACKO logs to the console only: syslog's settings have no place in logging",
-	"tag":                     "ACKO logs to the console only: syslog's settings have no place in logging",
+	"port":                       "the operator fixes every port",
+	"addresses":                  "the operator listens on every interface",
+	"mode":                       "the heartbeat is always mesh",
+	"multicast-groups":           "the heartbeat is always mesh",
+	"mesh-seed-address-ports":    "the operator seeds the mesh with every pod",
+	"node-id":                    "the operator gives each pod its node id",
+	"access-addresses":           "the operator renders each pod's client addresses",
+	"access-port":                "the operator renders each pod's client addresses",
+	"alternate-access-addresses": "the operator renders each pod's client addresses",
+	"alternate-access-port":      "the operator renders each pod's client addresses",
+	"node-id-interface":          "the operator gives each pod its node id",
+	"name":                       "a namespace's, a set's or a sink's name is the key of its stanza, not a value",
+	"type":                       "the storage-engine (or index) type chooses the stanza's variant",
+	"facility":                   "ACKO logs to the console only: syslog's settings have no place in logging",
+	"path":                       "ACKO logs to the console only: syslog's settings have no place in logging",
+	"tag":                        "ACKO logs to the console only: syslog's settings have no place in logging",
 }
 
 // ruleRows are the rows a cross-parameter rule refuses in the walk's cluster (one memory namespace

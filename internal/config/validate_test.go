@@ -227,8 +227,6 @@ var tableCases = []struct{ name, image, spec string }{
   size: 1
   aerospikeConfig:
     logging: {migrat: info, any: info}
-    network:
-      service: {access-address: 10.0.0.1, alternate-access-addresses: 10.0.0.2}
     namespaces:
       - name: test
         geo2dsphere-within: 3

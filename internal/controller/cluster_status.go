@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,6 +177,14 @@ func (st *clusterState) summarizePods(s *ackov1alpha1.AerospikeClusterStatus) {
 		p.ConfigHash = pod.Annotations[ackov1alpha1.AnnotationConfigHash]
 		if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {
 			p.NodeID = n.Facts.NodeID
+		}
+		if st.addresses != nil { // resolved in this reconcile
+			p.ExternalAddress, p.AwaitingAddress = "", st.awaiting[name]
+			if a, ok := st.addresses[name]; ok {
+				p.ExternalAddress = net.JoinHostPort(a.Address, strconv.Itoa(int(a.Port)))
+			}
+		} else if st.cluster.Spec.ExternalAccess == nil {
+			p.ExternalAddress, p.AwaitingAddress = "", ""
 		}
 		next[name] = p
 	}

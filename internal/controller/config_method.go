@@ -59,8 +59,12 @@ func (r *AerospikeClusterReconciler) keepRunningConfigs(ctx context.Context, st 
 // container copies its file.
 func (st *clusterState) keepPodFiles(cm *corev1.ConfigMap, rack int32) {
 	for name, pod := range st.pods {
-		if key := config.PodFileKey(name); rackOf(pod) == rack && cm.Data[key] == "" {
-			cm.Data[key] = config.PodFile(cm.Data[config.FileName], podNodeID(st.cluster, name))
+		if rackOf(pod) != rack {
+			continue
+		}
+		key, content, ok := resources.PodConfigFile(st.cluster, name, cm.Data[config.FileName], st.podAddress(name))
+		if ok && cm.Data[key] == "" {
+			cm.Data[key] = content
 		}
 	}
 }
@@ -126,7 +130,7 @@ func (st *clusterState) livePlan(pod *corev1.Pod) (plan live.Plan, known bool, e
 	// The rack's templates, with the pod's node id as its own file has it (a file without one, of an
 	// older operator, keeps none: adding it is a restart).
 	id := podNodeID(st.cluster, pod.Name)
-	plan, err = live.Compute(config.PodFile(running, id), config.PodFile(desired, id), table)
+	plan, err = live.Compute(config.PodFile(running, config.PodValues{NodeID: id}), config.PodFile(desired, config.PodValues{NodeID: id}), table)
 	return plan, true, err
 }
 

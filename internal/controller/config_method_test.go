@@ -229,12 +229,12 @@ func TestEveryExistingPodHasItsFile(t *testing.T) {
 	st := f.observe()
 	data := configMapOf(t, st).Data
 	for name, id := range map[string]string{"aero-0": "A00000", "aero-1": "A00001", "aero-2": "A00002"} {
-		if want := "\tnode-id " + id + "\n"; !strings.Contains(data[config.PodFileKey(name)], want) {
+		if want := "\tnode-id " + id + "\n"; !strings.Contains(data[config.PodFileKey(name, "")], want) {
 			t.Errorf("%s's file lacks %q: %v", name, want, keys(data))
 		}
 	}
 	f.must(f.c.Delete(f.ctx, st.pods["aero-2"]))
-	if data := configMapOf(t, f.observe()).Data; data[config.PodFileKey("aero-2")] != "" {
+	if data := configMapOf(t, f.observe()).Data; data[config.PodFileKey("aero-2", "")] != "" {
 		t.Errorf("the file of a pod neither desired nor existing is kept: %v", keys(data))
 	}
 	s := st.cluster.Status.DeepCopy()

@@ -341,7 +341,7 @@ func (w *modelWorld) configOf(ctx context.Context, pod *corev1.Pod) string {
 	if err := w.api.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: configMapNameOf(pod)}, cm); err != nil {
 		return ""
 	}
-	return cm.Data[config.PodFileKey(pod.Name)]
+	return cm.Data[config.PodFileKey(pod.Name, "")]
 }
 
 var replicationFactorLine = regexp.MustCompile(`replication-factor\s+(\d+)`)

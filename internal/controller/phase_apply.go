@@ -52,6 +52,9 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 	if err := r.forgetRemoved(ctx, st); err != nil {
 		return true, err
 	}
+	if err := r.removePodServices(ctx, st); err != nil {
+		return true, err
+	}
 	budget := min(int(st.cluster.BatchSize()), st.maxDown)
 	for _, rack := range st.racks {
 		sts := st.sets[st.cluster.StatefulSetName(rack.ID)]

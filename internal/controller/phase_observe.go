@@ -61,9 +61,12 @@ func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clu
 	st.racks = c.RackPlan()
 	st.sets = map[string]*appsv1.StatefulSet{}
 	st.configs = map[string]string{}
-	st.objects = []client.Object{resources.HeadlessService(c), resources.ClientService(c)}
+	st.objects = append([]client.Object{resources.HeadlessService(c), resources.ClientService(c)}, st.podServices()...)
+	if err := r.resolveAddresses(ctx, st); err != nil {
+		return true, err
+	}
 	for _, rack := range st.racks {
-		cm, sts, err := r.renderRack(c, rack)
+		cm, sts, err := r.renderRack(c, rack, st.addresses)
 		if err != nil {
 			st.invalid, st.invalidReason = err.Error(), ackov1alpha1.ReasonInvalidSpec
 			return true, nil
@@ -85,15 +88,15 @@ func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clu
 }
 
 // renderRack builds a rack's ConfigMap and StatefulSet (its replicas are the rack's size).
-func (r *AerospikeClusterReconciler) renderRack(c *ackov1alpha1.AerospikeCluster, rack ackov1alpha1.RackPlacement) (
-	*corev1.ConfigMap, *appsv1.StatefulSet, error) {
+func (r *AerospikeClusterReconciler) renderRack(c *ackov1alpha1.AerospikeCluster, rack ackov1alpha1.RackPlacement,
+	addresses map[string]resources.PodAddress) (*corev1.ConfigMap, *appsv1.StatefulSet, error) {
 	conf, err := config.Render(c, rack, r.ClusterDomain)
 	if err != nil {
 		return nil, nil, err
 	}
 	sts := resources.StatefulSet(c, rack, config.Hash(conf))
 	sts.Spec.Template.Annotations[ackov1alpha1.AnnotationReplicationFactor] = strconv.Itoa(config.ReplicationFactor(c))
-	return resources.ConfigMap(c, rack, conf), sts, nil
+	return resources.ConfigMap(c, rack, conf, addresses), sts, nil
 }
 
 // observePods reads the pods and the PodDisruptionBudget from the cache and the Aerospike health from
@@ -183,7 +186,7 @@ func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error 
 			continue
 		}
 		rack := ackov1alpha1.RackPlacement{ID: rackOf(existing), Size: ptr.Deref(existing.Spec.Replicas, 0)}
-		cm, sts, err := r.renderRack(st.cluster, rack)
+		cm, sts, err := r.renderRack(st.cluster, rack, st.addresses)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 // clusterState is what one reconcile learns and decides; phases fill it in, summarize turns it
@@ -30,6 +31,10 @@ type clusterState struct {
 	// their pods leave by scale-down steps, and one recreated meanwhile runs the current spec.
 	removedRacks map[string]removedRack
 	objects      []client.Object // ConfigMaps, Services
+	// addresses are the pods' external addresses that are known (spec.externalAccess), and awaiting
+	// says, for each existing pod whose address is not, what it waits for (resolveAddresses).
+	addresses map[string]resources.PodAddress
+	awaiting  map[string]string
 	// configs are the config files known by identity (config.Hash): each rack's desired one, and
 	// those its pods still run that the ConfigMap keeps (keepRunningConfigs).
 	configs map[string]string

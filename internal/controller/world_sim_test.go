@@ -68,7 +68,7 @@ func (w *world) runNode(pod *corev1.Pod) (string, error) {
 		return "", nil
 	}
 	w.mu.Lock()
-	conf, projected := w.configMaps[configMapNameOf(pod)][config.PodFileKey(pod.Name)]
+	conf, projected := w.configMaps[configMapNameOf(pod)][config.PodFileKey(pod.Name, "")]
 	node, running := w.simNodes[pod.Name]
 	w.mu.Unlock()
 	if !projected {

@@ -51,7 +51,7 @@ func renderWith(t *testing.T, change func(c *ackov1alpha1.AerospikeCluster)) str
 
 // podFile is the own file of the test cluster's pod with this ordinal.
 func podFile(template string, ordinal int32) string {
-	return config.PodFile(template, config.NodeID(0, ordinal))
+	return config.PodFile(template, config.PodValues{NodeID: config.NodeID(0, ordinal)})
 }
 
 // node starts a simulated asd (real info protocol over TCP, held to the server's rules) on the given config,

@@ -58,7 +58,7 @@ func benchCluster(b *testing.B, s *aerosim.Sim, c *ackov1alpha1.AerospikeCluster
 	dns := map[string][]string{}
 	var pods []*corev1.Pod
 	for i, name := range c.DesiredPodNames() {
-		conf := config.PodFile(template, config.NodeID(0, int32(i)))
+		conf := config.PodFile(template, config.PodValues{NodeID: config.NodeID(0, int32(i))})
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: ackov1alpha1.AerospikeContainerName, Image: c.Spec.Image}}}}
 		st, err := s.AddNode(aerosim.NodeSpec{Name: nodeName(pod), Image: c.Spec.Image, ConfigFile: ownConfig,
@@ -134,7 +134,7 @@ func BenchmarkLiveChange8Nodes(b *testing.B) {
 		c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(value)}
 		template := render(b, c)
 		for i, pod := range pods {
-			if err := s.WriteFile(nodeName(pod), projectedConfig, config.PodFile(template, config.NodeID(0, int32(i)))); err != nil {
+			if err := s.WriteFile(nodeName(pod), projectedConfig, config.PodFile(template, config.PodValues{NodeID: config.NodeID(0, int32(i))})); err != nil {
 				b.Fatal(err)
 			}
 		}

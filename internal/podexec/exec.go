@@ -117,7 +117,7 @@ func (cl *Client) ReadConfigs(ctx context.Context, pod *corev1.Pod) (own, projec
 	if own, err = judgeRead(name, cl.exec(ctx, pod, readOwnConfig)); err != nil {
 		return "", "", err
 	}
-	projected, err = judgeRead(name, cl.exec(ctx, pod, resources.ReadConfigMapFileCommand(pod.Name)))
+	projected, err = judgeRead(name, cl.exec(ctx, pod, resources.ReadConfigMapFileCommand(resources.PodFileKeyOf(pod))))
 	return own, projected, err
 }
 
@@ -125,7 +125,7 @@ func (cl *Client) ReadConfigs(ctx context.Context, pod *corev1.Pod) (own, projec
 func (cl *Client) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash string) error {
 	name := pod.Namespace + "/" + pod.Name
 	if configHash != "" {
-		projected, err := judgeRead(name, cl.exec(ctx, pod, resources.ReadConfigMapFileCommand(pod.Name)))
+		projected, err := judgeRead(name, cl.exec(ctx, pod, resources.ReadConfigMapFileCommand(resources.PodFileKeyOf(pod))))
 		if err != nil {
 			return err
 		}
@@ -133,7 +133,7 @@ func (cl *Client) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash st
 			return fmt.Errorf("pod %s: %w: it shows config %s, want %s", name, ErrNotProjected, got, configHash)
 		}
 	}
-	return judgeQuiet(name, "copying the config into place", cl.exec(ctx, pod, resources.CopyConfigCommand(pod.Name)))
+	return judgeQuiet(name, "copying the config into place", cl.exec(ctx, pod, resources.CopyConfigCommand(resources.PodFileKeyOf(pod))))
 }
 
 // exec runs command in the Aerospike container without stdin or TTY, within the exec timeout.

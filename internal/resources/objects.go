@@ -34,17 +34,30 @@ var aerospikePorts = []namedPort{
 }
 
 // ConfigMap holds the rendered aerospike.conf of one rack: the template under the key aerospike.conf,
-// and each pod's own file, with its node id, under <pod>.conf (config.PodFileKey).
-func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, template string) *corev1.ConfigMap {
+// and each desired pod's own file, with its node id and external address (PodConfigFile; addresses
+// holds the ones known, by pod).
+func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, template string,
+	addresses map[string]PodAddress) *corev1.ConfigMap {
 	data := map[string]string{config.FileName: template}
 	for ordinal := range rack.Size {
-		data[config.PodFileKey(c.PodName(rack.ID, ordinal))] = config.PodFile(template, config.NodeID(rack.ID, ordinal))
+		pod := c.PodName(rack.ID, ordinal)
+		if key, content, ok := PodConfigFile(c, pod, template, addressOf(addresses, pod)); ok {
+			data[key] = content
+		}
 	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(c, c.ConfigMapName(rack.ID), c.RackSelectorLabels(rack.ID)),
 		Data:       data,
 	}
+}
+
+// addressOf is the pod's entry of addresses, nil when it has none.
+func addressOf(addresses map[string]PodAddress, pod string) *PodAddress {
+	if a, ok := addresses[pod]; ok {
+		return &a
+	}
+	return nil
 }
 
 // HeadlessService gives every pod a stable DNS name, which the mesh seeds use. It publishes pods

@@ -36,7 +36,7 @@ func allChildren(t *testing.T, c *v1alpha1.AerospikeCluster) []client.Object {
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs = append(objs, ConfigMap(c, rack, conf), StatefulSet(c, rack, config.Hash(conf)))
+		objs = append(objs, ConfigMap(c, rack, conf, nil), StatefulSet(c, rack, config.Hash(conf)))
 	}
 	return objs
 }
@@ -97,7 +97,7 @@ func TestConfigMap(t *testing.T) {
 	c := newCluster(withRacks(v1alpha1.Rack{ID: 4}))
 	c.Spec.Size = 2
 	const template = "service {\n\tnode-id <per-pod>\n}\n"
-	cm := ConfigMap(c, c.RackPlan()[0], template)
+	cm := ConfigMap(c, c.RackPlan()[0], template, nil)
 	if want := map[string]string{
 		"aerospike.conf": template,
 		"aero-4-0.conf":  "service {\n\tnode-id A40000\n}\n",

@@ -82,6 +82,11 @@ func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacemen
 	for _, p := range aerospikePorts {
 		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: p.name, ContainerPort: p.port, Protocol: corev1.ProtocolTCP})
 	}
+	if c.ExternalAccessType() == v1alpha1.ExternalHostPort {
+		// The service port on the node's address: the scheduler places no two pods that ask for one
+		// host port on one node.
+		ctr.Ports[0].HostPort = c.ExternalHostPort()
+	}
 	if o.Resources != nil {
 		ctr.Resources = *o.Resources
 	}
@@ -126,13 +131,18 @@ func exporterContainer(c *v1alpha1.AerospikeCluster) corev1.Container {
 // the Aerospike image (no other image to pull) with the container's resources, which adds nothing to
 // the pod's requests (a pod requests the larger of its init and its regular containers).
 func configInitContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides) corev1.Container {
+	env := []corev1.EnvVar{downwardEnv(podNameEnv, "metadata.name")}
+	node := ""
+	if c.AddressFollowsNode() {
+		env, node = append(env, downwardEnv(nodeNameEnv, "spec.nodeName")), "$("+nodeNameEnv+")"
+	}
 	ctr := corev1.Container{
 		Name:  ConfigInitContainer,
 		Image: c.Spec.Image,
-		// The kubelet expands $(POD_NAME) in the command: each pod copies its own file.
-		Command: CopyConfigCommand("$(" + podNameEnv + ")"),
-		Env: []corev1.EnvVar{{Name: podNameEnv, ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
+		// The kubelet expands $(POD_NAME) and $(NODE_NAME) in the command: each pod copies its own file,
+		// and, when its address is its node's, the one written for the node it runs on.
+		Command:      CopyConfigCommand(config.PodFileKey("$("+podNameEnv+")", node)),
+		Env:          env,
 		VolumeMounts: configMounts(),
 	}
 	if o.Resources != nil {
@@ -144,16 +154,22 @@ func configInitContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides)
 // podNameEnv is the init container's variable holding its pod's name (the downward API).
 const podNameEnv = "POD_NAME"
 
-// CopyConfigCommand copies the pod's own file from the mounted ConfigMap to where asd reads it. The init
-// container runs it at start, and the operator runs it (exec, no shell) on a pod's turn.
-func CopyConfigCommand(pod string) []string {
-	return []string{"cp", path.Join(config.ConfigMapDir, config.PodFileKey(pod)), path.Join(config.ConfigDir, config.FileName)}
+func downwardEnv(name, field string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: field}}}
 }
 
-// ReadConfigMapFileCommand prints the pod's own file of the ConfigMap as the kubelet has projected it
-// into the pod so far (exec, no shell).
-func ReadConfigMapFileCommand(pod string) []string {
-	return []string{"cat", path.Join(config.ConfigMapDir, config.PodFileKey(pod))}
+// CopyConfigCommand copies the pod's own file (key, PodFileKeyOf) from the mounted ConfigMap to where
+// asd reads it. The init container runs it at start, and the operator runs it (exec, no shell) on a
+// pod's turn.
+func CopyConfigCommand(key string) []string {
+	return []string{"cp", path.Join(config.ConfigMapDir, key), path.Join(config.ConfigDir, config.FileName)}
+}
+
+// ReadConfigMapFileCommand prints the pod's own file (key) of the ConfigMap as the kubelet has projected
+// it into the pod so far (exec, no shell).
+func ReadConfigMapFileCommand(key string) []string {
+	return []string{"cat", path.Join(config.ConfigMapDir, key)}
 }
 
 func configMounts() []corev1.VolumeMount {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/acko-io/acko/api/v1alpha1"
@@ -20,7 +21,9 @@ import (
 // child the operator created and left alone never needs an update. What is compared, per kind:
 //   - every kind: the labels the operator sets;
 //   - ConfigMap: data;
-//   - Service: type, selector, publishNotReadyAddresses and ports (name, port, targetPort, protocol);
+//   - Service: type, selector, publishNotReadyAddresses, ports (name, port, targetPort, protocol), and
+//     for a per-pod Service its externalTrafficPolicy, loadBalancerClass and annotations (a node port
+//     the API server allocated is kept: it is the address the pod advertises);
 //   - StatefulSet: replicas, update strategy, PVC retention policy, the Aerospike image and the config
 //     and pod spec hash annotations of the template (the hashes stand for the rest of the template,
 //     which the API server fills with defaults);
@@ -75,7 +78,15 @@ func ApplyOwnedFields(existing, desired client.Object) {
 			e.Spec.Type = d.Spec.Type
 			e.Spec.Selector = maps.Clone(d.Spec.Selector)
 			e.Spec.PublishNotReadyAddresses = d.Spec.PublishNotReadyAddresses
-			e.Spec.Ports = append([]corev1.ServicePort(nil), d.Spec.Ports...)
+			e.Spec.Ports = keepNodePorts(e.Spec.Ports, d.Spec.Ports)
+			if d.Spec.ExternalTrafficPolicy != "" {
+				e.Spec.ExternalTrafficPolicy = d.Spec.ExternalTrafficPolicy
+			}
+			e.Spec.LoadBalancerClass = d.Spec.LoadBalancerClass
+			if len(d.Annotations) > 0 && e.Annotations == nil {
+				e.Annotations = map[string]string{}
+			}
+			maps.Copy(e.Annotations, d.Annotations)
 		}
 	case *appsv1.StatefulSet:
 		if e, ok := existing.(*appsv1.StatefulSet); ok {
@@ -109,10 +120,26 @@ func containsAll(have, want map[string]string) bool {
 	return true
 }
 
+// keepNodePorts is the desired ports with the node ports the existing ones were allocated.
+func keepNodePorts(existing, desired []corev1.ServicePort) []corev1.ServicePort {
+	out := append([]corev1.ServicePort(nil), desired...)
+	for i := range out {
+		for _, e := range existing {
+			if out[i].NodePort == 0 && e.Name == out[i].Name {
+				out[i].NodePort = e.NodePort
+			}
+		}
+	}
+	return out
+}
+
 func serviceDiffers(e, d *corev1.Service) bool {
 	if orDefault(e.Spec.Type, corev1.ServiceTypeClusterIP) != orDefault(d.Spec.Type, corev1.ServiceTypeClusterIP) ||
 		!maps.Equal(e.Spec.Selector, d.Spec.Selector) ||
 		e.Spec.PublishNotReadyAddresses != d.Spec.PublishNotReadyAddresses ||
+		d.Spec.ExternalTrafficPolicy != "" && e.Spec.ExternalTrafficPolicy != d.Spec.ExternalTrafficPolicy ||
+		!ptr.Equal(e.Spec.LoadBalancerClass, d.Spec.LoadBalancerClass) ||
+		!containsAll(e.Annotations, d.Annotations) ||
 		len(e.Spec.Ports) != len(d.Spec.Ports) {
 		return true
 	}

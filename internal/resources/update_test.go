@@ -101,7 +101,7 @@ func TestNeedsUpdateSeesRealChanges(t *testing.T) {
 		name              string
 		existing, desired client.Object
 	}{
-		{"config data", asStored(ConfigMap(c, rack, "a")), ConfigMap(c, rack, "b")},
+		{"config data", asStored(ConfigMap(c, rack, "a", nil)), ConfigMap(c, rack, "b", nil)},
 		{"replicas", asStored(sts()), sts(func(c *v1alpha1.AerospikeCluster) { c.Spec.Size = 4 })},
 		{"image", asStored(sts()), sts(func(c *v1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike:ce-8.1.2.0" })},
 		{"config hash", asStored(sts()), StatefulSet(c, rack, "hash-2")},

@@ -84,6 +84,7 @@ func ValidateClusterSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 		validateRacks(c.Spec.RackConfig),
 		structural,
 		validatePod(c),
+		validateExternalAccess(c),
 	)
 }
 

@@ -36,7 +36,7 @@ func acko(t *testing.T) (*corev1.Pod, *corev1.ConfigMap) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db-0", UID: "uid-1",
 		Labels: sts.Spec.Template.Labels}, Spec: sts.Spec.Template.Spec}
 	pod.Status.PodIP = "127.21.0.5"
-	return pod, resources.ConfigMap(c, rack, conf)
+	return pod, resources.ConfigMap(c, rack, conf, nil)
 }
 
 func configMapLister(t *testing.T, cms ...*corev1.ConfigMap) corelisters.ConfigMapLister {
@@ -83,7 +83,7 @@ func TestFilesOfACKOPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := nodeSpec(pod, vols)
-	own := cm.Data[config.PodFileKey("db-0")]
+	own := cm.Data[config.PodFileKey("db-0", "")]
 	if spec.ConfigFile != asdConfigFile || spec.Cluster != "" || spec.Name != "ns/db-0" || spec.IP != "127.21.0.5" ||
 		spec.Image != testcluster.Image {
 		t.Fatalf("spec: %+v", spec)
@@ -103,7 +103,7 @@ func TestFilesOfACKOPod(t *testing.T) {
 // A pod of an older ACKO: the ConfigMap, which held one file, mounted where asd reads its config.
 func TestFilesOfPodMountingTheConfigMap(t *testing.T) {
 	pod, cm := acko(t)
-	cm.Data = map[string]string{config.FileName: cm.Data[config.PodFileKey(pod.Name)]}
+	cm.Data = map[string]string{config.FileName: cm.Data[config.PodFileKey(pod.Name, "")]}
 	pod.Spec.InitContainers = nil
 	c := aerospikeContainer(pod)
 	c.VolumeMounts = []corev1.VolumeMount{{Name: resources.ConfigMapVolume, MountPath: "/etc/aerospike"}}

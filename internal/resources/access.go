@@ -1,0 +1,98 @@
+package resources
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+)
+
+// PodAddress is where clients outside Kubernetes reach a pod (spec.externalAccess): the address and
+// port its node advertises, and the Kubernetes node it runs on when the address is the node's.
+type PodAddress struct {
+	Node    string
+	Address string
+	Port    int32
+}
+
+// PodConfigFile is the pod's own file in its rack's ConfigMap: its key and content. ok is false while
+// the pod has external access and its address is not known (addr nil): the pod gets no file, so its
+// init container waits rather than start a node that advertises a wrong address.
+func PodConfigFile(c *v1alpha1.AerospikeCluster, pod, template string, addr *PodAddress) (key, content string, ok bool) {
+	rack, ordinal, _ := c.ParsePodName(pod)
+	values := config.PodValues{NodeID: config.NodeID(rack, ordinal)}
+	if c.Spec.ExternalAccess == nil {
+		return config.PodFileKey(pod, ""), config.PodFile(template, values), true
+	}
+	if addr == nil {
+		return "", "", false
+	}
+	values.Address, values.Port = addr.Address, addr.Port
+	node := ""
+	if c.AddressFollowsNode() {
+		node = addr.Node
+	}
+	return config.PodFileKey(pod, node), config.PodFile(template, values), true
+}
+
+// PodFileKeyOf is the key of the file the pod's init container copied, and that a restart in place
+// copies again: the pod says it (its init container reads NODE_NAME when its file follows its node).
+func PodFileKeyOf(pod *corev1.Pod) string {
+	for _, ic := range pod.Spec.InitContainers {
+		if ic.Name != ConfigInitContainer {
+			continue
+		}
+		for _, e := range ic.Env {
+			if e.Name == nodeNameEnv {
+				return config.PodFileKey(pod.Name, pod.Spec.NodeName)
+			}
+		}
+	}
+	return config.PodFileKey(pod.Name, "")
+}
+
+// PodService is a pod's own Service (spec.externalAccess NodePort or LoadBalancer), named like the pod:
+// its client port only, published before the pod is Ready (a starting node's peers announce it to
+// clients as soon as it joins). A NodePort keeps traffic on the pod's node (externalTrafficPolicy
+// Local), since the pod advertises that node's address; a load balancer may reach it through any node.
+func PodService(c *v1alpha1.AerospikeCluster, pod string) *corev1.Service {
+	a := c.Spec.ExternalAccess
+	labels := c.SelectorLabels()
+	labels[v1alpha1.LabelPodService] = pod
+	selector := c.SelectorLabels()
+	selector[statefulSetPodNameLabel] = pod
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(c, c.PodServiceName(pod), labels),
+		Spec: corev1.ServiceSpec{
+			Type:                     corev1.ServiceTypeNodePort,
+			Selector:                 selector,
+			PublishNotReadyAddresses: true,
+			ExternalTrafficPolicy:    corev1.ServiceExternalTrafficPolicyLocal,
+			Ports: []corev1.ServicePort{{
+				Name: aerospikePorts[0].name, Port: config.ServicePort,
+				TargetPort: intstr.FromInt32(config.ServicePort), Protocol: corev1.ProtocolTCP,
+			}},
+		},
+	}
+	if len(a.ServiceAnnotations) > 0 {
+		svc.Annotations = maps.Clone(a.ServiceAnnotations)
+	}
+	if a.Type == v1alpha1.ExternalLoadBalancer {
+		svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+		svc.Spec.LoadBalancerClass = a.LoadBalancerClass
+	}
+	return svc
+}
+
+// statefulSetPodNameLabel is the label the StatefulSet controller gives each pod: its name.
+const statefulSetPodNameLabel = "statefulset.kubernetes.io/pod-name"
+
+// nodeNameEnv is the init container's variable holding its pod's Kubernetes node (the downward API),
+// when the pod's file follows its node.
+const nodeNameEnv = "NODE_NAME"
