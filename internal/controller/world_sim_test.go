@@ -43,7 +43,7 @@ func withSim(w *world) {
 
 // readConfigMaps reads every ConfigMap's files, for the kubelet to project (sim only).
 func (w *world) readConfigMaps(ctx context.Context) error {
-	if w.sim == nil {
+	if w.sim == nil && w.nodeOf == nil {
 		return nil
 	}
 	list := &corev1.ConfigMapList{}

@@ -88,8 +88,12 @@ type world struct {
 	sim *aerosim.Sim
 	// simNodes: the pod instance each simulated node (by pod name) stands for, and its IP.
 	simNodes map[string]simNode
-	// configMaps: each ConfigMap's files, as the world's last step read them (sim only).
+	// configMaps: each ConfigMap's files, as the world's last step read them (sim or nodeOf only).
 	configMaps map[string]map[string]string
+	// nodeOf, when set, schedules each new pod on a Kubernetes node (by pod name), and the kubelet
+	// runs a pod only once its ConfigMap holds the file its init container copies (the init
+	// container fails, and is retried, until then).
+	nodeOf func(pod string) string
 }
 
 func (w *world) healthEvents() <-chan event.GenericEvent {
@@ -169,9 +173,15 @@ func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, err
 	}
 	replicas := int(ptr.Deref(sts.Spec.Replicas, 1))
 	for o, pod := range have {
-		if o >= replicas && pod.DeletionTimestamp == nil {
+		switch {
+		case o < replicas:
+		case pod.DeletionTimestamp == nil:
 			changed = true
 			if err := client.IgnoreNotFound(w.c.Delete(ctx, pod)); err != nil {
+				return changed, err
+			}
+		default:
+			if _, err := w.confirmDeletion(ctx, pod); err != nil {
 				return changed, err
 			}
 		}
@@ -204,6 +214,9 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
+	if w.nodeOf != nil {
+		pod.Spec.NodeName = w.nodeOf(pod.Name)
+	}
 	if err := w.c.Create(ctx, pod); err != nil {
 		return err
 	}
@@ -234,7 +247,14 @@ func (w *world) creations() map[string]int {
 // apiserver applies at once for pods without a node).
 func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool, error) {
 	if pod.DeletionTimestamp != nil {
-		return false, nil
+		return w.confirmDeletion(ctx, pod)
+	}
+	if waiting := w.initWaiting(pod); waiting != nil {
+		if equality.Semantic.DeepEqual(&pod.Status, waiting) {
+			return false, nil
+		}
+		pod.Status = *waiting
+		return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
 	}
 	w.mu.Lock()
 	crashFrom, refused := w.crashFrom[pod.UID]
@@ -272,6 +292,32 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	}
 	pod.Status = *want
 	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
+// confirmDeletion is the kubelet's part of deleting a pod: the API server waits for the node's kubelet to
+// confirm the deletion of a scheduled pod (one without a node goes at once).
+func (w *world) confirmDeletion(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	if pod.Spec.NodeName == "" {
+		return false, nil
+	}
+	return true, client.IgnoreNotFound(w.c.Delete(ctx, pod, client.GracePeriodSeconds(0)))
+}
+
+// initWaiting is the status of a pod whose init container cannot copy its file, which its ConfigMap
+// does not hold (yet), nil when it can (only with nodeOf: the other worlds' pods always find theirs).
+func (w *world) initWaiting(pod *corev1.Pod) *corev1.PodStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.nodeOf == nil || pod.Status.Phase == corev1.PodRunning {
+		return nil
+	}
+	if _, ok := w.configMaps[configMapNameOf(pod)][resources.PodFileKeyOf(pod)]; ok {
+		return nil
+	}
+	return &corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
+		Name: resources.ConfigInitContainer, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			Reason: "CrashLoopBackOff", Message: "cp: cannot stat '" + resources.PodFileKeyOf(pod) + "': No such file or directory"}},
+	}}}
 }
 
 // ipOf is the IP a new pod gets (the test's podIP when it sets one).
