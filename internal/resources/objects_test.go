@@ -3,6 +3,7 @@ package resources
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -165,5 +166,85 @@ func TestPodDisruptionBudget(t *testing.T) {
 	// One budget over every rack: a drain may take one pod of the whole cluster, not one per rack.
 	if !maps.Equal(pdb.Spec.Selector.MatchLabels, c.SelectorLabels()) {
 		t.Errorf("selector = %v", pdb.Spec.Selector)
+	}
+}
+
+func TestPodService(t *testing.T) {
+	c := newCluster(withRacks(v1alpha1.Rack{ID: 2}), func(c *v1alpha1.AerospikeCluster) {
+		c.Spec.ExternalAccess = &v1alpha1.ExternalAccess{Type: v1alpha1.ExternalNodePort}
+	})
+	svc := PodService(c, "aero-2-1")
+	switch {
+	case svc.Name != "aero-2-1" || svc.Labels[v1alpha1.LabelPodService] != "aero-2-1":
+		t.Errorf("name %s labels %v", svc.Name, svc.Labels)
+	case svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal:
+		t.Errorf("type %s policy %s: a NodePort keeps traffic on the pod's node, whose address it advertises",
+			svc.Spec.Type, svc.Spec.ExternalTrafficPolicy)
+	case !svc.Spec.PublishNotReadyAddresses:
+		t.Error("not published before Ready: clients learn a node from its peers as soon as it joins")
+	case svc.Spec.Selector["statefulset.kubernetes.io/pod-name"] != "aero-2-1" || svc.Spec.Selector[v1alpha1.LabelInstance] != "aero":
+		t.Errorf("selector %v", svc.Spec.Selector)
+	case !maps.Equal(portMap(svc.Spec.Ports), map[string]int32{"service": 3000}):
+		t.Errorf("ports %v", svc.Spec.Ports)
+	case len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].Name != "aero":
+		t.Errorf("owners %v", svc.OwnerReferences)
+	}
+}
+
+// Each pod's own file: under <pod>.conf, or <pod>_<node>.conf when its address is its node's; none while
+// its external address is not known.
+func TestPodConfigFile(t *testing.T) {
+	const template = "service {\n\tnode-id <per-pod>\n}\nnetwork {\n\tservice {\n\t\talternate-access-address <per-pod>\n" +
+		"\t\talternate-access-port <per-pod>\n\t}\n}\n"
+	addr := &PodAddress{Node: "n1", Address: "198.51.100.4", Port: 31001}
+	for _, tc := range []struct {
+		access  *v1alpha1.ExternalAccess
+		addr    *PodAddress
+		key     string
+		content string
+	}{
+		{nil, nil, "aero-1.conf", "node-id A00001"},
+		{&v1alpha1.ExternalAccess{Type: v1alpha1.ExternalNodePort}, nil, "", ""},
+		{&v1alpha1.ExternalAccess{Type: v1alpha1.ExternalNodePort}, addr, "aero-1_n1.conf", "alternate-access-port 31001"},
+		{&v1alpha1.ExternalAccess{Type: v1alpha1.ExternalHostPort}, addr, "aero-1_n1.conf", "alternate-access-address 198.51.100.4"},
+		{&v1alpha1.ExternalAccess{Type: v1alpha1.ExternalLoadBalancer}, addr, "aero-1.conf", "alternate-access-address 198.51.100.4"},
+	} {
+		c := newCluster(func(c *v1alpha1.AerospikeCluster) { c.Spec.ExternalAccess = tc.access })
+		key, content, ok := PodConfigFile(c, "aero-1", template, tc.addr)
+		if key != tc.key || ok != (tc.key != "") || !strings.Contains(content, tc.content) {
+			t.Errorf("%+v: key %q ok %v content:\n%s", tc.access, key, ok, content)
+		}
+	}
+}
+
+// The init container copies the file the operator writes for the pod, and a restart in place copies
+// the same one (PodFileKeyOf reads it off the pod); a host port opens the service port on the node.
+func TestInitContainerCopiesThePodsFile(t *testing.T) {
+	for _, tc := range []struct {
+		access  *v1alpha1.ExternalAccess
+		command string
+		key     string
+		host    int32
+	}{
+		{nil, "/etc/aerospike-configmap/$(POD_NAME).conf", "aero-0.conf", 0},
+		{&v1alpha1.ExternalAccess{Type: v1alpha1.ExternalLoadBalancer}, "/etc/aerospike-configmap/$(POD_NAME).conf", "aero-0.conf", 0},
+		{&v1alpha1.ExternalAccess{Type: v1alpha1.ExternalNodePort}, "/etc/aerospike-configmap/$(POD_NAME)_$(NODE_NAME).conf", "aero-0_n7.conf", 0},
+		{&v1alpha1.ExternalAccess{Type: v1alpha1.ExternalHostPort, HostPort: ptr.To[int32](4000)},
+			"/etc/aerospike-configmap/$(POD_NAME)_$(NODE_NAME).conf", "aero-0_n7.conf", 4000},
+	} {
+		c := newCluster(func(c *v1alpha1.AerospikeCluster) { c.Spec.ExternalAccess = tc.access })
+		tmpl := StatefulSet(c, c.RackPlan()[0], "h").Spec.Template
+		init := tmpl.Spec.InitContainers[0]
+		if init.Command[1] != tc.command {
+			t.Errorf("%+v: init copies %s, want %s", tc.access, init.Command[1], tc.command)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "aero-0"}, Spec: tmpl.Spec}
+		pod.Spec.NodeName = "n7"
+		if got := PodFileKeyOf(pod); got != tc.key {
+			t.Errorf("%+v: PodFileKeyOf = %s, want %s", tc.access, got, tc.key)
+		}
+		if got := tmpl.Spec.Containers[0].Ports[0]; got.Name != "service" || got.HostPort != tc.host {
+			t.Errorf("%+v: service port %+v, want host port %d", tc.access, got, tc.host)
+		}
 	}
 }

@@ -50,6 +50,14 @@ func defaultService(s *corev1.Service) {
 	s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	s.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
 	s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	if s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		for i := range s.Spec.Ports {
+			s.Spec.Ports[i].NodePort = 31000 + int32(i)
+		}
+		if s.Spec.ExternalTrafficPolicy == "" {
+			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+		}
+	}
 }
 
 func defaultStatefulSet(s *appsv1.StatefulSet) {
@@ -171,5 +179,48 @@ func TestApplyOwnedFieldsKeepsTheRest(t *testing.T) {
 	ApplyOwnedFields(svc, HeadlessService(c))
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone || len(svc.Spec.Ports) != 4 || NeedsUpdate(svc, HeadlessService(c)) {
 		t.Errorf("service after ApplyOwnedFields: %+v", svc.Spec)
+	}
+}
+
+// A per-pod Service keeps its allocated node port (the address its pod advertises) through an update,
+// and an update sees a changed traffic policy, class or annotation.
+func TestPodServiceUpdates(t *testing.T) {
+	nodePort := newCluster(func(c *v1alpha1.AerospikeCluster) {
+		c.Spec.ExternalAccess = &v1alpha1.ExternalAccess{Type: v1alpha1.ExternalNodePort}
+	})
+	lb := newCluster(func(c *v1alpha1.AerospikeCluster) {
+		c.Spec.ExternalAccess = &v1alpha1.ExternalAccess{Type: v1alpha1.ExternalLoadBalancer,
+			LoadBalancerClass: ptr.To("a"), ServiceAnnotations: map[string]string{"k": "v"}}
+	})
+	for _, c := range []*v1alpha1.AerospikeCluster{nodePort, lb} {
+		if desired := PodService(c, "aero-0"); NeedsUpdate(asStored(desired), desired) {
+			t.Errorf("%s: a stored per-pod Service needs an update", c.Spec.ExternalAccess.Type)
+		}
+	}
+	existing := asStored(PodService(nodePort, "aero-0")).(*corev1.Service)
+	desired := PodService(lb, "aero-0")
+	if !NeedsUpdate(existing, desired) {
+		t.Fatal("NodePort to LoadBalancer needs no update")
+	}
+	ApplyOwnedFields(existing, desired)
+	switch {
+	case NeedsUpdate(existing, desired):
+		t.Errorf("still needs an update: %+v", existing.Spec)
+	case existing.Spec.Ports[0].NodePort != 31000:
+		t.Errorf("node port %d, want the allocated 31000 kept", existing.Spec.Ports[0].NodePort)
+	case existing.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyCluster ||
+		ptr.Deref(existing.Spec.LoadBalancerClass, "") != "a" || existing.Annotations["k"] != "v":
+		t.Errorf("owned fields not applied: %+v %v", existing.Spec, existing.Annotations)
+	}
+	for name, change := range map[string]func(*corev1.Service){
+		"traffic policy": func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal },
+		"class":          func(s *corev1.Service) { s.Spec.LoadBalancerClass = ptr.To("b") },
+		"annotation":     func(s *corev1.Service) { delete(s.Annotations, "k") },
+	} {
+		stored := asStored(desired).(*corev1.Service)
+		change(stored)
+		if !NeedsUpdate(stored, desired) {
+			t.Errorf("a changed %s needs no update", name)
+		}
 	}
 }

@@ -133,6 +133,24 @@ func TestValidateSpecRejects(t *testing.T) {
 			`spec.storage.volumes[1].path: Duplicate value: "/data"`,
 			`spec.podSpec.sidecars[0].name: Duplicate value: "aerospike-server"`,
 		}},
+		{"a host port where a rack pins several pods to one node, or a sidecar takes it", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1, NodeName: "n1"}, {ID: 2}}}
+			c.Spec.Size = 4
+			c.Spec.ExternalAccess = &ackov1alpha1.ExternalAccess{Type: ackov1alpha1.ExternalHostPort, HostPort: ptr.To[int32](4000)}
+			c.Spec.PodSpec = &ackov1alpha1.PodOverrides{Sidecars: []ackov1alpha1.Sidecar{{Container: corev1.Container{
+				Name: "proxy", Image: "envoy", Ports: []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 4000}}}}}}
+		}, []string{
+			`spec.externalAccess.type: Invalid value: "HostPort": rack 1 places 2 pods on node n1 (nodeName), but a host ` +
+				`port takes one pod per node: the others would stay Pending; use NodePort, or spread the rack`,
+			`spec.podSpec.sidecars[0].ports[0].hostPort: Duplicate value: "4000: spec.externalAccess takes this host port ` +
+				`for the Aerospike service port"`,
+		}},
+		{"per-pod Service annotations Kubernetes refuses", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.ExternalAccess = &ackov1alpha1.ExternalAccess{Type: ackov1alpha1.ExternalLoadBalancer,
+				ServiceAnnotations: map[string]string{"not a key": "x"}}
+		}, []string{`spec.externalAccess.serviceAnnotations: Invalid value: "not a key": name part must consist of ` +
+			`alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. ` +
+			`'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`}},
 		{"aerospikeConfig that cannot render (internal/config)", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.AerospikeConfig.Value["security"] = map[string]any{}
 		}, []string{"spec.aerospikeConfig.security: Forbidden: security (access control) is Enterprise-only: " +

@@ -65,6 +65,36 @@ var _ = Describe("AerospikeCluster schema", func() {
 		}, "spec.rackConfig.racks[0].id: Invalid value: 0: spec.rackConfig.racks[0].id in body should be greater than or equal to 1"),
 	)
 
+	DescribeTable("externalAccess: a field of another type is refused",
+		func(access ackov1alpha1.ExternalAccess, want string) {
+			obj := newCluster()
+			obj.Spec.ExternalAccess = &access
+			expectInvalid(obj, want)
+		},
+		Entry("nodeAddress with LoadBalancer", ackov1alpha1.ExternalAccess{Type: ackov1alpha1.ExternalLoadBalancer,
+			NodeAddress: "ExternalIP"}, "nodeAddress applies to the NodePort and HostPort types"),
+		Entry("hostPort with NodePort", ackov1alpha1.ExternalAccess{Type: ackov1alpha1.ExternalNodePort,
+			HostPort: ptr.To[int32](4000)}, "hostPort applies to the HostPort type"),
+		Entry("loadBalancerClass with NodePort", ackov1alpha1.ExternalAccess{Type: ackov1alpha1.ExternalNodePort,
+			LoadBalancerClass: ptr.To("x")}, "loadBalancerClass applies to the LoadBalancer type"),
+		Entry("serviceAnnotations with HostPort", ackov1alpha1.ExternalAccess{Type: ackov1alpha1.ExternalHostPort,
+			ServiceAnnotations: map[string]string{"a": "b"}}, "serviceAnnotations apply to the NodePort and LoadBalancer types"),
+		Entry("an unknown type", ackov1alpha1.ExternalAccess{Type: "Ingress"}, `spec.externalAccess.type: Unsupported value: "Ingress"`),
+	)
+
+	It("externalAccess: a LoadBalancer's class cannot change, as a Service's cannot", func() {
+		obj := newCluster()
+		obj.Spec.ExternalAccess = &ackov1alpha1.ExternalAccess{Type: ackov1alpha1.ExternalLoadBalancer, LoadBalancerClass: ptr.To("a")}
+		Expect(k8s.Create(ctx, obj)).To(Succeed())
+		Expect(obj.Spec.ExternalAccess.AdvertiseAs).To(Equal(ackov1alpha1.AdvertiseAlternate), "defaulted")
+		obj.Spec.ExternalAccess.LoadBalancerClass = ptr.To("b")
+		err := k8s.Update(ctx, obj)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("loadBalancerClass cannot change while the type stays LoadBalancer"))
+		obj.Spec.ExternalAccess = &ackov1alpha1.ExternalAccess{Type: ackov1alpha1.ExternalNodePort}
+		Expect(k8s.Update(ctx, obj)).To(Succeed(), "switching to NodePort drops the class")
+	})
+
 	Describe("the operations guide's rules, with its exact messages", func() {
 		It("rejects more than one operation", func() {
 			obj := newCluster()
