@@ -260,7 +260,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.hostPort) || self.type == 'HostPort'",message="hostPort applies to the HostPort type"
 // +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerClass) || self.type == 'LoadBalancer'",message="loadBalancerClass applies to the LoadBalancer type"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAnnotations) || self.type != 'HostPort'",message="serviceAnnotations apply to the NodePort and LoadBalancer types"
-// +kubebuilder:validation:XValidation:rule="self.type != 'LoadBalancer' || oldSelf.type != 'LoadBalancer' || (has(self.loadBalancerClass) ? self.loadBalancerClass : '') == (has(oldSelf.loadBalancerClass) ? oldSelf.loadBalancerClass : '')",message="loadBalancerClass cannot change while the type stays LoadBalancer: Kubernetes does not let a Service's class change"
+// +kubebuilder:validation:XValidation:rule="self.type != 'LoadBalancer' || oldSelf.type != 'LoadBalancer' || (has(self.loadBalancerClass) == has(oldSelf.loadBalancerClass) && (!has(self.loadBalancerClass) || self.loadBalancerClass == oldSelf.loadBalancerClass))",message="loadBalancerClass cannot change while the type stays LoadBalancer: Kubernetes does not let a Service's class change"
 type ExternalAccess struct {
 	// Type is NodePort, LoadBalancer or HostPort.
 	Type ExternalAccessType `json:"type"`

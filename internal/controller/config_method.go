@@ -130,7 +130,8 @@ func (st *clusterState) livePlan(pod *corev1.Pod) (plan live.Plan, known bool, e
 	// The rack's templates, with the pod's node id as its own file has it (a file without one, of an
 	// older operator, keeps none: adding it is a restart).
 	id := podNodeID(st.cluster, pod.Name)
-	plan, err = live.Compute(config.PodFile(running, config.PodValues{NodeID: id}), config.PodFile(desired, config.PodValues{NodeID: id}), table)
+	own := config.PodValues{NodeID: id}
+	plan, err = live.Compute(config.PodFile(running, own), config.PodFile(desired, own), table)
 	return plan, true, err
 }
 

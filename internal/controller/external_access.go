@@ -57,29 +57,34 @@ func (r *AerospikeClusterReconciler) resolveAddresses(ctx context.Context, st *c
 func (r *AerospikeClusterReconciler) podAddress(ctx context.Context, st *clusterState, name string) (
 	*resources.PodAddress, string, error) {
 	c := st.cluster
-	port := int32(config.ServicePort)
-	if c.PodServices() {
-		svc := &corev1.Service{}
-		svcName := c.PodServiceName(name)
-		err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: svcName}, svc)
-		switch {
-		case apierrors.IsNotFound(err) || err == nil && !ownedBy(svc, c):
-			return nil, "its Service " + svcName, nil // created by applyChildren, which reports a conflict
-		case err != nil:
-			return nil, "", err
-		}
-		if c.ExternalAccessType() == ackov1alpha1.ExternalLoadBalancer {
-			if host := ingressHost(svc); host != "" {
-				return &resources.PodAddress{Address: host, Port: port}, "", nil
-			}
-			return nil, "the load balancer's ingress of Service " + svcName, nil
-		}
-		if port = nodePort(svc); port == 0 {
-			return nil, "the node port of Service " + svcName, nil
-		}
-	} else {
-		port = c.ExternalHostPort()
+	if !c.PodServices() {
+		return r.nodeAddress(ctx, st, name, c.ExternalHostPort())
 	}
+	svc := &corev1.Service{}
+	svcName := c.PodServiceName(name)
+	err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: svcName}, svc)
+	switch {
+	case apierrors.IsNotFound(err) || err == nil && !ownedBy(svc, c):
+		return nil, "its Service " + svcName, nil // created by applyChildren, which reports a conflict
+	case err != nil:
+		return nil, "", err
+	}
+	if c.ExternalAccessType() == ackov1alpha1.ExternalLoadBalancer {
+		if host := ingressHost(svc); host != "" {
+			return &resources.PodAddress{Address: host, Port: config.ServicePort}, "", nil
+		}
+		return nil, "the load balancer's ingress of Service " + svcName, nil
+	}
+	port := nodePort(svc)
+	if port == 0 {
+		return nil, "the node port of Service " + svcName, nil
+	}
+	return r.nodeAddress(ctx, st, name, port)
+}
+
+// nodeAddress is the address of the Kubernetes node the pod runs on, at port, or what it waits for.
+func (r *AerospikeClusterReconciler) nodeAddress(ctx context.Context, st *clusterState, name string, port int32) (
+	*resources.PodAddress, string, error) {
 	pod := st.pods[name]
 	if pod == nil || pod.Spec.NodeName == "" {
 		return nil, "a Kubernetes node (the pod is not scheduled)", nil
@@ -91,7 +96,7 @@ func (r *AerospikeClusterReconciler) podAddress(ctx context.Context, st *cluster
 	case err != nil:
 		return nil, "", err
 	}
-	kind := c.ExternalNodeAddress()
+	kind := st.cluster.ExternalNodeAddress()
 	for _, a := range node.Status.Addresses {
 		if a.Type == kind && a.Address != "" {
 			return &resources.PodAddress{Node: node.Name, Address: a.Address, Port: port}, "", nil

@@ -125,7 +125,8 @@ var podChanged = predicate.Funcs{
 		}
 		brokenO, _ := resources.Broken(o)
 		brokenN, _ := resources.Broken(n)
-		return o.UID != n.UID || o.Spec.NodeName != n.Spec.NodeName || o.Status.Phase != n.Status.Phase || o.Status.PodIP != n.Status.PodIP ||
+		return o.UID != n.UID || o.Spec.NodeName != n.Spec.NodeName || o.Status.Phase != n.Status.Phase ||
+			o.Status.PodIP != n.Status.PodIP ||
 			resources.PodReady(o) != resources.PodReady(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 			resources.PodRunning(o) != resources.PodRunning(n) || brokenO != brokenN ||
 			o.Annotations[ackov1alpha1.AnnotationConfigHash] != n.Annotations[ackov1alpha1.AnnotationConfigHash]

@@ -164,7 +164,6 @@ func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, err
 		o, _ := strconv.Atoi(pods.Items[i].Name[strings.LastIndex(pods.Items[i].Name, "-")+1:])
 		have[o] = &pods.Items[i]
 	}
-	changed := false
 	if sts.Status.ObservedGeneration != sts.Generation {
 		sts.Status.ObservedGeneration = sts.Generation
 		if err := w.c.Status().Update(ctx, sts); err != nil {
@@ -172,19 +171,9 @@ func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, err
 		}
 	}
 	replicas := int(ptr.Deref(sts.Spec.Replicas, 1))
-	for o, pod := range have {
-		switch {
-		case o < replicas:
-		case pod.DeletionTimestamp == nil:
-			changed = true
-			if err := client.IgnoreNotFound(w.c.Delete(ctx, pod)); err != nil {
-				return changed, err
-			}
-		default:
-			if _, err := w.confirmDeletion(ctx, pod); err != nil {
-				return changed, err
-			}
-		}
+	changed, err := w.deleteBeyond(ctx, have, replicas)
+	if err != nil {
+		return changed, err
 	}
 	for o := range replicas {
 		pod := have[o]
@@ -292,6 +281,26 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	}
 	pod.Status = *want
 	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
+// deleteBeyond deletes the pods past the StatefulSet's replicas, as its controller does.
+func (w *world) deleteBeyond(ctx context.Context, have map[int]*corev1.Pod, replicas int) (bool, error) {
+	changed := false
+	for o, pod := range have {
+		switch {
+		case o < replicas:
+		case pod.DeletionTimestamp == nil:
+			changed = true
+			if err := client.IgnoreNotFound(w.c.Delete(ctx, pod)); err != nil {
+				return changed, err
+			}
+		default:
+			if _, err := w.confirmDeletion(ctx, pod); err != nil {
+				return changed, err
+			}
+		}
+	}
+	return changed, nil
 }
 
 // confirmDeletion is the kubelet's part of deleting a pod: the API server waits for the node's kubelet to

@@ -133,7 +133,8 @@ func (cl *Client) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash st
 			return fmt.Errorf("pod %s: %w: it shows config %s, want %s", name, ErrNotProjected, got, configHash)
 		}
 	}
-	return judgeQuiet(name, "copying the config into place", cl.exec(ctx, pod, resources.CopyConfigCommand(resources.PodFileKeyOf(pod))))
+	copyOwn := resources.CopyConfigCommand(resources.PodFileKeyOf(pod))
+	return judgeQuiet(name, "copying the config into place", cl.exec(ctx, pod, copyOwn))
 }
 
 // exec runs command in the Aerospike container without stdin or TTY, within the exec timeout.

@@ -75,18 +75,7 @@ func ApplyOwnedFields(existing, desired client.Object) {
 		}
 	case *corev1.Service:
 		if e, ok := existing.(*corev1.Service); ok {
-			e.Spec.Type = d.Spec.Type
-			e.Spec.Selector = maps.Clone(d.Spec.Selector)
-			e.Spec.PublishNotReadyAddresses = d.Spec.PublishNotReadyAddresses
-			e.Spec.Ports = keepNodePorts(e.Spec.Ports, d.Spec.Ports)
-			if d.Spec.ExternalTrafficPolicy != "" {
-				e.Spec.ExternalTrafficPolicy = d.Spec.ExternalTrafficPolicy
-			}
-			e.Spec.LoadBalancerClass = d.Spec.LoadBalancerClass
-			if len(d.Annotations) > 0 && e.Annotations == nil {
-				e.Annotations = map[string]string{}
-			}
-			maps.Copy(e.Annotations, d.Annotations)
+			applyServiceFields(e, d)
 		}
 	case *appsv1.StatefulSet:
 		if e, ok := existing.(*appsv1.StatefulSet); ok {
@@ -118,6 +107,21 @@ func containsAll(have, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+func applyServiceFields(e, d *corev1.Service) {
+	e.Spec.Type = d.Spec.Type
+	e.Spec.Selector = maps.Clone(d.Spec.Selector)
+	e.Spec.PublishNotReadyAddresses = d.Spec.PublishNotReadyAddresses
+	e.Spec.Ports = keepNodePorts(e.Spec.Ports, d.Spec.Ports)
+	if d.Spec.ExternalTrafficPolicy != "" {
+		e.Spec.ExternalTrafficPolicy = d.Spec.ExternalTrafficPolicy
+	}
+	e.Spec.LoadBalancerClass = d.Spec.LoadBalancerClass
+	if len(d.Annotations) > 0 && e.Annotations == nil {
+		e.Annotations = map[string]string{}
+	}
+	maps.Copy(e.Annotations, d.Annotations)
 }
 
 // keepNodePorts is the desired ports with the node ports the existing ones were allocated.
