@@ -85,7 +85,7 @@ type Syncer struct {
 	nodes     map[string]types.UID // simulator node → UID of the pod it stands for
 	execs     map[string]execID    // pods (namespace/name) whose Exec exists, as applied
 	volumes   map[string]*projections
-	inits     map[string]*initFailure // pods (namespace/name) whose init container is failing
+	inits     map[string]*initFailure      // pods (namespace/name) whose init container is failing
 	states    map[string]aerosim.NodeState // simulator node → its state at the last poll
 	dnsPushed map[string][]string
 }
@@ -121,7 +121,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 		nodes: map[string]types.UID{}, execs: map[string]execID{}, volumes: map[string]*projections{},
-		inits: map[string]*initFailure{},
+		inits:  map[string]*initFailure{},
 		states: map[string]aerosim.NodeState{}}, nil
 }
 
