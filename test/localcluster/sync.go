@@ -77,6 +77,7 @@ type Syncer struct {
 	sim        *simclient.Client
 	out        io.Writer
 	projection time.Duration
+	lbNet      string // Options.LoadBalancerNet, for the service proxy
 	pods       corelisters.PodLister
 	services   corelisters.ServiceLister
 	configMaps corelisters.ConfigMapLister
@@ -117,7 +118,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		return nil, err
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out,
-		projection: opts.ProjectionDelay,
+		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 		nodes: map[string]types.UID{}, execs: map[string]execID{}, volumes: map[string]*projections{},
@@ -125,9 +126,13 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		states: map[string]aerosim.NodeState{}}, nil
 }
 
-// Run syncs until ctx ends.
+// Run syncs, and runs the service proxy (serviceproxy.go), until ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactory(s.kube, 0)
+	proxy, err := newServiceProxy(s.kube, factory, s.lbNet, s.logf)
+	if err != nil {
+		return err
+	}
 	pods, services, configMaps := factory.Core().V1().Pods(), factory.Core().V1().Services(),
 		factory.Core().V1().ConfigMaps()
 	s.pods, s.services, s.configMaps = pods.Lister(), services.Lister(), configMaps.Lister()
@@ -147,6 +152,17 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
+	proxyCtx, stopProxy := context.WithCancel(ctx)
+	proxyDone := make(chan struct{})
+	go func() {
+		defer close(proxyDone)
+		proxy.run(proxyCtx)
+	}()
+	// Down waits for Run: the proxy's listeners and connections are closed by then.
+	defer func() {
+		stopProxy()
+		<-proxyDone
+	}()
 	for informer := range handlers {
 		if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 			return ctx.Err()
