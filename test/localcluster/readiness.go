@@ -93,7 +93,7 @@ func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, init *initFailure, 
 // (Init:CrashLoopBackOff) with its restarts counted; the init containers after it and the
 // containers wait (PodInitializing), and the pod is Pending and not Initialized.
 func reflectInitFailure(st *corev1.PodStatus, pod *corev1.Pod, f *initFailure, now time.Time) {
-	incomplete, after := []string{}, false
+	incomplete, after := make([]string, 0, len(st.InitContainerStatuses)), false
 	for i := range st.InitContainerStatuses {
 		cs := &st.InitContainerStatuses[i]
 		switch {

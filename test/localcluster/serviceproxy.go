@@ -156,25 +156,7 @@ func servedLB(svc *corev1.Service) bool {
 // status, and takes it back from Services that are gone or no longer served. A Service whose status
 // holds an IP of the pool keeps it (a sync loop that restarted).
 func (p *serviceProxy) syncIngress(ctx context.Context, services []*corev1.Service) error {
-	var errs []error
-	exists := map[types.UID]*corev1.Service{}
-	for _, svc := range services {
-		exists[svc.UID] = svc
-	}
-	for uid, ip := range p.ingress {
-		switch svc := exists[uid]; {
-		case svc == nil:
-			delete(p.ingress, uid)
-			p.logf("- ingress %s (its Service is gone)", ip)
-		case !servedLB(svc):
-			delete(p.ingress, uid)
-			p.logf("- ingress %s of %s/%s (no longer a load balancer of class %s)", ip, svc.Namespace, svc.Name,
-				LoadBalancerClass)
-			if ingressIP(svc) == ip {
-				errs = append(errs, p.writeIngress(ctx, svc, nil))
-			}
-		}
-	}
+	errs := []error{p.releaseIngress(ctx, services)}
 	taken := map[string]bool{}
 	for _, ip := range p.ingress {
 		taken[ip] = true
@@ -202,6 +184,31 @@ func (p *serviceProxy) syncIngress(ctx context.Context, services []*corev1.Servi
 		}
 		if ingressIP(svc) != ip || len(svc.Status.LoadBalancer.Ingress) != 1 {
 			errs = append(errs, p.writeIngress(ctx, svc, []corev1.LoadBalancerIngress{{IP: ip}}))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// releaseIngress takes the ingress IPs back from Services that are gone or no longer served, and
+// clears the status of the latter.
+func (p *serviceProxy) releaseIngress(ctx context.Context, services []*corev1.Service) error {
+	var errs []error
+	exists := map[types.UID]*corev1.Service{}
+	for _, svc := range services {
+		exists[svc.UID] = svc
+	}
+	for uid, ip := range p.ingress {
+		switch svc := exists[uid]; {
+		case svc == nil:
+			delete(p.ingress, uid)
+			p.logf("- ingress %s (its Service is gone)", ip)
+		case !servedLB(svc):
+			delete(p.ingress, uid)
+			p.logf("- ingress %s of %s/%s (no longer a load balancer of class %s)", ip, svc.Namespace, svc.Name,
+				LoadBalancerClass)
+			if ingressIP(svc) == ip {
+				errs = append(errs, p.writeIngress(ctx, svc, nil))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -245,56 +252,65 @@ type rule struct {
 	reasons  []string
 }
 
-// rules are the forwarders the objects call for, by listen address ("ip:port").
-func (p *serviceProxy) rules(services []*corev1.Service, pods []*corev1.Pod, nodes []*corev1.Node) map[string]*rule {
-	rules := map[string]*rule{}
-	add := func(ip string, port int32, backends []string, reason string) {
-		if len(backends) == 0 {
-			return
-		}
-		addr := net.JoinHostPort(ip, strconv.Itoa(int(port)))
-		r := rules[addr]
-		if r == nil {
-			r = &rule{}
-			rules[addr] = r
-		}
-		for _, b := range backends {
-			if !slices.Contains(r.backends, b) {
-				r.backends = append(r.backends, b)
-			}
-		}
-		if !slices.Contains(r.reasons, reason) {
-			r.reasons = append(r.reasons, reason)
+// ruleSet is the rules by listen address ("ip:port").
+type ruleSet map[string]*rule
+
+// add makes ip:port forward to backends too; no backend, no rule.
+func (rs ruleSet) add(ip string, port int32, backends []string, reason string) {
+	if len(backends) == 0 {
+		return
+	}
+	addr := net.JoinHostPort(ip, strconv.Itoa(int(port)))
+	r := rs[addr]
+	if r == nil {
+		r = &rule{}
+		rs[addr] = r
+	}
+	for _, b := range backends {
+		if !slices.Contains(r.backends, b) {
+			r.backends = append(r.backends, b)
 		}
 	}
+	if !slices.Contains(r.reasons, reason) {
+		r.reasons = append(r.reasons, reason)
+	}
+}
+
+// rules are the forwarders the objects call for.
+func (p *serviceProxy) rules(services []*corev1.Service, pods []*corev1.Pod, nodes []*corev1.Node) ruleSet {
+	rules := ruleSet{}
 	for _, svc := range services {
-		if svc.Spec.Type != corev1.ServiceTypeNodePort && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-			continue
-		}
-		eps := serviceEndpoints(svc, pods)
-		name := svc.Namespace + "/" + svc.Name
-		for _, sp := range svc.Spec.Ports {
-			if !isTCP(sp.Protocol) {
-				continue
-			}
-			if sp.NodePort != 0 {
-				local := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
-				for _, node := range nodes {
-					backends := targets(eps, sp, func(pod *corev1.Pod) bool { return !local || pod.Spec.NodeName == node.Name })
-					for _, ip := range nodeIPs(node) {
-						add(ip, sp.NodePort, backends, "nodePort of "+name)
-					}
-				}
-			}
-			if ip, ok := p.ingress[svc.UID]; ok && servedLB(svc) {
-				add(ip, sp.Port, targets(eps, sp, func(*corev1.Pod) bool { return true }), "load balancer "+name)
-			}
+		if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			p.addServiceRules(rules, svc, serviceEndpoints(svc, pods), nodes)
 		}
 	}
 	for _, hp := range hostPorts(pods, nodes) {
-		add(hp.ip, hp.port, []string{hp.backend}, "hostPort of "+hp.pod)
+		rules.add(hp.ip, hp.port, []string{hp.backend}, "hostPort of "+hp.pod)
 	}
 	return rules
+}
+
+// addServiceRules adds the rules of a Service's nodePorts and load-balancer ingress.
+func (p *serviceProxy) addServiceRules(rules ruleSet, svc *corev1.Service, eps []*corev1.Pod, nodes []*corev1.Node) {
+	name := svc.Namespace + "/" + svc.Name
+	local := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+	ingress, lb := p.ingress[svc.UID]
+	for _, sp := range svc.Spec.Ports {
+		if !isTCP(sp.Protocol) {
+			continue
+		}
+		if sp.NodePort != 0 {
+			for _, node := range nodes {
+				backends := targets(eps, sp, func(pod *corev1.Pod) bool { return !local || pod.Spec.NodeName == node.Name })
+				for _, ip := range nodeIPs(node) {
+					rules.add(ip, sp.NodePort, backends, "nodePort of "+name)
+				}
+			}
+		}
+		if lb && servedLB(svc) {
+			rules.add(ingress, sp.Port, targets(eps, sp, func(*corev1.Pod) bool { return true }), "load balancer "+name)
+		}
+	}
 }
 
 func isTCP(p corev1.Protocol) bool { return p == "" || p == corev1.ProtocolTCP }
@@ -363,6 +379,12 @@ type hostPortRule struct {
 	port             int32
 }
 
+// hostPortClaim is a node's hostPort (on one hostIP, or on all when empty).
+type hostPortClaim struct {
+	node, ip string
+	port     int32
+}
+
 // hostPorts are the listen addresses of the running pods' hostPorts, the oldest pod first on a
 // node where two ask for the same one.
 func hostPorts(pods []*corev1.Pod, nodes []*corev1.Node) []hostPortRule {
@@ -377,36 +399,34 @@ func hostPorts(pods []*corev1.Pod, nodes []*corev1.Node) []hostPortRule {
 		}
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
-	type claim struct {
-		node, ip string
-		port     int32
-	}
-	claimed := map[claim]bool{}
+	claimed := map[hostPortClaim]bool{}
 	var out []hostPortRule
 	for _, pod := range pods {
-		node := byName[pod.Spec.NodeName]
-		if node == nil || !running(pod) {
-			continue
+		if node := byName[pod.Spec.NodeName]; node != nil && running(pod) {
+			out = append(out, podHostPorts(pod, node, claimed)...)
 		}
-		for _, c := range pod.Spec.Containers {
-			for _, cp := range c.Ports {
-				if cp.HostPort == 0 || !isTCP(cp.Protocol) {
-					continue
-				}
-				c := claim{node: node.Name, ip: cp.HostIP, port: cp.HostPort}
-				if claimed[c] {
-					continue
-				}
-				claimed[c] = true
-				ips := nodeIPs(node)
-				if cp.HostIP != "" && cp.HostIP != "0.0.0.0" {
-					ips = []string{cp.HostIP}
-				}
-				backend := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(cp.ContainerPort)))
-				for _, ip := range ips {
-					out = append(out, hostPortRule{ip: ip, port: cp.HostPort, backend: backend,
-						pod: pod.Namespace + "/" + pod.Name})
-				}
+	}
+	return out
+}
+
+// podHostPorts are the listen addresses of the pod's hostPorts that no other pod claimed on its node.
+func podHostPorts(pod *corev1.Pod, node *corev1.Node, claimed map[hostPortClaim]bool) []hostPortRule {
+	var out []hostPortRule
+	for _, c := range pod.Spec.Containers {
+		for _, cp := range c.Ports {
+			claim := hostPortClaim{node: node.Name, ip: cp.HostIP, port: cp.HostPort}
+			if cp.HostPort == 0 || !isTCP(cp.Protocol) || claimed[claim] {
+				continue
+			}
+			claimed[claim] = true
+			ips := nodeIPs(node)
+			if cp.HostIP != "" && cp.HostIP != "0.0.0.0" {
+				ips = []string{cp.HostIP}
+			}
+			backend := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(cp.ContainerPort)))
+			for _, ip := range ips {
+				out = append(out, hostPortRule{ip: ip, port: cp.HostPort, backend: backend,
+					pod: pod.Namespace + "/" + pod.Name})
 			}
 		}
 	}
@@ -414,7 +434,7 @@ func hostPorts(pods []*corev1.Pod, nodes []*corev1.Node) []hostPortRule {
 }
 
 // apply opens, changes and closes forwarders to match rules.
-func (p *serviceProxy) apply(rules map[string]*rule) {
+func (p *serviceProxy) apply(rules ruleSet) {
 	for addr, f := range p.forwarders {
 		if rules[addr] == nil {
 			f.close()
