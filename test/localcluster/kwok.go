@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/acko-io/acko/test/localcluster/fakeinit"
@@ -233,8 +234,37 @@ func (o Options) nodesManifest() ([]byte, error) {
 	return b.Bytes(), err
 }
 
+// nodeExternalIPs are the ExternalIPs of the kwok nodes (node name → address): node n, from 1 (the
+// zone nodes in order, then the plain node), has <NodeExternalNet>.n. Every node's InternalIP is
+// 127.0.0.1, where kwok's kubelet endpoint is (exec and logs go there), so the ExternalIP is what
+// tells one node from another to a client outside the cluster: the address a pod advertises for
+// outside access, and where the kube-proxy stand-in listens on NodePorts and hostPorts.
+func (o Options) nodeExternalIPs() map[string]string {
+	ips := map[string]string{}
+	for i, n := range o.zoneNodes() {
+		ips[n.Name] = fmt.Sprintf("%s.%d", o.NodeExternalNet, i+1)
+	}
+	ips[PlainNode] = fmt.Sprintf("%s.%d", o.NodeExternalNet, len(ips)+1)
+	return ips
+}
+
+// setExternalIPs adds each kwok node's ExternalIP to its status addresses. kwok's node-initialize
+// stage writes only InternalIP and Hostname, and its heartbeat keeps the addresses as they are; the
+// strategic merge (keyed by type) leaves those two alone.
+func (c *Cluster) setExternalIPs(ctx context.Context, kube kubernetes.Interface) error {
+	for name, ip := range c.opts.nodeExternalIPs() {
+		patch := fmt.Sprintf(`{"status":{"addresses":[{"type":%q,"address":%q}]}}`, corev1.NodeExternalIP, ip)
+		if _, err := kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, []byte(patch),
+			metav1.PatchOptions{}, "status"); err != nil {
+			return fmt.Errorf("node %s ExternalIP: %w", name, err)
+		}
+	}
+	c.logf("node ExternalIPs %s.1 to .%d", c.opts.NodeExternalNet, len(c.opts.zoneNodes())+1)
+	return nil
+}
+
 // awaitKwok waits for kwok's kubelet endpoints (served with a certificate of the cluster CA), then
-// for every node to be Ready.
+// for every node to be Ready, and gives the nodes their ExternalIPs.
 func (c *Cluster) awaitKwok(ctx context.Context, kube kubernetes.Interface) error {
 	client, err := httpClient(c.opts.CACertPath(), "")
 	if err != nil {
@@ -246,7 +276,10 @@ func (c *Cluster) awaitKwok(ctx context.Context, kube kubernetes.Interface) erro
 			return err
 		}
 	}
-	return c.awaitNodes(ctx, kube)
+	if err := c.awaitNodes(ctx, kube); err != nil {
+		return err
+	}
+	return c.setExternalIPs(ctx, kube)
 }
 
 // awaitNodes waits until every kwok node is Ready.

@@ -2,12 +2,19 @@ package localcluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestNodesManifest(t *testing.T) {
@@ -54,5 +61,48 @@ func TestKwokFilesAreEmbedded(t *testing.T) {
 				t.Error(err)
 			}
 		}
+	}
+}
+
+// Every kwok node has an ExternalIP of its own, and the two presets' never meet.
+func TestNodeExternalIPs(t *testing.T) {
+	local, e2e := LocalOptions().nodeExternalIPs(), E2EOptions().nodeExternalIPs()
+	if len(local) != len(LocalOptions().zoneNodes())+1 || local["kwok-zone-a-1"] != "127.0.1.1" ||
+		local[PlainNode] != fmt.Sprintf("127.0.1.%d", len(local)) {
+		t.Fatalf("local ExternalIPs %v", local)
+	}
+	seen := map[string]bool{}
+	for _, ips := range []map[string]string{local, e2e} {
+		for node, ip := range ips {
+			if seen[ip] || net.ParseIP(ip) == nil || !net.ParseIP(ip).IsLoopback() || ip == "127.0.0.1" {
+				t.Errorf("node %s: ExternalIP %s shared or not a loopback address of its own", node, ip)
+			}
+			seen[ip] = true
+		}
+	}
+}
+
+// The ExternalIP joins the addresses kwok wrote; InternalIP (exec and logs) stays.
+func TestSetExternalIPs(t *testing.T) {
+	o := LocalOptions()
+	o.Progress = io.Discard
+	var nodes []runtime.Object
+	for name := range o.nodeExternalIPs() {
+		nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
+				{Type: corev1.NodeHostName, Address: name}}}})
+	}
+	kube := fake.NewClientset(nodes...)
+	if err := New(o).setExternalIPs(context.Background(), kube); err != nil {
+		t.Fatal(err)
+	}
+	n, err := kube.CoreV1().Nodes().Get(context.Background(), "kwok-zone-b-2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: "127.0.1.4"},
+		{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: "kwok-zone-b-2"}}
+	if !reflect.DeepEqual(n.Status.Addresses, want) {
+		t.Errorf("addresses %v, want %v", n.Status.Addresses, want)
 	}
 }

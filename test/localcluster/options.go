@@ -50,6 +50,11 @@ type Options struct {
 	PodCIDR, PlainPodCIDR string
 	Zones                 []string
 	NodesPerZone          int // kwok nodes in each zone: a drain needs a second one for the pods pinned there
+	// NodeExternalNet and LoadBalancerNet are the first three octets of two loopback /24s, one apart
+	// for each preset so that both clusters' outside access can listen side by side: the kwok node n
+	// (from 1: the zone nodes in order, then the plain node) has ExternalIP <NodeExternalNet>.n, and
+	// the load-balancer stand-in (serviceproxy.go) gives Services ingress IPs <LoadBalancerNet>.1 up.
+	NodeExternalNet, LoadBalancerNet string
 	// The simulator's timings (its flags of the same names; aerosim.Options says what each is).
 	MigrationDuration, RestartDowntime, JoinDelay, DropDelay, HangDropDelay, CrashLoopBackoff time.Duration
 	// ProjectionDelay is how long after a ConfigMap changes the kubelet (here the sync loop) updates
@@ -81,10 +86,12 @@ func LocalOptions() Options {
 			Kwok: 12250, KwokPlain: 12251, Aerosim: 3099, Metrics: 8443, Health: 8081, Webhook: 9443,
 			Prometheus: 9090,
 		},
-		PodCIDR:      "127.1.0.0/16",
-		PlainPodCIDR: "127.2.0.0/16",
-		Zones:        []string{"zone-a", "zone-b", "zone-c"},
-		NodesPerZone: 2,
+		PodCIDR:         "127.1.0.0/16",
+		PlainPodCIDR:    "127.2.0.0/16",
+		Zones:           []string{"zone-a", "zone-b", "zone-c"},
+		NodesPerZone:    2,
+		NodeExternalNet: "127.0.1",
+		LoadBalancerNet: "127.0.2",
 		// The real server's timings, but migrations and the kubelet's projection faster.
 		MigrationDuration: 10 * time.Second,
 		RestartDowntime:   200 * time.Millisecond,
@@ -111,6 +118,7 @@ func E2EOptions() Options {
 		*port += 20000
 	}
 	o.PodCIDR, o.PlainPodCIDR = "127.21.0.0/16", "127.22.0.0/16"
+	o.NodeExternalNet, o.LoadBalancerNet = "127.0.21", "127.0.22"
 	// Shorter than real life so that rolling restarts and operations keep the suite fast; the
 	// order of the delays is the real server's.
 	o.MigrationDuration, o.RestartDowntime, o.JoinDelay = 2*time.Second, 100*time.Millisecond, 500*time.Millisecond

@@ -63,7 +63,8 @@ func configMapFiles(src *corev1.ConfigMapVolumeSource, cm *corev1.ConfigMap) map
 
 // startFiles are the pod's volumes as its containers find them when they start: ConfigMaps
 // projected as they are now, then the init containers' copies. It also returns what was projected
-// of each ConfigMap volume (its digest).
+// of each ConfigMap volume (its digest). An init container that fails stops there, with an
+// *initError: the containers do not start.
 func startFiles(pod *corev1.Pod, configMaps corelisters.ConfigMapLister) (volumeFiles, map[string]string, error) {
 	vols := volumeFiles{}
 	projected := map[string]string{}
@@ -79,10 +80,20 @@ func startFiles(pod *corev1.Pod, configMaps corelisters.ConfigMapLister) (volume
 		vols[v.Name], projected[v.Name] = files, digest(files)
 	}
 	for i := range pod.Spec.InitContainers {
-		runInit(pod, &pod.Spec.InitContainers[i], vols)
+		if err := runInit(pod, &pod.Spec.InitContainers[i], vols); err != nil {
+			return nil, nil, err
+		}
 	}
 	return vols, projected, nil
 }
+
+// initError is an init container that exited with an error, and what it printed.
+type initError struct {
+	container string
+	output    string
+}
+
+func (e *initError) Error() string { return "init container " + e.container + ": " + e.output }
 
 // projectedFiles are a ConfigMap volume's files now (none for a missing optional ConfigMap).
 func projectedFiles(namespace string, src *corev1.ConfigMapVolumeSource,
@@ -98,23 +109,28 @@ func projectedFiles(namespace string, src *corev1.ConfigMapVolumeSource,
 }
 
 // runInit applies an init container's `cp SOURCE DEST` to the volumes; other commands change no
-// file the simulator knows of.
-func runInit(pod *corev1.Pod, c *corev1.Container, vols volumeFiles) {
+// file the simulator knows of. A SOURCE in a volume that is not there fails the container, with
+// GNU cp's message (the Aerospike image's); a SOURCE outside the volumes is the image's, which the
+// simulator does not know: the copy is skipped.
+func runInit(pod *corev1.Pod, c *corev1.Container, vols volumeFiles) error {
 	argv := append(slices.Clone(c.Command), c.Args...)
 	for i := range argv {
 		argv[i] = expandEnv(argv[i], pod, c)
 	}
 	if len(argv) != 3 || argv[0] != "cp" {
-		return
+		return nil
 	}
 	srcVol, srcPath, ok := volumeOf(c.VolumeMounts, argv[1])
 	if !ok {
-		return
+		return nil
 	}
 	content, ok := vols[srcVol][srcPath]
-	dstVol, dstPath, dstOK := volumeOf(c.VolumeMounts, argv[2])
-	if !ok || !dstOK {
-		return
+	if !ok {
+		return &initError{container: c.Name, output: fmt.Sprintf("cp: cannot stat '%s': No such file or directory", argv[1])}
+	}
+	dstVol, dstPath, ok := volumeOf(c.VolumeMounts, argv[2])
+	if !ok {
+		return nil
 	}
 	if dstPath == "" || isMountPoint(c.VolumeMounts, argv[2]) {
 		dstPath = path.Join(dstPath, path.Base(srcPath))
@@ -123,21 +139,22 @@ func runInit(pod *corev1.Pod, c *corev1.Container, vols volumeFiles) {
 		vols[dstVol] = map[string]string{}
 	}
 	vols[dstVol][dstPath] = content
+	return nil
 }
 
 // expandEnv expands $(NAME) in a command word as the kubelet does, from the container's env: plain
-// values and the downward API's metadata.name and metadata.namespace; $$ is a literal $, and a
-// reference to no variable stays as it is.
+// values and the downward API's fields (downwardField); $$ is a literal $, and a reference to no
+// variable stays as it is.
 func expandEnv(word string, pod *corev1.Pod, c *corev1.Container) string {
 	vars := map[string]string{}
 	for _, e := range c.Env {
 		switch {
 		case e.ValueFrom == nil:
 			vars[e.Name] = e.Value
-		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
-			vars[e.Name] = pod.Name
-		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
-			vars[e.Name] = pod.Namespace
+		case e.ValueFrom.FieldRef != nil:
+			if v, ok := downwardField(pod, e.ValueFrom.FieldRef.FieldPath); ok {
+				vars[e.Name] = v
+			}
 		}
 	}
 	var b strings.Builder
@@ -168,6 +185,27 @@ func expandEnv(word string, pod *corev1.Pod, c *corev1.Container) string {
 		}
 	}
 	return b.String()
+}
+
+// downwardField is the value the kubelet gives an env var from a downward API fieldRef, for the
+// fields a command can use (labels and annotations are left out). The pod's addresses are those of
+// its status: the kubelet starts the containers once the sandbox has them.
+func downwardField(pod *corev1.Pod, fieldPath string) (string, bool) {
+	switch fieldPath {
+	case "metadata.name":
+		return pod.Name, true
+	case "metadata.namespace":
+		return pod.Namespace, true
+	case "metadata.uid":
+		return string(pod.UID), true
+	case "spec.nodeName":
+		return pod.Spec.NodeName, true
+	case "status.hostIP":
+		return pod.Status.HostIP, true
+	case "status.podIP":
+		return pod.Status.PodIP, true
+	}
+	return "", false
 }
 
 // volumeOf maps a path in a container to a volume and the path inside it.

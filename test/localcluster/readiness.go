@@ -2,12 +2,14 @@ package localcluster
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/acko-io/acko/test/aerosim"
 )
@@ -22,14 +24,51 @@ const (
 	reasonCrashLoop          = "CrashLoopBackOff"
 	reasonContainersNotReady = "ContainersNotReady"
 	reasonGatesNotReady      = "ReadinessGatesNotReady"
+	reasonPodInitializing    = "PodInitializing"
+	reasonNotInitialized     = "ContainersNotInitialized"
+	reasonCompleted          = "Completed"
+	reasonError              = "Error"
 )
 
-// desiredStatus is the pod's status with the node's state reflected and Ready computed; changed
-// is false when the pod has it already. node is nil for a pod without a simulated node.
-func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, now time.Time) (*corev1.PodStatus, bool) {
+// The kubelet's back-off before it runs a failed container again: 10 s, doubling, at most 5 minutes.
+const (
+	initBackoffFirst = 10 * time.Second
+	initBackoffMax   = 5 * time.Minute
+)
+
+// initFailure is an init container of a pod that exited with an error: the kubelet starts none of
+// the pod's containers and runs it again after its back-off.
+type initFailure struct {
+	uid       types.UID
+	container string
+	output    string    // what the command printed
+	failures  int       // consecutive failed runs
+	at        time.Time // of the last one
+	retry     time.Time // when it runs again
+}
+
+// initBackoff is the kubelet's back-off after the nth consecutive failure of a container.
+func initBackoff(failures int) time.Duration {
+	d := initBackoffFirst
+	for i := 1; i < failures && d < initBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, initBackoffMax)
+}
+
+// desiredStatus is the pod's status with the node's state (or its failing init container)
+// reflected and Ready computed; changed is false when the pod has it already. node is nil for a pod
+// without a simulated node, init nil unless an init container is failing.
+func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, init *initFailure, now time.Time) (*corev1.PodStatus, bool) {
 	st := pod.Status.DeepCopy()
 	if len(st.ContainerStatuses) == 0 || pod.DeletionTimestamp != nil {
 		return st, false // kwok has not started it yet, or it is going
+	}
+	switch {
+	case init != nil:
+		reflectInitFailure(st, pod, init, now)
+	case node != nil && initFailedIn(st):
+		reflectInitDone(st, pod, now)
 	}
 	if c := aerospikeContainer(pod); node != nil && c != nil {
 		for i := range st.ContainerStatuses {
@@ -47,6 +86,119 @@ func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, now time.Time) (*co
 	ready.Type = corev1.PodReady
 	setCondition(st, ready, now)
 	return st, !equality.Semantic.DeepEqual(st, &pod.Status)
+}
+
+// reflectInitFailure shows a failing init container as the kubelet does: terminated with an error
+// after its first failure (`kubectl get` says Init:Error), then waiting out its back-off
+// (Init:CrashLoopBackOff) with its restarts counted; the init containers after it and the
+// containers wait (PodInitializing), and the pod is Pending and not Initialized.
+func reflectInitFailure(st *corev1.PodStatus, pod *corev1.Pod, f *initFailure, now time.Time) {
+	incomplete, after := make([]string, 0, len(st.InitContainerStatuses)), false
+	for i := range st.InitContainerStatuses {
+		cs := &st.InitContainerStatuses[i]
+		switch {
+		case cs.Name == f.container:
+			cs.Ready, cs.RestartCount = false, int32(f.failures-1)
+			exited := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1,
+				Reason: reasonError, Message: terminationMessage(pod, cs.Name, f.output),
+				StartedAt: metav1.NewTime(f.at), FinishedAt: metav1.NewTime(f.at)}}
+			if f.failures == 1 {
+				cs.State, cs.LastTerminationState = exited, corev1.ContainerState{}
+			} else {
+				cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonCrashLoop,
+					Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
+						initBackoff(f.failures), cs.Name, pod.Name, pod.Namespace, pod.UID)}}
+				cs.LastTerminationState = exited
+			}
+			after = true
+		case after:
+			cs.Ready = false
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonPodInitializing}}
+		default:
+			continue
+		}
+		incomplete = append(incomplete, cs.Name)
+	}
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		cs.Ready, cs.Started = false, ptrTo(false)
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonPodInitializing}}
+	}
+	st.Phase = corev1.PodPending
+	setCondition(st, corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionFalse,
+		Reason:  reasonNotInitialized,
+		Message: fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(incomplete, " "))}, now)
+}
+
+// terminationMessage is what the kubelet records of a container that failed: its log's tail only
+// when the container asks for it (the default policy reads /dev/termination-log, which cp leaves
+// empty).
+func terminationMessage(pod *corev1.Pod, container, output string) string {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == container && c.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError {
+			return output
+		}
+	}
+	return ""
+}
+
+// initFailedIn reports whether the status shows an init container that failed (reflectInitFailure's,
+// not a broken image's ImagePullBackOff).
+func initFailedIn(st *corev1.PodStatus) bool {
+	return slices.ContainsFunc(st.InitContainerStatuses, failedShown)
+}
+
+// failedShown: the container's status says it failed and waits to run again, or has just failed.
+func failedShown(cs corev1.ContainerStatus) bool {
+	return (cs.State.Waiting != nil && cs.State.Waiting.Reason == reasonCrashLoop) ||
+		(cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0)
+}
+
+// initRestarts is how many times the status says the init container failed in a row (0 when it
+// shows no failure): a sync loop that restarted goes on with the back-off from there.
+func initRestarts(st *corev1.PodStatus, container string) int {
+	for _, cs := range st.InitContainerStatuses {
+		if cs.Name == container && failedShown(cs) {
+			return int(cs.RestartCount) + 1
+		}
+	}
+	return 0
+}
+
+// reflectInitDone shows the init containers completed, at last, and the containers started, as
+// kwok's pod-ready stage would have (a container whose readiness probe runs `false` is never
+// ready); the pod runs and is Initialized.
+func reflectInitDone(st *corev1.PodStatus, pod *corev1.Pod, now time.Time) {
+	at := metav1.NewTime(now)
+	for i := range st.InitContainerStatuses {
+		cs := &st.InitContainerStatuses[i]
+		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+			cs.Ready = true
+			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reasonCompleted,
+				StartedAt: at, FinishedAt: at}}
+		}
+	}
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		if cs.State.Waiting == nil || cs.State.Waiting.Reason != reasonPodInitializing {
+			continue
+		}
+		cs.Ready, cs.Started = !neverReady(pod, cs.Name), ptrTo(true)
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}}
+	}
+	st.Phase = corev1.PodRunning
+	setCondition(st, corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}, now)
+}
+
+// neverReady: the container's readiness probe runs `false` (pod-stages.yaml keeps it unready).
+func neverReady(pod *corev1.Pod, container string) bool {
+	for _, c := range pod.Spec.Containers {
+		if c.Name == container && c.ReadinessProbe != nil && c.ReadinessProbe.Exec != nil &&
+			len(c.ReadinessProbe.Exec.Command) > 0 && c.ReadinessProbe.Exec.Command[0] == "false" {
+			return true
+		}
+	}
+	return false
 }
 
 // reflectNode makes the container's status say what the node's asd does.

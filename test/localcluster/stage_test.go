@@ -88,7 +88,7 @@ func TestPodReadyStage(t *testing.T) {
 	}
 	// The sync loop agrees with the stage, so it writes nothing more.
 	pod.Status = st
-	if _, changed := desiredStatus(pod, nil, r.LastTransitionTime.Time); changed {
+	if _, changed := desiredStatus(pod, nil, nil, r.LastTransitionTime.Time); changed {
 		t.Error("the sync loop would rewrite the stage's Ready")
 	}
 
@@ -144,7 +144,7 @@ func TestPodReadyStageNeverReadyProbe(t *testing.T) {
 	}
 	// The sync loop agrees with the stage, so it writes nothing more.
 	pod.Status = st
-	if _, changed := desiredStatus(pod, nil, r.LastTransitionTime.Time); changed {
+	if _, changed := desiredStatus(pod, nil, nil, r.LastTransitionTime.Time); changed {
 		t.Error("the sync loop would rewrite the stage's status")
 	}
 }

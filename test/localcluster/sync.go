@@ -65,7 +65,9 @@ const nodePollInterval = 500 * time.Millisecond
 //     ConfigMap change reaches a running pod's files after ProjectionDelay;
 //   - the simulator's DNS table follows the pods and the headless Services;
 //   - the Aerospike container crash-loops while the simulator's asd refuses its config, and a pod
-//     is Ready only when its containers are and its readiness gates are True.
+//     is Ready only when its containers are and its readiness gates are True;
+//   - an init container whose `cp` finds no source fails: no node starts, and the init container
+//     runs again after the kubelet's back-off, on the volumes as they are then.
 //
 // A pod recreated under the same name (new UID) is a node that restarted: the old node goes, a new
 // one starts with uptime 0.
@@ -75,6 +77,7 @@ type Syncer struct {
 	sim        *simclient.Client
 	out        io.Writer
 	projection time.Duration
+	lbNet      string // Options.LoadBalancerNet, for the service proxy
 	pods       corelisters.PodLister
 	services   corelisters.ServiceLister
 	configMaps corelisters.ConfigMapLister
@@ -83,6 +86,7 @@ type Syncer struct {
 	nodes     map[string]types.UID // simulator node → UID of the pod it stands for
 	execs     map[string]execID    // pods (namespace/name) whose Exec exists, as applied
 	volumes   map[string]*projections
+	inits     map[string]*initFailure      // pods (namespace/name) whose init container is failing
 	states    map[string]aerosim.NodeState // simulator node → its state at the last poll
 	dnsPushed map[string][]string
 }
@@ -114,16 +118,21 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		return nil, err
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out,
-		projection: opts.ProjectionDelay,
+		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 		nodes: map[string]types.UID{}, execs: map[string]execID{}, volumes: map[string]*projections{},
+		inits:  map[string]*initFailure{},
 		states: map[string]aerosim.NodeState{}}, nil
 }
 
-// Run syncs until ctx ends.
+// Run syncs, and runs the service proxy (serviceproxy.go), until ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactory(s.kube, 0)
+	proxy, err := newServiceProxy(s.kube, factory, s.lbNet, s.logf)
+	if err != nil {
+		return err
+	}
 	pods, services, configMaps := factory.Core().V1().Pods(), factory.Core().V1().Services(),
 		factory.Core().V1().ConfigMaps()
 	s.pods, s.services, s.configMaps = pods.Lister(), services.Lister(), configMaps.Lister()
@@ -143,6 +152,17 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
+	proxyCtx, stopProxy := context.WithCancel(ctx)
+	proxyDone := make(chan struct{})
+	go func() {
+		defer close(proxyDone)
+		proxy.run(proxyCtx)
+	}()
+	// Down waits for Run: the proxy's listeners and connections are closed by then.
+	defer func() {
+		stopProxy()
+		<-proxyDone
+	}()
 	for informer := range handlers {
 		if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 			return ctx.Err()
@@ -249,6 +269,7 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 	pod, err := s.pods.Pods(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		delete(s.volumes, key)
+		delete(s.inits, key)
 		return errors.Join(s.removeNode(ctx, node), s.deleteExec(ctx, namespace, name))
 	}
 	if err != nil {
@@ -259,15 +280,16 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 			return err
 		}
 	}
-	return s.syncStatus(ctx, pod)
+	return s.syncStatus(ctx, key, pod)
 }
 
 func (s *Syncer) syncSimulated(ctx context.Context, key string, pod *corev1.Pod) error {
 	if err := s.ensureExec(ctx, pod); err != nil {
 		return err
 	}
-	if !running(pod) {
+	if !running(pod) && !initializing(pod) {
 		delete(s.volumes, key)
+		delete(s.inits, key)
 		return s.removeNode(ctx, simclient.NodeName(pod.Namespace, pod.Name))
 	}
 	if err := s.ensureNode(ctx, key, pod); err != nil {
@@ -281,13 +303,27 @@ func running(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && pod.Status.PodIP != ""
 }
 
+// initializing: the pod is up with an IP, not shutting down, and its status shows an init
+// container failing (the sync loop made it Pending), so its init container runs again.
+func initializing(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodPending && pod.Status.PodIP != "" &&
+		initFailedIn(&pod.Status)
+}
+
 // ensureNode makes the simulator run a node for exactly this pod (UID) at its IP, with the pod's
-// files as its containers find them at start.
+// files as its containers find them at start. While an init container fails, no node runs; it
+// runs again once its back-off is over.
 func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) error {
 	name := simclient.NodeName(pod.Namespace, pod.Name)
 	known, tracked := s.nodes[name]
 	if known == pod.UID {
 		return nil
+	}
+	if f := s.inits[key]; f != nil && f.uid == pod.UID {
+		if wait := time.Until(f.retry); wait > 0 {
+			s.queue.AddAfter(key, wait)
+			return nil
+		}
 	}
 	st, err := s.sim.Node(ctx, name)
 	switch {
@@ -303,9 +339,14 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 		return err
 	}
 	vols, digests, err := startFiles(pod, s.configMaps)
+	if failed := (*initError)(nil); errors.As(err, &failed) {
+		s.initFailed(key, pod, failed)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
+	delete(s.inits, key)
 	spec := nodeSpec(pod, vols)
 	st, err = s.sim.AddNode(ctx, spec)
 	if err != nil {
@@ -316,6 +357,23 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	s.volumes[key] = &projections{uid: pod.UID, digests: digests, pending: map[string]time.Time{}}
 	s.logf("+ node %s at %s:3000 (%s, asd %s)", name, pod.Status.PodIP, nodeKind(spec), st.Phase)
 	return nil
+}
+
+// initFailed records an init container's failure and when it runs again.
+func (s *Syncer) initFailed(key string, pod *corev1.Pod, failed *initError) {
+	f := s.inits[key]
+	if f == nil || f.uid != pod.UID || f.container != failed.container {
+		f = &initFailure{uid: pod.UID, container: failed.container,
+			failures: initRestarts(&pod.Status, failed.container)}
+		s.inits[key] = f
+	}
+	f.failures++
+	f.output, f.at = failed.output, time.Now()
+	backoff := initBackoff(f.failures)
+	f.retry = f.at.Add(backoff)
+	s.queue.AddAfter(key, backoff)
+	s.logf("! %s: init container %s failed (%s), run %d; again in %s", key, failed.container, failed.output,
+		f.failures, backoff)
 }
 
 func nodeKind(spec aerosim.NodeSpec) string {
@@ -378,12 +436,16 @@ func (s *Syncer) setVolume(ctx context.Context, pod *corev1.Pod, c *corev1.Conta
 }
 
 // syncStatus writes the pod's status as a kubelet would (readiness.go).
-func (s *Syncer) syncStatus(ctx context.Context, pod *corev1.Pod) error {
+func (s *Syncer) syncStatus(ctx context.Context, key string, pod *corev1.Pod) error {
 	var node *aerosim.NodeState
 	if st, ok := s.states[simclient.NodeName(pod.Namespace, pod.Name)]; ok && s.nodes[st.Name] == pod.UID {
 		node = &st
 	}
-	status, changed := desiredStatus(pod, node, time.Now())
+	init := s.inits[key]
+	if init != nil && init.uid != pod.UID {
+		init = nil
+	}
+	status, changed := desiredStatus(pod, node, init, time.Now())
 	if !changed {
 		return nil
 	}

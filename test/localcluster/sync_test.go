@@ -237,7 +237,7 @@ func TestReadinessGates(t *testing.T) {
 	const gate = "acko.io/aerospike-ready"
 	pod := started(base, gate)
 	now := time.Now()
-	st, changed := desiredStatus(pod, nil, now)
+	st, changed := desiredStatus(pod, nil, nil, now)
 	r := readyOf(st)
 	if !changed || r.Status != corev1.ConditionFalse || r.Reason != reasonGatesNotReady ||
 		r.Message != `corresponding condition of pod readiness gate "acko.io/aerospike-ready" does not exist.` {
@@ -245,20 +245,20 @@ func TestReadinessGates(t *testing.T) {
 	}
 	pod.Status = *st
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: gate, Status: corev1.ConditionFalse})
-	if st, _ := desiredStatus(pod, nil, now); readyOf(st).Message !=
+	if st, _ := desiredStatus(pod, nil, nil, now); readyOf(st).Message !=
 		`the status of pod readiness gate "acko.io/aerospike-ready" is not "True", but False` {
 		t.Fatalf("gate False: %+v", readyOf(st))
 	}
 	condition(pod.Status.Conditions, gate).Status = corev1.ConditionTrue
-	st, changed = desiredStatus(pod, nil, now.Add(time.Second))
+	st, changed = desiredStatus(pod, nil, nil, now.Add(time.Second))
 	if r := readyOf(st); !changed || r.Status != corev1.ConditionTrue || r.Reason != "" || !r.LastTransitionTime.Time.Equal(now.Add(time.Second)) {
 		t.Fatalf("gate True: %+v", r)
 	}
 	pod.Status = *st
-	if _, changed := desiredStatus(pod, nil, now.Add(time.Minute)); changed {
+	if _, changed := desiredStatus(pod, nil, nil, now.Add(time.Minute)); changed {
 		t.Error("nothing to change")
 	}
-	if _, changed := desiredStatus(started(base), nil, now); changed {
+	if _, changed := desiredStatus(started(base), nil, nil, now); changed {
 		t.Error("a pod without gates is Ready as kwok made it")
 	}
 }
@@ -271,7 +271,7 @@ func TestCrashLoopShown(t *testing.T) {
 	node := &aerosim.NodeState{Phase: aerosim.PhaseFailed, Crashes: 2,
 		Error: "CRITICAL (config): line 3 :: 'rack-id' is enterprise-only"}
 	now := time.Now()
-	st, changed := desiredStatus(pod, node, now)
+	st, changed := desiredStatus(pod, node, nil, now)
 	cs := st.ContainerStatuses[0]
 	if !changed || cs.Ready || cs.RestartCount != 2 || cs.State.Waiting == nil || cs.State.Waiting.Reason != reasonCrashLoop ||
 		cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.Message != node.Error ||
@@ -288,11 +288,11 @@ func TestCrashLoopShown(t *testing.T) {
 
 func assertRunsAgain(t *testing.T, pod *corev1.Pod, node *aerosim.NodeState, now time.Time) {
 	t.Helper()
-	if _, changed := desiredStatus(pod, node, now.Add(time.Second)); changed {
+	if _, changed := desiredStatus(pod, node, nil, now.Add(time.Second)); changed {
 		t.Error("the same crash loop changes nothing")
 	}
 	node.Phase = aerosim.PhaseJoining
-	st, _ := desiredStatus(pod, node, now.Add(time.Second))
+	st, _ := desiredStatus(pod, node, nil, now.Add(time.Second))
 	if cs := st.ContainerStatuses[0]; !cs.Ready || cs.State.Running == nil || cs.RestartCount != 2 ||
 		cs.LastTerminationState.Terminated == nil || readyOf(st).Status != corev1.ConditionTrue {
 		t.Fatalf("running again: %+v", cs)
@@ -321,17 +321,25 @@ func TestProjectionKeepsSubPathMounts(t *testing.T) {
 }
 
 func TestExpandEnv(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db-1-0"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db-1-0", UID: "uid-7"},
+		Spec:   corev1.PodSpec{NodeName: "kwok-zone-b-1"},
+		Status: corev1.PodStatus{HostIP: "127.0.0.1", PodIP: "127.21.0.9"}}
+	field := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
 	c := &corev1.Container{Env: []corev1.EnvVar{
-		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-		{Name: "NS", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+		field("POD_NAME", "metadata.name"), field("NS", "metadata.namespace"), field("NODE_NAME", "spec.nodeName"),
+		field("UID", "metadata.uid"), field("HOST_IP", "status.hostIP"), field("POD_IP", "status.podIP"),
+		field("APP", "metadata.labels['app']"),
 		{Name: "DIR", Value: "/etc"},
 	}}
 	for word, want := range map[string]string{
-		"$(DIR)/$(POD_NAME).conf": "/etc/db-1-0.conf",
-		"$(NS)-$$(POD_NAME)":      "ns-$(POD_NAME)",
-		"$(UNSET) $(DIR":          "$(UNSET) $(DIR",
-		"cost$":                   "cost$",
+		"$(DIR)/$(POD_NAME).conf":            "/etc/db-1-0.conf",
+		"$(POD_NAME)_$(NODE_NAME).conf":      "db-1-0_kwok-zone-b-1.conf",
+		"$(UID) $(HOST_IP) $(POD_IP) $(APP)": "uid-7 127.0.0.1 127.21.0.9 $(APP)",
+		"$(NS)-$$(POD_NAME)":                 "ns-$(POD_NAME)",
+		"$(UNSET) $(DIR":                     "$(UNSET) $(DIR",
+		"cost$":                              "cost$",
 	} {
 		if got := expandEnv(word, pod, c); got != want {
 			t.Errorf("expandEnv(%q) = %q, want %q", word, got, want)

@@ -86,7 +86,7 @@ func TestConnectKeepsOnlyTheNamedCluster(t *testing.T) {
 		want        []string
 	}{{"ours", addrs(ips[:2])}, {"", addrs(ips)}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		client, err := connect(ctx, hosts, c.clusterName, io.Discard)
+		client, err := connect(ctx, hosts, Config{ClusterName: c.clusterName, Log: io.Discard})
 		cancel()
 		if err != nil {
 			t.Fatal(err)

@@ -30,7 +30,10 @@ type Report struct {
 	ErrorsByCode    map[string]int `json:"errorsByCode"`
 	Availability    float64        `json:"availability"`    // % of the operations that succeeded
 	LongestWriteGap time.Duration  `json:"longestWriteGap"` // the longest time without a successful write
-	Acknowledged    int            `json:"acknowledged"`    // keys with at least one acknowledged write
+	// MaxUnreachableNode (Config.ProbeNodes) is the longest time a node the client held did not
+	// answer a TCP dial, from the first probe it failed to the first it passed (or to the end).
+	MaxUnreachableNode time.Duration `json:"maxUnreachableNode"`
+	Acknowledged       int           `json:"acknowledged"` // keys with at least one acknowledged write
 	// Verified is true in Stop's report: Lost, LostKeys and LostByReason are then counted.
 	Verified       bool           `json:"verified"`
 	VerifyDuration time.Duration  `json:"verifyDuration"`
@@ -76,11 +79,13 @@ type tally struct {
 	byCode       map[string]int
 	errors       []ErrorAt
 	gap          gapTracker
+	outages      outageTracker
 	acknowledged int
 }
 
 func newTally(start time.Time) *tally {
-	return &tally{start: start, byCode: map[string]int{}, gap: gapTracker{last: start}}
+	return &tally{start: start, byCode: map[string]int{}, gap: gapTracker{last: start},
+		outages: outageTracker{since: map[string]time.Time{}}}
 }
 
 func (t *tally) add(o outcome) {
@@ -111,7 +116,8 @@ func (t *tally) report(end time.Time) Report {
 	d := end.Sub(t.start)
 	r := Report{Duration: d, Writes: t.writes, Reads: t.reads, Succeeded: t.succeeded, Failed: t.failed,
 		ErrorsByCode: maps.Clone(t.byCode), LongestWriteGap: t.gap.longestUpTo(end),
-		Acknowledged: t.acknowledged, Errors: slices.Clone(t.errors), LostByReason: map[string]int{}}
+		MaxUnreachableNode: t.outages.longestUpTo(end),
+		Acknowledged:       t.acknowledged, Errors: slices.Clone(t.errors), LostByReason: map[string]int{}}
 	if d > 0 {
 		r.OpsPerSec = float64(t.writes+t.reads) / d.Seconds()
 	}
@@ -148,6 +154,37 @@ func (g gapTracker) longestUpTo(end time.Time) time.Duration {
 	return max(g.longest, end.Sub(g.last))
 }
 
+// outageTracker measures the longest time a node stayed unreachable, by the probes' results: from
+// its first failed probe to its first passed one, or to the last probe that still found it among
+// the client's nodes, or (while it lasts) to the report.
+type outageTracker struct {
+	since   map[string]time.Time // node name → its first failed probe of the outage going on
+	longest time.Duration
+}
+
+// probed records one round of probes (node name → reached) made at.
+func (o *outageTracker) probed(reached map[string]bool, at time.Time) {
+	for name, since := range o.since {
+		if ok, held := reached[name]; ok || !held {
+			o.longest = max(o.longest, at.Sub(since))
+			delete(o.since, name)
+		}
+	}
+	for name, ok := range reached {
+		if _, down := o.since[name]; !ok && !down {
+			o.since[name] = at
+		}
+	}
+}
+
+func (o outageTracker) longestUpTo(end time.Time) time.Duration {
+	longest := o.longest
+	for _, since := range o.since {
+		longest = max(longest, end.Sub(since))
+	}
+	return longest
+}
+
 // setLost fills in the verification's figures from the reason each lost key was lost for.
 func (r *Report) setLost(lost map[int]string, overwritten int, took time.Duration) {
 	r.Verified, r.VerifyDuration, r.Lost, r.SplitOverwritten = true, took, len(lost), overwritten
@@ -176,6 +213,9 @@ func (r Report) Table() string {
 	row("availability", "%.2f%% (%d succeeded, %d failed)", r.Availability, r.Succeeded, r.Failed)
 	row("errors by code", "%s", counts(r.ErrorsByCode))
 	row("longest write gap", "%s", r.LongestWriteGap.Round(time.Millisecond))
+	if r.MaxUnreachableNode > 0 {
+		row("longest node unreachable", "%s", r.MaxUnreachableNode.Round(time.Millisecond))
+	}
 	row("acknowledged keys", "%d", r.Acknowledged)
 	if r.Verified {
 		row("lost", "%d (%.2f%%) %s, verified in %s", r.Lost, r.LostPercent(), counts(r.LostByReason),
@@ -228,9 +268,10 @@ type (
 	errorAtFields ErrorAt
 	reportJSON    struct {
 		reportFields
-		Duration        jsonDuration `json:"duration"`
-		LongestWriteGap jsonDuration `json:"longestWriteGap"`
-		VerifyDuration  jsonDuration `json:"verifyDuration"`
+		Duration           jsonDuration `json:"duration"`
+		LongestWriteGap    jsonDuration `json:"longestWriteGap"`
+		MaxUnreachableNode jsonDuration `json:"maxUnreachableNode"`
+		VerifyDuration     jsonDuration `json:"verifyDuration"`
 	}
 	errorAtJSON struct {
 		errorAtFields
@@ -250,7 +291,8 @@ func (d *jsonDuration) UnmarshalText(b []byte) error {
 // MarshalJSON writes durations as "1.5s".
 func (r Report) MarshalJSON() ([]byte, error) {
 	return json.Marshal(reportJSON{reportFields: reportFields(r), Duration: jsonDuration(r.Duration),
-		LongestWriteGap: jsonDuration(r.LongestWriteGap), VerifyDuration: jsonDuration(r.VerifyDuration)})
+		LongestWriteGap: jsonDuration(r.LongestWriteGap), MaxUnreachableNode: jsonDuration(r.MaxUnreachableNode),
+		VerifyDuration: jsonDuration(r.VerifyDuration)})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
@@ -262,6 +304,7 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 	*r = Report(v.reportFields)
 	r.Duration, r.LongestWriteGap, r.VerifyDuration = time.Duration(v.Duration), time.Duration(v.LongestWriteGap),
 		time.Duration(v.VerifyDuration)
+	r.MaxUnreachableNode = time.Duration(v.MaxUnreachableNode)
 	return nil
 }
 

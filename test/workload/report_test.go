@@ -63,6 +63,24 @@ func TestLongestWriteGap(t *testing.T) {
 	}
 }
 
+// A node is unreachable from its first failed probe to its first passed one, to the last probe
+// that still found it among the client's nodes, or, while it lasts, to the report.
+func TestMaxUnreachableNode(t *testing.T) {
+	s := time.Second
+	o := outageTracker{since: map[string]time.Time{}}
+	o.probed(map[string]bool{"A": true, "B": true, "C": true}, at(1*s))
+	o.probed(map[string]bool{"A": false, "B": true, "C": false}, at(2*s))
+	o.probed(map[string]bool{"A": false, "B": false, "C": false}, at(3*s))
+	o.probed(map[string]bool{"A": true, "B": false, "C": false}, at(5*s)) // A: 3 s
+	o.probed(map[string]bool{"A": true, "B": false}, at(6*s))             // C dropped by the client: 4 s
+	if got := o.longestUpTo(at(6 * s)); got != 4*s {
+		t.Errorf("longest = %s, want 4s", got)
+	}
+	if got := o.longestUpTo(at(10 * s)); got != 7*s {
+		t.Errorf("with B still down at the report: %s, want 7s", got)
+	}
+}
+
 func TestTallyReport(t *testing.T) {
 	tl := newTally(t0)
 	outcomes := []outcome{
@@ -166,10 +184,16 @@ func TestTable(t *testing.T) {
 		!strings.Contains(unverified, "errors by code     none\n") {
 		t.Errorf("a snapshot's table:\n%s", unverified)
 	}
+	probed := Report{MaxUnreachableNode: 2500 * time.Millisecond}.Table()
+	if !strings.Contains(probed, "longest node unreachable  2.5s\n") {
+		t.Errorf("a table of a run that probed its nodes:\n%s", probed)
+	}
 }
 
 func TestReportJSON(t *testing.T) {
-	b, err := json.Marshal(sampleReport())
+	sample := sampleReport()
+	sample.MaxUnreachableNode = 2500 * time.Millisecond
+	b, err := json.Marshal(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +202,8 @@ func TestReportJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]any{"duration": "1m0s", "longestWriteGap": "1.234s", "verifyDuration": "3s",
-		"opsPerSec": 500.0, "acknowledged": 2000.0, "lost": 2.0, "splitOverwritten": 3.0, "errorsByCode": map[string]any{"TIMEOUT": 7.0,
+		"maxUnreachableNode": "2.5s",
+		"opsPerSec":          500.0, "acknowledged": 2000.0, "lost": 2.0, "splitOverwritten": 3.0, "errorsByCode": map[string]any{"TIMEOUT": 7.0,
 			"KEY_NOT_FOUND_ERROR": 3.0},
 		"errors": []any{map[string]any{"at": "12.3s", "op": "write", "key": 17.0, "code": "TIMEOUT"}}} {
 		if !reflect.DeepEqual(fields[name], want) {
@@ -189,8 +214,8 @@ func TestReportJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back, sampleReport()) {
-		t.Errorf("round trip:\n%+v\nwant\n%+v", back, sampleReport())
+	if !reflect.DeepEqual(back, sample) {
+		t.Errorf("round trip:\n%+v\nwant\n%+v", back, sample)
 	}
 }
 

@@ -36,7 +36,7 @@ func (r *Run) verify(ctx context.Context, hosts []*as.Host) (lost map[int]string
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.VerifyTimeout)
 	defer cancel()
 	begin := time.Now()
-	client, err := connect(ctx, hosts, r.cfg.ClusterName, r.cfg.Log)
+	client, err := connect(ctx, hosts, r.cfg)
 	if err != nil {
 		return nil, 0, fmt.Errorf("workload: verify: %w", err)
 	}

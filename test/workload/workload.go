@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +36,13 @@ type Config struct {
 	// ClientPolicy.ClusterName): a seed whose address now belongs to a node of another cluster (a pod
 	// IP given to another pod) is refused instead of mixing that cluster's partition map into ours.
 	ClusterName string
+	// UseServicesAlternate makes the client reach the nodes at the addresses they advertise for
+	// clients outside the cluster (alternate-access-address, learnt from peers-clear-alt): the
+	// client's ClientPolicy.UseServicesAlternate. The seeds must be such addresses too.
+	UseServicesAlternate bool
+	// ProbeNodes measures how reachable the client's nodes are: once per tend interval, a TCP dial
+	// to every node the client holds; Report.MaxUnreachableNode is the longest one stayed unreachable.
+	ProbeNodes bool
 }
 
 // Defaults of Config.
@@ -53,6 +62,7 @@ const (
 	connectRetryInterval  = time.Second
 	progressInterval      = 10 * time.Second
 	maxLag                = 100 * time.Millisecond // how far behind its schedule a worker catches up
+	probeTimeout          = 500 * time.Millisecond // a node's TCP dial (ProbeNodes)
 )
 
 // Bins of a record.
@@ -121,7 +131,7 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	if herr != nil {
 		return nil, fmt.Errorf("workload: seeds: %w", herr)
 	}
-	client, err := connect(ctx, hosts, cfg.ClusterName, cfg.Log)
+	client, err := connect(ctx, hosts, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -133,17 +143,22 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 		r.workers.Go(func() { r.work(loadCtx, w) })
 	}
 	r.workers.Go(func() { r.progress(loadCtx) })
+	if cfg.ProbeNodes {
+		r.workers.Go(func() { r.probeNodes(loadCtx) })
+	}
 	_, _ = fmt.Fprintf(cfg.Log, "workload: %d keys in %s/%s, %d ops/s, %d workers, run %d\n",
 		cfg.Keys, cfg.Namespace, cfg.Set, cfg.Rate, cfg.Workers, r.id)
 	return r, nil
 }
 
-// connect returns a client connected to the cluster of hosts (of that cluster-name when it is
-// set), retrying until ctx ends.
-func connect(ctx context.Context, hosts []*as.Host, clusterName string, log io.Writer) (*as.Client, error) {
+// connect returns a client connected to the cluster of hosts (of cfg's cluster-name when it is
+// set, at the nodes' alternate addresses when cfg says so), retrying until ctx ends.
+func connect(ctx context.Context, hosts []*as.Host, cfg Config) (*as.Client, error) {
+	log := cfg.Log
 	for {
 		policy := as.NewClientPolicy()
-		policy.ClusterName = clusterName
+		policy.ClusterName = cfg.ClusterName
+		policy.UseServicesAlternate = cfg.UseServicesAlternate
 		policy.Timeout = connectAttemptTimeout
 		if deadline, ok := ctx.Deadline(); ok {
 			policy.Timeout = min(policy.Timeout, max(time.Until(deadline), time.Millisecond))
@@ -336,6 +351,42 @@ func (r *Run) progress(ctx context.Context) {
 			_, _ = fmt.Fprintf(r.cfg.Log, "workload: +%s %d writes %d reads %.1f ops/s, %.2f%% available, %d acknowledged, errors: %s\n",
 				s.Duration.Round(time.Second), s.Writes, s.Reads, s.OpsPerSec, s.Availability, s.Acknowledged, counts(s.ErrorsByCode))
 		}
+	}
+}
+
+// probeNodes dials every node the client holds once per tend interval, all at once, and records
+// which answered.
+func (r *Run) probeNodes(ctx context.Context) {
+	ticker := time.NewTicker(r.client.Cluster().ClientPolicy().TendInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		nodes := r.client.GetNodes()
+		reached := make([]bool, len(nodes))
+		var dials sync.WaitGroup
+		for i, n := range nodes {
+			h := n.GetHost()
+			dials.Go(func() {
+				c, err := net.DialTimeout("tcp", net.JoinHostPort(h.Name, strconv.Itoa(h.Port)), probeTimeout)
+				if err == nil {
+					reached[i] = true
+					_ = c.Close()
+				}
+			})
+		}
+		dials.Wait()
+		at := time.Now()
+		probes := make(map[string]bool, len(nodes))
+		for i, n := range nodes {
+			probes[n.GetName()] = reached[i]
+		}
+		r.mu.Lock()
+		r.tally.outages.probed(probes, at)
+		r.mu.Unlock()
 	}
 }
 

@@ -41,6 +41,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.OpTimeout, "op-timeout", workload.DefaultOpTimeout, "total timeout of an operation")
 	fs.DurationVar(&cfg.VerifyTimeout, "verify-timeout", workload.DefaultVerifyTimeout, "bound of the verification")
 	fs.BoolVar(&cfg.SplitTolerant, "split-tolerant", false, "judge the verification as after a split brain")
+	fs.BoolVar(&cfg.UseServicesAlternate, "use-services-alternate", false,
+		"reach the nodes at their alternate access addresses (peers-clear-alt); the seeds must be such addresses")
+	fs.BoolVar(&cfg.ProbeNodes, "probe-nodes", false,
+		"dial every node the client holds once per tend interval and report the longest time one was unreachable")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
