@@ -44,10 +44,12 @@ func withWorkload(namespace, name string) *workloadRun {
 	return withWorkloadConfig(namespace, name, workload.Config{})
 }
 
-// withWorkloadConfig is withWorkload with other keys, rate or split tolerance.
+// withWorkloadConfig is withWorkload with other keys, rate, split tolerance or seeds.
 func withWorkloadConfig(namespace, name string, cfg workload.Config) *workloadRun {
 	GinkgoHelper()
-	cfg.Seeds = podSeeds(namespace, name)
+	if len(cfg.Seeds) == 0 {
+		cfg.Seeds = podSeeds(namespace, name)
+	}
 	// The seeds stay in the client: a pod recreated meanwhile may leave its IP to a pod of another
 	// cluster, whose nodes the client must not take for ours (the cluster-name is the cluster's name).
 	cfg.ClusterName = name

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/test/workload"
+)
+
+// A client outside Kubernetes (issue 24): the cluster advertises each node at its Kubernetes node's
+// ExternalIP and its own NodePort Service's node port, and the official client, told to use the
+// alternate addresses, reaches every node only through them. The local cluster stands in for
+// kube-proxy (a forwarder per node port on the node's addresses, to the pod on that node) and gives
+// its nodes ExternalIPs on loopback addresses of their own: the operator's objects and each pod's
+// file are what a real cluster gets.
+var _ = Describe("External access", Label("external-access"), func() {
+	It("serves the official client through the addresses an outside client uses while every pod restarts "+
+		"in place and is recreated: nothing lost, no dead address held beyond a tend", func() {
+		const ns, name = "e2e-external", "ext"
+		createCluster(ns, name, 3, `  externalAccess:
+    type: NodePort
+    nodeAddress: ExternalIP
+`)
+		pods := []string{name + "-0", name + "-1", name + "-2"}
+		seeds := expectExternalAddresses(ns, name, pods)
+		for _, p := range pods {
+			awaitExec(ns, p)
+		}
+		w := withWorkloadConfig(ns, name, workload.Config{Seeds: seeds, UseServicesAlternate: true, ProbeNodes: true})
+
+		By("a WarmRestart copies each pod's own file again, through exec")
+		_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"WarmRestart","id":"ext-warm"}]}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(operationPhase(ns, name)).WithTimeout(5 * time.Minute).WithPolling(500 * time.Millisecond).
+			Should(Equal("ext-warm Completed"))
+
+		By("a PodRestart recreates each pod, which starts with the address of the node it lands on")
+		uids := podUIDs(ns, name)
+		_, err = mergePatch(ns, name, `{"spec":{"operations":[{"kind":"PodRestart","id":"ext-recreate"}]}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(operationPhase(ns, name)).WithTimeout(5 * time.Minute).WithPolling(500 * time.Millisecond).
+			Should(Equal("ext-recreate Completed"))
+		waitRunningObserved(ns, name)
+		for p, uid := range podUIDs(ns, name) {
+			Expect(uid).NotTo(Equal(uids[p]), "pod %s was recreated", p)
+		}
+		expectExternalAddresses(ns, name, pods)
+
+		rep := w.expectNothingLost()
+		AddReportEntry("external access: longest time a node the client held did not answer",
+			rep.MaxUnreachableNode.String())
+		// The probe dials every held node once per tend (1 s). A recreated pod's node is down until its new
+		// pod starts: the cluster drops it after the heartbeat timeout (1.5 s), and the client must drop its
+		// address at the next tend after that, not hold it until the new pod answers elsewhere. A node
+		// restarting in place is down for the simulator's restart downtime (100 ms).
+		Expect(rep.MaxUnreachableNode).To(BeNumerically("<=", 3*time.Second),
+			"a node the client held stayed unreachable beyond the heartbeat timeout and a tend")
+	})
+})
+
+// expectExternalAddresses checks that every pod advertises, in the status and in its node's
+// service-clear-alt answer, its Kubernetes node's ExternalIP and its own Service's node port; it
+// returns those addresses.
+func expectExternalAddresses(namespace, name string, pods []string) []string {
+	GinkgoHelper()
+	var out []string
+	for _, p := range pods {
+		node := mustField(namespace, "pod/"+p, "{.spec.nodeName}")
+		ip := mustField("", "node/"+node, `{.status.addresses[?(@.type=="ExternalIP")].address}`)
+		port := mustField(namespace, "service/"+p, "{.spec.ports[0].nodePort}")
+		want := net.JoinHostPort(ip, port)
+		Eventually(func() (string, error) {
+			return field(namespace, "asc/"+name, fmt.Sprintf("{.status.pods.%s.externalAddress}", p))
+		}).WithTimeout(time.Minute).Should(Equal(want), "status of pod %s", p)
+		podIP := mustField(namespace, "pod/"+p, "{.status.podIP}")
+		Eventually(func() (string, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, net.JoinHostPort(podIP, "3000"), "service-clear-alt")
+			return answers["service-clear-alt"], err
+		}).
+			WithTimeout(time.Minute).Should(Equal(want), "pod %s's node advertises", p)
+		out = append(out, want)
+	}
+	return out
+}
