@@ -66,9 +66,10 @@ func TestRenderGolden(t *testing.T) {
 	}
 }
 
-// firstPodFile is the file the first pod of the rack is given: what its server reads.
+// firstPodFile is the file the first pod of the rack is given: what its server reads (with an example
+// external address, where the cluster has external access).
 func firstPodFile(template string, rack v1alpha1.RackPlacement) string {
-	return PodFile(template, PodValues{NodeID: NodeID(rack.ID, 0)})
+	return PodFile(template, PodValues{NodeID: NodeID(rack.ID, 0), Address: "192.0.2.10", Port: 31000})
 }
 
 // The samples shipped in config/samples must render: they are what users try first. Their renders are
