@@ -123,6 +123,9 @@ const (
 	RestartReasonImageChanged RestartReason = "ImageChanged"
 	// RestartReasonPodSpecChanged: another part of the pod template changed.
 	RestartReasonPodSpecChanged RestartReason = "PodSpecChanged"
+	// RestartReasonAddressChanged: the pod's external address changed while its node ran (its Kubernetes
+	// node's address, its Service's node port or its load balancer's ingress): asd reads it at start.
+	RestartReasonAddressChanged RestartReason = "AddressChanged"
 )
 
 // OperationKind is the kind of an on-demand operation.

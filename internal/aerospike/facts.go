@@ -15,6 +15,8 @@ const (
 	cmdNode       = "node"
 	cmdBuild      = "build"
 	cmdStatistics = "statistics"
+	cmdServiceStd = "service-clear-std"
+	cmdServiceAlt = "service-clear-alt"
 )
 
 // NodeFacts is what one node says about itself and the cluster it sees.
@@ -31,15 +33,19 @@ type NodeFacts struct {
 	// and ClusterStableErr the node's refusal (ERROR:7:unstable cluster, ...), when it was asked.
 	ClusterStableKey string
 	ClusterStableErr error
+	// ServiceStd and ServiceAlt are the client addresses the node advertises ("service-clear-std",
+	// "service-clear-alt": host:port, comma-separated; empty when it has none).
+	ServiceStd, ServiceAlt string
 }
 
 // errNotAsked stands for the cluster-stable answer of a reading that did not ask (no size known).
 var errNotAsked = errors.New("not asked")
 
-// ReadNodeFacts asks the node at addr for node, build and statistics, and, when size > 0, whether it
-// sees a stable cluster of that size (cluster-stable, migrations included), in one request.
+// ReadNodeFacts asks the node at addr for node, build, statistics and the client addresses it
+// advertises, and, when size > 0, whether it sees a stable cluster of that size (cluster-stable,
+// migrations included), in one request.
 func ReadNodeFacts(ctx context.Context, c InfoClient, addr string, size int) (NodeFacts, error) {
-	cmds := []string{cmdNode, cmdBuild, cmdStatistics}
+	cmds := []string{cmdNode, cmdBuild, cmdStatistics, cmdServiceStd, cmdServiceAlt}
 	if size > 0 {
 		cmds = append(cmds, ClusterStableCommand(size, false))
 	}
@@ -71,6 +77,7 @@ func parseNodeFacts(answers map[string]string) (NodeFacts, error) {
 	if err != nil {
 		return f, err
 	}
+	f.ServiceStd, f.ServiceAlt = answers[cmdServiceStd], answers[cmdServiceAlt]
 	return f, parseStatistics(ParseKV(stats), &f)
 }
 

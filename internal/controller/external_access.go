@@ -3,7 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -189,3 +193,31 @@ func (st *clusterState) podAddress(pod string) *resources.PodAddress {
 	}
 	return nil
 }
+
+// addressMoved reports a pod whose node advertises an external address that is no longer the pod's: its
+// Kubernetes node's address changed, its Service was recreated with another node port, or its load
+// balancer has another ingress. Its file already holds the new one, but asd reads it only when it starts,
+// so the pod is recreated (under the safety rule, like any roll). Only a Ready pod's own node is judged,
+// by a reading of the asd its container runs now, and only when the node advertises external addresses
+// at all (one started without them runs another template, which the roll replaces anyway).
+func (st *clusterState) addressMoved(pod *corev1.Pod) bool {
+	want, ok := st.addresses[pod.Name]
+	n, read := st.health.Nodes[pod.Name]
+	if !ok || !read || n.Err != nil || !resources.PodReady(pod) {
+		return false
+	}
+	started := resources.AerospikeStartedAt(pod)
+	if started.IsZero() || st.health.NodeStarted(pod.Name).Before(started.Add(-readingSlack)) {
+		return false // a reading of the asd of an earlier container
+	}
+	advertised := n.Facts.ServiceAlt
+	if !st.cluster.AdvertisesAlternate() {
+		advertised = n.Facts.ServiceStd
+	}
+	return advertised != "" &&
+		!slices.Contains(strings.Split(advertised, ","), net.JoinHostPort(want.Address, strconv.Itoa(int(want.Port))))
+}
+
+// readingSlack is how far a node's start, estimated from its uptime in whole seconds, may lie before its
+// container's start by the kubelet's clock.
+const readingSlack = 2 * time.Second

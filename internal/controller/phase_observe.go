@@ -206,7 +206,11 @@ func (st *clusterState) findOutdated() []outdatedPod {
 		if sts == nil || pod.DeletionTimestamp != nil || !slices.Contains(desired, pod.Name) && !st.replaceLeaving(pod) {
 			continue // a pod of a rack being removed, or one a scale-down removes, leaves: it is not rolled
 		}
-		if reason, needed := resources.RestartReason(pod, sts); needed {
+		reason, needed := resources.RestartReason(pod, sts)
+		if !needed && st.addressMoved(pod) {
+			reason, needed = ackov1alpha1.RestartReasonAddressChanged, true
+		}
+		if needed {
 			out = append(out, outdatedPod{pod: pod, reason: reason, method: st.updateMethod(pod, reason)})
 		}
 	}

@@ -165,3 +165,11 @@ func HasGate(pod *corev1.Pod) bool {
 	}
 	return false
 }
+
+// AerospikeStartedAt is when the kubelet last started the Aerospike container (zero unless it runs).
+func AerospikeStartedAt(pod *corev1.Pod) time.Time {
+	if s := containerStatus(pod.Status.ContainerStatuses, v1alpha1.AerospikeContainerName); s != nil && s.State.Running != nil {
+		return s.State.Running.StartedAt.Time
+	}
+	return time.Time{}
+}

@@ -21,7 +21,7 @@ import (
 // file are what a real cluster gets.
 var _ = Describe("External access", Label("external-access"), func() {
 	It("serves the official client through the addresses an outside client uses while every pod restarts "+
-		"in place and is recreated: nothing lost, no dead address held beyond a tend", func() {
+		"in place and is recreated, and a pod whose address moved is recreated: nothing lost, no dead address held beyond a tend", func() {
 		const ns, name = "e2e-external", "ext"
 		createCluster(ns, name, 3, `  externalAccess:
     type: NodePort
@@ -50,6 +50,18 @@ var _ = Describe("External access", Label("external-access"), func() {
 		for p, uid := range podUIDs(ns, name) {
 			Expect(uid).NotTo(Equal(uids[p]), "pod %s was recreated", p)
 		}
+		expectExternalAddresses(ns, name, pods)
+
+		By("a per-pod Service deleted by hand comes back with another node port, and its pod is recreated to advertise it")
+		oldPort := mustField(ns, "service/"+name+"-1", "{.spec.ports[0].nodePort}")
+		uid := mustField(ns, "pod/"+name+"-1", "{.metadata.uid}")
+		kubectl("delete", "service", name+"-1", "-n", ns)
+		Eventually(func() (string, error) { return field(ns, "service/"+name+"-1", "{.spec.ports[0].nodePort}") }).
+			WithTimeout(time.Minute).ShouldNot(Or(BeEmpty(), Equal(oldPort)))
+		Eventually(func() (string, error) { return field(ns, "pod/"+name+"-1", "{.metadata.uid}") }).
+			WithTimeout(3 * time.Minute).ShouldNot(Or(BeEmpty(), Equal(uid)))
+		waitRunningObserved(ns, name)
+		Expect(mustField(ns, "asc/"+name, "{.status.pods."+name+"-1.lastRestartReason}")).To(Equal("AddressChanged"))
 		expectExternalAddresses(ns, name, pods)
 
 		rep := w.expectNothingLost()
