@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/test/localcluster"
 	"github.com/acko-io/acko/test/workload"
 )
 
@@ -76,29 +77,69 @@ var _ = Describe("External access", Label("external-access"), func() {
 	})
 })
 
+var _ = Describe("External access through load balancers, then host ports", Label("external-access"), func() {
+	It("serves a client that reads the standard list through each pod's load balancer, and goes on through "+
+		"host ports when the type changes: every pod rolled, the Services removed after, nothing lost", func() {
+		const ns, name = "e2e-external-lb", "extlb"
+		createCluster(ns, name, 3, fmt.Sprintf(`  externalAccess:
+    type: LoadBalancer
+    advertiseAs: Access
+    loadBalancerClass: %s
+`, localcluster.LoadBalancerClass))
+		pods := []string{name + "-0", name + "-1", name + "-2"}
+		seeds := expectAdvertised(ns, name, pods, "service-clear-std", func(p string) string {
+			return net.JoinHostPort(mustField(ns, "service/"+p, "{.status.loadBalancer.ingress[0].ip}"), "3000")
+		})
+		w := withWorkloadConfig(ns, name, workload.Config{Seeds: seeds, ProbeNodes: true})
+
+		By("switching to host ports rolls every pod, and each advertises its node's address")
+		_, err := mergePatch(ns, name, `{"spec":{"externalAccess":{"type":"HostPort","nodeAddress":"ExternalIP","loadBalancerClass":null}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		waitRunningObserved(ns, name)
+		expectAdvertised(ns, name, pods, "service-clear-std", func(p string) string {
+			node := mustField(ns, "pod/"+p, "{.spec.nodeName}")
+			return net.JoinHostPort(mustField("", "node/"+node, `{.status.addresses[?(@.type=="ExternalIP")].address}`), "3000")
+		})
+		Eventually(func() string {
+			return kubectl("get", "services", "-n", ns, "-l", "acko.io/pod-service", "-o", "name")
+		}).WithTimeout(time.Minute).Should(BeEmpty(), "the per-pod Services, once no pod advertises them")
+
+		rep := w.expectNothingLost()
+		AddReportEntry("external access (LoadBalancer to HostPort): longest time a node the client held did not answer",
+			rep.MaxUnreachableNode.String())
+	})
+})
+
 // expectExternalAddresses checks that every pod advertises, in the status and in its node's
 // service-clear-alt answer, its Kubernetes node's ExternalIP and its own Service's node port; it
 // returns those addresses.
 func expectExternalAddresses(namespace, name string, pods []string) []string {
 	GinkgoHelper()
-	var out []string
-	for _, p := range pods {
+	return expectAdvertised(namespace, name, pods, "service-clear-alt", func(p string) string {
 		node := mustField(namespace, "pod/"+p, "{.spec.nodeName}")
 		ip := mustField("", "node/"+node, `{.status.addresses[?(@.type=="ExternalIP")].address}`)
-		port := mustField(namespace, "service/"+p, "{.spec.ports[0].nodePort}")
-		want := net.JoinHostPort(ip, port)
+		return net.JoinHostPort(ip, mustField(namespace, "service/"+p, "{.spec.ports[0].nodePort}"))
+	})
+}
+
+// expectAdvertised checks that every pod advertises the address want gives, in the status and in its
+// node's answer to command (service-clear-std or -alt); it returns those addresses.
+func expectAdvertised(namespace, name string, pods []string, command string, want func(pod string) string) []string {
+	GinkgoHelper()
+	var out []string
+	for _, p := range pods {
+		addr := want(p)
 		Eventually(func() (string, error) {
 			return field(namespace, "asc/"+name, fmt.Sprintf("{.status.pods.%s.externalAddress}", p))
-		}).WithTimeout(time.Minute).Should(Equal(want), "status of pod %s", p)
+		}).WithTimeout(time.Minute).Should(Equal(addr), "status of pod %s", p)
 		podIP := mustField(namespace, "pod/"+p, "{.status.podIP}")
 		Eventually(func() (string, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, net.JoinHostPort(podIP, "3000"), "service-clear-alt")
-			return answers["service-clear-alt"], err
-		}).
-			WithTimeout(time.Minute).Should(Equal(want), "pod %s's node advertises", p)
-		out = append(out, want)
+			answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(ctx, net.JoinHostPort(podIP, "3000"), command)
+			return answers[command], err
+		}).WithTimeout(time.Minute).Should(Equal(addr), "pod %s's node advertises", p)
+		out = append(out, addr)
 	}
 	return out
 }
