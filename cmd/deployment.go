@@ -89,7 +89,7 @@ func (d *deploymentOptions) namespace() (string, error) {
 // cacheOptions limit the cache to the watched namespaces, keeping the label selection of each
 // child kind (controller.CacheByObject) in each of them.
 func cacheOptions(watchNamespaces []string) cache.Options {
-	o := cache.Options{ByObject: controller.CacheByObject()}
+	o := controller.CacheOptions()
 	if len(watchNamespaces) > 0 {
 		o.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range watchNamespaces {

@@ -52,6 +52,7 @@ type options struct {
 	apiBurst               int
 	infoTimeout            time.Duration
 	metricsAddr, probeAddr string
+	pprofAddr              string
 	secureMetrics          bool
 	enableHTTP2            bool
 	metricsCertDir         string
@@ -65,6 +66,8 @@ func parseFlags() (options, zap.Options) {
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
 		"The address the metrics endpoint binds to (:8443 for HTTPS, :8080 for HTTP, 0 to disable).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "",
+		"The address Go's pprof handlers (heap, goroutines, CPU profiles) bind to, e.g. 127.0.0.1:6060; empty (the default) serves none.")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS with authentication and authorization.")
 	flag.StringVar(&o.metricsCertDir, "metrics-cert-path", "",
@@ -200,6 +203,7 @@ func main() {
 		Scheme:                 scheme,
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: o.probeAddr,
+		PprofBindAddress:       o.pprofAddr,
 	}
 	if err := applyDeployment(&mgrOpts, &o); err != nil {
 		setupLog.Error(err, "invalid flags")

@@ -33,6 +33,12 @@ const DefaultPollInterval = 5 * time.Second
 // are goroutines; --kube-api-qps bounds what they send together.
 const DefaultMaxConcurrentReconciles = 32
 
+// CacheOptions is the manager's cache: ACKO's own children only (CacheByObject), kept without their
+// managed fields, which no decision reads and which are a large share of every cached object's bytes.
+func CacheOptions() cache.Options {
+	return cache.Options{ByObject: CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()}
+}
+
 // CacheByObject limits the manager's cache to the objects ACKO labels as its own: the operator
 // never caches every pod, ConfigMap or Service of the Kubernetes cluster.
 func CacheByObject() map[client.Object]cache.ByObject {

@@ -187,7 +187,7 @@ func newOperator(w *world, opCfg operations.Config, tune ...func(*ctrl.Options))
 		HealthProbeBindAddress: "0",
 		// The world's namespace only: the clusters earlier specs left behind (envtest deletes no namespace)
 		// are not reconciled again by every later operator, nor counted in its writes.
-		Cache: cache.Options{ByObject: CacheByObject(), DefaultNamespaces: map[string]cache.Config{w.namespace: {}}},
+		Cache: cacheFor(w.namespace),
 		// Every test starts a manager of its own with the same controller name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
@@ -276,4 +276,11 @@ func startWorld(tune ...func(*world)) (string, *world, func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go w.run(ctx, 50*time.Millisecond)
 	return ns.Name, w, cancel, nil
+}
+
+// cacheFor is the manager's cache (CacheOptions) limited to one test's namespace.
+func cacheFor(namespace string) cache.Options {
+	o := CacheOptions()
+	o.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	return o
 }
