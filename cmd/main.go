@@ -67,7 +67,7 @@ func parseFlags() (options, zap.Options) {
 		"The address the metrics endpoint binds to (:8443 for HTTPS, :8080 for HTTP, 0 to disable).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "",
-		"The address Go's pprof handlers (heap, goroutines, CPU profiles) bind to, e.g. 127.0.0.1:6060; empty (the default) serves none.")
+		"The address Go's pprof handlers (heap, goroutines, CPU profiles) bind to, e.g. 127.0.0.1:6060; empty serves none.")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS with authentication and authorization.")
 	flag.StringVar(&o.metricsCertDir, "metrics-cert-path", "",
