@@ -68,12 +68,13 @@ var _ = Describe("External access", Label("external-access"), func() {
 		rep := w.expectNothingLost()
 		AddReportEntry("external access: longest time a node the client held did not answer",
 			rep.MaxUnreachableNode.String())
-		// The probe dials every held node once per tend (1 s). A recreated pod's node is down until its new
-		// pod starts: the cluster drops it after the heartbeat timeout (1.5 s), and the client must drop its
-		// address at the next tend after that, not hold it until the new pod answers elsewhere. A node
-		// restarting in place is down for the simulator's restart downtime (100 ms).
-		Expect(rep.MaxUnreachableNode).To(BeNumerically("<=", 3*time.Second),
-			"a node the client held stayed unreachable beyond the heartbeat timeout and a tend")
+		// The probe dials every held node once per tend (1 s), so it measures in whole tends. A recreated
+		// pod's node is down until its new pod starts: the cluster drops it after the heartbeat timeout
+		// (1.5 s), and the client must drop its address at the next tend after that (2 s measured alone, 3 s
+		// on the loaded CI machine), not hold it until the new pod answers elsewhere (10 s or more: the init
+		// container's back-off). A node restarting in place is down for the restart downtime (100 ms).
+		Expect(rep.MaxUnreachableNode).To(BeNumerically("<", 5*time.Second),
+			"a node the client held stayed unreachable well beyond the heartbeat timeout and a tend")
 	})
 })
 
