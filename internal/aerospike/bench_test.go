@@ -18,7 +18,7 @@ func BenchmarkClusterStable8Nodes(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		nodes := probeAll(ctx, c, clock.RealClock{}, targets)
+		nodes := probeAll(ctx, c, clock.RealClock{}, ProbeSpec{Targets: targets})
 		if stable, reason := gate(nodes, targets); !stable {
 			b.Fatal(reason)
 		}

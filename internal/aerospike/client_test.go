@@ -110,7 +110,7 @@ func TestHangingNodeBoundedByTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	c := NewClient(ClientOptions{Timeout: timeout})
 	start := time.Now()
-	_, err := ReadNodeFacts(context.Background(), c, targets[0].Addr, 1)
+	_, err := ReadNodeFacts(context.Background(), c, targets[0].Addr, 1, false)
 	elapsed := time.Since(start)
 	if !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("hanging node: %v", err)
@@ -274,5 +274,28 @@ func TestNetConnOf(t *testing.T) {
 	defer conn.Close()
 	if sock := netConnOf(conn); sock == nil || sock.RemoteAddr().String() != targets[0].Addr {
 		t.Fatalf("netConnOf: %v", sock)
+	}
+}
+
+// The client addresses a node advertises are read only for a cluster with external access (the
+// reconciler checks them against the pods' own); the others pay nothing for them.
+func TestAdvertisedAddressesReadOnRequest(t *testing.T) {
+	s := newSim(t, aerosim.Options{})
+	targets := addCluster(t, s, "c1", 1)
+	c := NewClient(ClientOptions{})
+	for _, advertised := range []bool{false, true} {
+		nodes := probeAll(context.Background(), c, newFakeClock(), ProbeSpec{Targets: targets, Advertised: advertised})
+		n := nodes[targets[0].PodName]
+		if n.Err != nil {
+			t.Fatal(n.Err)
+		}
+		want := ""
+		if advertised {
+			want = targets[0].Addr // no access address configured: the address it binds
+		}
+		if n.Facts.ServiceStd != want || n.Facts.ServiceAlt != "" {
+			t.Errorf("advertised %v: service-clear-std %q (want %q), service-clear-alt %q", advertised,
+				n.Facts.ServiceStd, want, n.Facts.ServiceAlt)
+		}
 	}
 }

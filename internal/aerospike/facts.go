@@ -34,18 +34,21 @@ type NodeFacts struct {
 	ClusterStableKey string
 	ClusterStableErr error
 	// ServiceStd and ServiceAlt are the client addresses the node advertises ("service-clear-std",
-	// "service-clear-alt": host:port, comma-separated; empty when it has none).
+	// "service-clear-alt": host:port, comma-separated; empty when it has none or was not asked).
 	ServiceStd, ServiceAlt string
 }
 
 // errNotAsked stands for the cluster-stable answer of a reading that did not ask (no size known).
 var errNotAsked = errors.New("not asked")
 
-// ReadNodeFacts asks the node at addr for node, build, statistics and the client addresses it
-// advertises, and, when size > 0, whether it sees a stable cluster of that size (cluster-stable,
-// migrations included), in one request.
-func ReadNodeFacts(ctx context.Context, c InfoClient, addr string, size int) (NodeFacts, error) {
-	cmds := []string{cmdNode, cmdBuild, cmdStatistics, cmdServiceStd, cmdServiceAlt}
+// ReadNodeFacts asks the node at addr for node, build and statistics, when size > 0 whether it sees a
+// stable cluster of that size (cluster-stable, migrations included), and when advertised the client
+// addresses it advertises, in one request.
+func ReadNodeFacts(ctx context.Context, c InfoClient, addr string, size int, advertised bool) (NodeFacts, error) {
+	cmds := []string{cmdNode, cmdBuild, cmdStatistics}
+	if advertised {
+		cmds = append(cmds, cmdServiceStd, cmdServiceAlt)
+	}
 	if size > 0 {
 		cmds = append(cmds, ClusterStableCommand(size, false))
 	}

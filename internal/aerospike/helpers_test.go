@@ -42,7 +42,7 @@ func newFakeClock() *testingclock.FakeClock {
 // probe reads every target once, as a prober poll does.
 func probe(t *testing.T, c InfoClient, targets []Target) map[string]NodeHealth {
 	t.Helper()
-	return probeAll(context.Background(), c, newFakeClock(), targets)
+	return probeAll(context.Background(), c, newFakeClock(), ProbeSpec{Targets: targets})
 }
 
 // eventually polls cond for up to 10 s.

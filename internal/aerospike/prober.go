@@ -43,6 +43,9 @@ type ProbeSpec struct {
 	Targets []Target
 	// Busy selects BusyInterval, for when the reconciler waits on the cluster (rollout, operation).
 	Busy bool
+	// Advertised asks each node for the client addresses it advertises (NodeFacts.ServiceStd and
+	// ServiceAlt): a cluster with external access checks that they are the pods' own.
+	Advertised bool
 }
 
 // Tip is one heal attempt: a node outside the cluster was told where a member is.
@@ -247,7 +250,7 @@ func (p *prober) poll(ctx context.Context) {
 	spec, wanted := p.spec, p.wanted
 	p.wanted = false
 	p.mu.Unlock()
-	nodes := probeAll(ctx, p.opts.Client, p.opts.Clock, spec.Targets)
+	nodes := probeAll(ctx, p.opts.Client, p.opts.Clock, spec)
 	if ctx.Err() != nil {
 		return // stopped mid-poll: the answers are cancellations, not news
 	}
@@ -302,13 +305,14 @@ func podNames(targets []Target) []string {
 }
 
 // probeAll reads every target concurrently; each call is bounded by the client's timeout.
-func probeAll(ctx context.Context, c InfoClient, clk clock.PassiveClock, targets []Target) map[string]NodeHealth {
+func probeAll(ctx context.Context, c InfoClient, clk clock.PassiveClock, spec ProbeSpec) map[string]NodeHealth {
+	targets := spec.Targets
 	nodes := make(map[string]NodeHealth, len(targets))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, t := range targets {
 		wg.Go(func() {
-			facts, err := ReadNodeFacts(ctx, c, t.Addr, len(targets))
+			facts, err := ReadNodeFacts(ctx, c, t.Addr, len(targets), spec.Advertised)
 			h := NodeHealth{Addr: t.Addr, Facts: facts, Err: err, ReadAt: clk.Now()}
 			mu.Lock()
 			nodes[t.PodName] = h
@@ -350,7 +354,7 @@ func (p *prober) notify(ctx context.Context) {
 
 func (p *prober) update(spec ProbeSpec) {
 	p.mu.Lock()
-	same := spec.Busy == p.spec.Busy && slices.Equal(spec.Targets, p.spec.Targets)
+	same := spec.Busy == p.spec.Busy && spec.Advertised == p.spec.Advertised && slices.Equal(spec.Targets, p.spec.Targets)
 	p.spec = spec
 	p.mu.Unlock()
 	if !same {

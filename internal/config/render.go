@@ -103,6 +103,13 @@ func NodeID(rackID, ordinal int32) string {
 	return fmt.Sprintf("A%X%04X", rackID, ordinal)
 }
 
+// PodNodeID is the node id of the pod with this name (that of the first pod of rack 0 for a name of
+// another layout, which only a diff of two files reads).
+func PodNodeID(c *v1alpha1.AerospikeCluster, pod string) string {
+	rack, ordinal, _ := c.ParsePodName(pod)
+	return NodeID(rack, ordinal)
+}
+
 // perPodToken stands for a value that differs from pod to pod in a rack's template: each pod's file
 // (PodFile) has its own.
 const perPodToken = "<per-pod>"

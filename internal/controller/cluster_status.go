@@ -183,7 +183,7 @@ func (st *clusterState) summarizePods(s *ackov1alpha1.AerospikeClusterStatus) {
 			if a, ok := st.addresses[name]; ok {
 				p.ExternalAddress = net.JoinHostPort(a.Address, strconv.Itoa(int(a.Port)))
 			}
-		} else if st.cluster.Spec.ExternalAccess == nil {
+		} else if st.cluster.Spec.ExternalAccess == nil && !st.stillAdvertises(name) {
 			p.ExternalAddress, p.AwaitingAddress = "", ""
 		}
 		next[name] = p

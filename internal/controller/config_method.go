@@ -62,7 +62,7 @@ func (st *clusterState) keepPodFiles(cm *corev1.ConfigMap, rack int32) {
 		if rackOf(pod) != rack {
 			continue
 		}
-		key, content, ok := resources.PodConfigFile(st.cluster, name, cm.Data[config.FileName], st.podAddress(name))
+		key, content, ok := resources.PodConfigFile(st.cluster, name, cm.Data[config.FileName], st.addresses.Of(name))
 		if ok && cm.Data[key] == "" {
 			cm.Data[key] = content
 		}
@@ -129,15 +129,7 @@ func (st *clusterState) livePlan(pod *corev1.Pod) (plan live.Plan, known bool, e
 	table, _, _ := config.TableFor(resources.AerospikeImage(pod)) // the newest when the tag names none
 	// The rack's templates, with the pod's node id as its own file has it (a file without one, of an
 	// older operator, keeps none: adding it is a restart).
-	id := podNodeID(st.cluster, pod.Name)
-	own := config.PodValues{NodeID: id}
+	own := config.PodValues{NodeID: config.PodNodeID(st.cluster, pod.Name)}
 	plan, err = live.Compute(config.PodFile(running, own), config.PodFile(desired, own), table)
 	return plan, true, err
-}
-
-// podNodeID is the node id the operator gives the pod (that of the first pod of rack 0 for a name of
-// another layout, which only a diff of two files reads).
-func podNodeID(c *ackov1alpha1.AerospikeCluster, pod string) string {
-	rack, ordinal, _ := c.ParsePodName(pod)
-	return config.NodeID(rack, ordinal)
 }

@@ -32,15 +32,8 @@ func (r *AerospikeClusterReconciler) resolveAddresses(ctx context.Context, st *c
 	if c.Spec.ExternalAccess == nil {
 		return nil
 	}
-	st.addresses, st.awaiting = map[string]resources.PodAddress{}, map[string]string{}
-	names := c.DesiredPodNames()
-	for name := range st.pods {
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	st.addresses, st.awaiting = resources.PodAddresses{}, map[string]string{}
+	for _, name := range st.desiredAndExisting() {
 		addr, awaiting, err := r.podAddress(ctx, st, name)
 		switch {
 		case err != nil:
@@ -139,18 +132,25 @@ func (st *clusterState) podServices() []client.Object {
 	if !c.PodServices() {
 		return nil
 	}
-	names := c.DesiredPodNames()
+	names := st.desiredAndExisting()
+	out := make([]client.Object, 0, len(names))
+	for _, name := range names {
+		out = append(out, resources.PodService(c, name))
+	}
+	return out
+}
+
+// desiredAndExisting are the pods that need an external address: every desired pod and every pod that
+// still exists (a leaving pod keeps its address until it is gone), sorted.
+func (st *clusterState) desiredAndExisting() []string {
+	names := st.cluster.DesiredPodNames()
 	for name := range st.pods {
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
-	out := make([]client.Object, 0, len(names))
-	for _, name := range names {
-		out = append(out, resources.PodService(c, name))
-	}
-	return out
+	return names
 }
 
 // removePodServices deletes the per-pod Services no pod needs: their pod is gone and not desired, or
@@ -183,15 +183,13 @@ func (st *clusterState) needsPodService(pod string, desired []string) bool {
 	if st.cluster.PodServices() {
 		return st.pods[pod] != nil || slices.Contains(desired, pod)
 	}
-	return st.pods[pod] != nil && slices.ContainsFunc(st.outdated, func(o outdatedPod) bool { return o.pod.Name == pod })
+	return st.stillAdvertises(pod)
 }
 
-// podAddress is the pod's known external address, nil when it has none.
-func (st *clusterState) podAddress(pod string) *resources.PodAddress {
-	if a, ok := st.addresses[pod]; ok {
-		return &a
-	}
-	return nil
+// stillAdvertises: the pod still runs a template from before external access changed (it rolls
+// later), so its node advertises the external address it started with.
+func (st *clusterState) stillAdvertises(pod string) bool {
+	return st.pods[pod] != nil && st.isOutdated(pod)
 }
 
 // addressMoved reports a pod whose node advertises an external address that is no longer the pod's: its

@@ -51,3 +51,21 @@ func TestAddressMoved(t *testing.T) {
 		})
 	}
 }
+
+// With external access turned off, a pod's status keeps the address its node still advertises until the
+// pod has rolled; the others drop it at once.
+func TestStatusKeepsTheAddressAPodStillAdvertises(t *testing.T) {
+	st := settledState()
+	s := &ackov1alpha1.AerospikeClusterStatus{Pods: map[string]ackov1alpha1.PodStatus{}}
+	for name := range st.pods {
+		s.Pods[name] = ackov1alpha1.PodStatus{ExternalAddress: "203.0.113.1:31001"}
+	}
+	st.outdated = []outdatedPod{{pod: st.pods["aero-1"], reason: ackov1alpha1.RestartReasonPodSpecChanged}}
+	st.summarizePods(s)
+	if got := s.Pods["aero-1"].ExternalAddress; got != "203.0.113.1:31001" {
+		t.Errorf("the pod still to roll shows %q", got)
+	}
+	if got := s.Pods["aero-0"].ExternalAddress; got != "" {
+		t.Errorf("a pod that rolled still shows %q", got)
+	}
+}

@@ -89,7 +89,7 @@ func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clu
 
 // renderRack builds a rack's ConfigMap and StatefulSet (its replicas are the rack's size).
 func (r *AerospikeClusterReconciler) renderRack(c *ackov1alpha1.AerospikeCluster, rack ackov1alpha1.RackPlacement,
-	addresses map[string]resources.PodAddress) (*corev1.ConfigMap, *appsv1.StatefulSet, error) {
+	addresses resources.PodAddresses) (*corev1.ConfigMap, *appsv1.StatefulSet, error) {
 	conf, err := config.Render(c, rack, r.ClusterDomain)
 	if err != nil {
 		return nil, nil, err
@@ -304,5 +304,5 @@ func (r *AerospikeClusterReconciler) ensureProber(st *clusterState) {
 		targets = append(targets, aerospike.Target{PodName: name, Addr: net.JoinHostPort(st.pods[name].Status.PodIP, "3000")})
 	}
 	busy := st.work != nil || st.stuck != "" || st.split
-	r.Probers.Ensure(st.key, aerospike.ProbeSpec{Targets: targets, Busy: busy})
+	r.Probers.Ensure(st.key, aerospike.ProbeSpec{Targets: targets, Busy: busy, Advertised: st.cluster.Spec.ExternalAccess != nil})
 }

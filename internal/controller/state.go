@@ -33,7 +33,7 @@ type clusterState struct {
 	objects      []client.Object // ConfigMaps, Services
 	// addresses are the pods' external addresses that are known (spec.externalAccess), and awaiting
 	// says, for each existing pod whose address is not, what it waits for (resolveAddresses).
-	addresses map[string]resources.PodAddress
+	addresses resources.PodAddresses
 	awaiting  map[string]string
 	// configs are the config files known by identity (config.Hash): each rack's desired one, and
 	// those its pods still run that the ConfigMap keeps (keepRunningConfigs).

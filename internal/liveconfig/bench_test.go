@@ -104,7 +104,7 @@ func stable(ctx context.Context, pods []*corev1.Pod) (bool, string) {
 	names := make([]string, len(pods))
 	for i, pod := range pods {
 		addr := net.JoinHostPort(pod.Status.PodIP, "3000")
-		facts, err := aerospike.ReadNodeFacts(ctx, infoClient, addr, len(pods))
+		facts, err := aerospike.ReadNodeFacts(ctx, infoClient, addr, len(pods), false)
 		h.Nodes[pod.Name] = aerospike.NodeHealth{Addr: addr, Facts: facts, Err: err, ReadAt: time.Now()}
 		names[i] = pod.Name
 	}

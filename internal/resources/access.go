@@ -3,9 +3,8 @@ package resources
 import (
 	"maps"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
@@ -19,12 +18,22 @@ type PodAddress struct {
 	Port    int32
 }
 
+// PodAddresses are the pods' external addresses that are known, by pod name.
+type PodAddresses map[string]PodAddress
+
+// Of is the pod's address, nil when it is not known.
+func (a PodAddresses) Of(pod string) *PodAddress {
+	if addr, ok := a[pod]; ok {
+		return &addr
+	}
+	return nil
+}
+
 // PodConfigFile is the pod's own file in its rack's ConfigMap: its key and content. ok is false while
 // the pod has external access and its address is not known (addr nil): the pod gets no file, so its
 // init container waits rather than start a node that advertises a wrong address.
 func PodConfigFile(c *v1alpha1.AerospikeCluster, pod, template string, addr *PodAddress) (key, content string, ok bool) {
-	rack, ordinal, _ := c.ParsePodName(pod)
-	values := config.PodValues{NodeID: config.NodeID(rack, ordinal)}
+	values := config.PodValues{NodeID: config.PodNodeID(c, pod)}
 	if c.Spec.ExternalAccess == nil {
 		return config.PodFileKey(pod, ""), config.PodFile(template, values), true
 	}
@@ -61,24 +70,12 @@ func PodFileKeyOf(pod *corev1.Pod) string {
 // Local), since the pod advertises that node's address; a load balancer may reach it through any node.
 func PodService(c *v1alpha1.AerospikeCluster, pod string) *corev1.Service {
 	a := c.Spec.ExternalAccess
-	labels := c.SelectorLabels()
-	labels[v1alpha1.LabelPodService] = pod
-	selector := c.SelectorLabels()
-	selector[statefulSetPodNameLabel] = pod
-	svc := &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: objectMeta(c, c.PodServiceName(pod), labels),
-		Spec: corev1.ServiceSpec{
-			Type:                     corev1.ServiceTypeNodePort,
-			Selector:                 selector,
-			PublishNotReadyAddresses: true,
-			ExternalTrafficPolicy:    corev1.ServiceExternalTrafficPolicyLocal,
-			Ports: []corev1.ServicePort{{
-				Name: aerospikePorts[0].name, Port: config.ServicePort,
-				TargetPort: intstr.FromInt32(config.ServicePort), Protocol: corev1.ProtocolTCP,
-			}},
-		},
-	}
+	svc := service(c, c.PodServiceName(pod), aerospikePorts[:1])
+	svc.Labels[v1alpha1.LabelPodService] = pod
+	svc.Spec.Selector[appsv1.StatefulSetPodNameLabel] = pod
+	svc.Spec.Type = corev1.ServiceTypeNodePort
+	svc.Spec.PublishNotReadyAddresses = true
+	svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	if len(a.ServiceAnnotations) > 0 {
 		svc.Annotations = maps.Clone(a.ServiceAnnotations)
 	}
@@ -89,9 +86,6 @@ func PodService(c *v1alpha1.AerospikeCluster, pod string) *corev1.Service {
 	}
 	return svc
 }
-
-// statefulSetPodNameLabel is the label the StatefulSet controller gives each pod: its name.
-const statefulSetPodNameLabel = "statefulset.kubernetes.io/pod-name"
 
 // nodeNameEnv is the init container's variable holding its pod's Kubernetes node (the downward API),
 // when the pod's file follows its node.

@@ -37,11 +37,11 @@ var aerospikePorts = []namedPort{
 // and each desired pod's own file, with its node id and external address (PodConfigFile; addresses
 // holds the ones known, by pod).
 func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, template string,
-	addresses map[string]PodAddress) *corev1.ConfigMap {
+	addresses PodAddresses) *corev1.ConfigMap {
 	data := map[string]string{config.FileName: template}
 	for ordinal := range rack.Size {
 		pod := c.PodName(rack.ID, ordinal)
-		if key, content, ok := PodConfigFile(c, pod, template, addressOf(addresses, pod)); ok {
+		if key, content, ok := PodConfigFile(c, pod, template, addresses.Of(pod)); ok {
 			data[key] = content
 		}
 	}
@@ -50,14 +50,6 @@ func ConfigMap(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, templa
 		ObjectMeta: objectMeta(c, c.ConfigMapName(rack.ID), c.RackSelectorLabels(rack.ID)),
 		Data:       data,
 	}
-}
-
-// addressOf is the pod's entry of addresses, nil when it has none.
-func addressOf(addresses map[string]PodAddress, pod string) *PodAddress {
-	if a, ok := addresses[pod]; ok {
-		return &a
-	}
-	return nil
 }
 
 // HeadlessService gives every pod a stable DNS name, which the mesh seeds use. It publishes pods

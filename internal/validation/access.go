@@ -25,10 +25,10 @@ func validateExternalAccess(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 	}
 	port := c.ExternalHostPort()
 	for _, rack := range c.RackPlan() {
-		if node := rackNode(c, rack.ID); node != "" && rack.Size > 1 {
+		if rack.Rack != nil && rack.Rack.NodeName != "" && rack.Size > 1 {
 			errs = append(errs, field.Invalid(path.Child("type"), a.Type, fmt.Sprintf("rack %d places %d pods on node %s "+
 				"(nodeName), but a host port takes one pod per node: the others would stay Pending; use NodePort, "+
-				"or spread the rack", rack.ID, rack.Size, node)))
+				"or spread the rack", rack.ID, rack.Size, rack.Rack.NodeName)))
 		}
 	}
 	if c.Spec.PodSpec == nil {
@@ -43,17 +43,4 @@ func validateExternalAccess(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// rackNode is the node a rack pins its pods to, "" when it pins none.
-func rackNode(c *ackov1alpha1.AerospikeCluster, rack int32) string {
-	if c.Spec.RackConfig == nil {
-		return ""
-	}
-	for _, r := range c.Spec.RackConfig.Racks {
-		if r.ID == rack {
-			return r.NodeName
-		}
-	}
-	return ""
 }

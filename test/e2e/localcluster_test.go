@@ -93,7 +93,7 @@ var _ = Describe("The simulated world", Ordered, func() {
 			node, err := simNode(ns, pod)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(func() (aerospike.NodeFacts, error) {
-				return aerospike.ReadNodeFacts(context.Background(), client, addr, len(pods)) // the client has a timeout
+				return aerospike.ReadNodeFacts(context.Background(), client, addr, len(pods), false) // the client has a timeout
 			}).Should(And(HaveField("ClusterSize", 3), HaveField("NodeID", node.NodeID), HaveField("ClusterStableErr", BeNil())))
 		}
 	})
