@@ -51,6 +51,7 @@ type options struct {
 	apiQPS                 float64
 	apiBurst               int
 	infoTimeout            time.Duration
+	infoConnections        int
 	metricsAddr, probeAddr string
 	pprofAddr              string
 	secureMetrics          bool
@@ -85,6 +86,9 @@ func parseFlags() (options, zap.Options) {
 			"Aerospike mesh seeds.")
 	flag.DurationVar(&o.infoTimeout, "aerospike-info-timeout", aerospike.DefaultTimeout,
 		"Timeout of one Aerospike info call.")
+	flag.IntVar(&o.infoConnections, "aerospike-max-connections", aerospike.DefaultMaxConnections,
+		"Aerospike info calls in flight at once, each on its own connection; more wait for a turn "+
+			"(the wait is not part of --aerospike-info-timeout).")
 	o.webhook.BindFlags(flag.CommandLine)
 	o.deployment.bindFlags(flag.CommandLine)
 	// Production logging (JSON, info) unless --zap-devel asks for the development console format.
@@ -99,7 +103,8 @@ func parseFlags() (options, zap.Options) {
 // and the metrics.
 func setupController(mgr ctrl.Manager, o options) error {
 	recorder := mgr.GetEventRecorder("acko")
-	info := aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout})
+	info := aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout,
+		MaxConnections: o.infoConnections})
 	probers := aerospike.NewProberManager(aerospike.ProberOptions{
 		Client: info,
 		OnTip:  func(t aerospike.Tip) { controller.RecordTip(recorder, t) },

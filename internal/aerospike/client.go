@@ -29,6 +29,7 @@ const (
 	DefaultTimeout          = 2 * time.Second
 	DefaultAttempts         = 2
 	DefaultMaxResponseBytes = 1 << 20
+	DefaultMaxConnections   = 128
 
 	retryBackoff  = 100 * time.Millisecond
 	headerSize    = 8
@@ -45,19 +46,25 @@ type ClientOptions struct {
 	Attempts int
 	// MaxResponseBytes caps the declared body length, checked before anything is allocated.
 	MaxResponseBytes int
+	// MaxConnections caps the calls in flight, so the sockets of a manager that probes thousands of
+	// nodes stay bounded. A call waits for its turn before its Timeout starts: a reading is never
+	// "unreachable" because others were in the way.
+	MaxConnections int
 }
 
 // Client is the InfoClient over aerospike-client-go v7 single-node connections.
 // It opens one connection per call: the prober talks to each node every few seconds at most,
 // and a fresh connection never inherits a half-read answer from a failed call.
 type Client struct {
-	opts ClientOptions
+	opts  ClientOptions
+	turns chan struct{} // one token per call in flight
 }
 
 var (
 	_ InfoClient = (*Client)(nil)
 
 	errNoTimeLeft = errors.New("no time left to connect")
+	errNoTurn     = errors.New("ended while waiting for a free connection")
 )
 
 // NewClient returns a Client with opts, defaults filled in.
@@ -71,7 +78,10 @@ func NewClient(opts ClientOptions) *Client {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Client{opts: opts}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	return &Client{opts: opts, turns: make(chan struct{}, opts.MaxConnections)}
 }
 
 // Info implements InfoClient. addr is "host:port".
@@ -83,6 +93,12 @@ func (c *Client) Info(ctx context.Context, addr string, commands ...string) (map
 	commands, err = uniqueCommands(commands)
 	if err != nil {
 		return nil, err
+	}
+	select {
+	case c.turns <- struct{}{}:
+		defer func() { <-c.turns }()
+	case <-ctx.Done():
+		return nil, unreachable(ctx, host, errNoTurn)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()

@@ -120,6 +120,42 @@ func TestHangingNodeBoundedByTimeout(t *testing.T) {
 	}
 }
 
+// TestConnectionsBounded: calls beyond MaxConnections wait for a turn, and the wait does not eat
+// into their own timeout (a hanging node is unreachable only after Timeout of its own call).
+func TestConnectionsBounded(t *testing.T) {
+	s := newSim(t, aerosim.Options{})
+	targets := addCluster(t, s, "c1", 4)
+	for _, target := range targets {
+		if _, err := s.SetFault(target.PodName, aerosim.FaultHang); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const timeout = 300 * time.Millisecond
+	c := NewClient(ClientOptions{Timeout: timeout, MaxConnections: 2})
+	start := time.Now()
+	nodes := probe(t, c, targets)
+	elapsed := time.Since(start)
+	for pod, h := range nodes {
+		if !errors.Is(h.Err, ErrUnreachable) {
+			t.Errorf("%s: %v, want unreachable", pod, h.Err)
+		}
+	}
+	if elapsed < 2*timeout {
+		t.Errorf("4 hanging nodes answered in %v with 2 connections of %v each: the calls ran together", elapsed, timeout)
+	}
+
+	// A call waiting for its turn ends with its context.
+	c = NewClient(ClientOptions{Timeout: time.Minute, MaxConnections: 1})
+	go func() { _, _ = c.Info(t.Context(), targets[0].Addr, "statistics") }()
+	eventually(t, "the first call holds the only connection", func() bool { return len(c.turns) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Info(ctx, targets[1].Addr, "statistics"); !errors.Is(err, ErrUnreachable) ||
+		!errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for a free connection") {
+		t.Fatalf("call without a turn: %v", err)
+	}
+}
+
 func TestCancelClosesConnection(t *testing.T) {
 	s := newSim(t, aerosim.Options{})
 	targets := addCluster(t, s, "c1", 1)

@@ -9,6 +9,7 @@ import (
 	"path"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,10 @@ var execGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1al
 // 5 requests per second made it the slowest part of starting 100 clusters (2 to 3 requests a pod).
 const SyncQPS = 200
 
+// SyncWorkers is how many keys the sync loop syncs at once: most of a pod's sync waits on the API
+// server or the simulator, and 3000 pods started one after the other take many minutes.
+const SyncWorkers = 8
+
 // Keys of the work queue besides pods (namespace/name): the cluster DNS, and the poll of the
 // simulator's nodes.
 const (
@@ -82,13 +87,16 @@ type Syncer struct {
 	services   corelisters.ServiceLister
 	configMaps corelisters.ConfigMapLister
 	queue      workqueue.TypedRateLimitingInterface[string]
-	// Touched by the single worker only.
-	nodes     map[string]types.UID // simulator node → UID of the pod it stands for
-	execs     map[string]execID    // pods (namespace/name) whose Exec exists, as applied
-	volumes   map[string]*projections
-	inits     map[string]*initFailure      // pods (namespace/name) whose init container is failing
-	states    map[string]aerosim.NodeState // simulator node → its state at the last poll
-	dnsPushed map[string][]string
+	workers    int
+	dnsPushed  map[string][]string // synced under dnsKey only
+	// mu guards the maps below. The work queue hands a key to one worker at a time, so a pod's
+	// entries change only under its own key (and states, which poll writes for every node).
+	mu      sync.Mutex
+	nodes   map[string]types.UID // simulator node → UID of the pod it stands for
+	execs   map[string]execID    // pods (namespace/name) whose Exec exists, as applied
+	volumes map[string]*projections
+	inits   map[string]*initFailure      // pods (namespace/name) whose init container is failing
+	states  map[string]aerosim.NodeState // simulator node → its state at the last poll
 }
 
 // execID is what a pod's Exec was applied for: the pod's UID and its AnnotationExecHang.
@@ -118,7 +126,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		return nil, err
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out,
-		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet,
+		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet, workers: SyncWorkers,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 		nodes: map[string]types.UID{}, execs: map[string]execID{}, volumes: map[string]*projections{},
@@ -176,8 +184,14 @@ func (s *Syncer) Run(ctx context.Context) error {
 		<-ctx.Done()
 		s.queue.ShutDown()
 	}()
-	for s.next(ctx) {
+	var workers sync.WaitGroup
+	for range s.workers {
+		workers.Go(func() {
+			for s.next(ctx) {
+			}
+		})
 	}
+	workers.Wait()
 	return nil
 }
 
@@ -268,8 +282,7 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 	node := simclient.NodeName(namespace, name)
 	pod, err := s.pods.Pods(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		delete(s.volumes, key)
-		delete(s.inits, key)
+		s.forget(key)
 		return errors.Join(s.removeNode(ctx, node), s.deleteExec(ctx, namespace, name))
 	}
 	if err != nil {
@@ -288,14 +301,21 @@ func (s *Syncer) syncSimulated(ctx context.Context, key string, pod *corev1.Pod)
 		return err
 	}
 	if !running(pod) && !initializing(pod) {
-		delete(s.volumes, key)
-		delete(s.inits, key)
+		s.forget(key)
 		return s.removeNode(ctx, simclient.NodeName(pod.Namespace, pod.Name))
 	}
 	if err := s.ensureNode(ctx, key, pod); err != nil {
 		return err
 	}
 	return s.project(ctx, key, pod)
+}
+
+// forget drops what was recorded for a pod that no longer runs.
+func (s *Syncer) forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.volumes, key)
+	delete(s.inits, key)
 }
 
 // running: the pod is up with an IP and not shutting down (asd stops at deletion, not after it).
@@ -315,11 +335,14 @@ func initializing(pod *corev1.Pod) bool {
 // runs again once its back-off is over.
 func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) error {
 	name := simclient.NodeName(pod.Namespace, pod.Name)
+	s.mu.Lock()
 	known, tracked := s.nodes[name]
+	f := s.inits[key]
+	s.mu.Unlock()
 	if known == pod.UID {
 		return nil
 	}
-	if f := s.inits[key]; f != nil && f.uid == pod.UID {
+	if f != nil && f.uid == pod.UID {
 		if wait := time.Until(f.retry); wait > 0 {
 			s.queue.AddAfter(key, wait)
 			return nil
@@ -328,7 +351,9 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	st, err := s.sim.Node(ctx, name)
 	switch {
 	case err == nil && !tracked && st.IP == pod.Status.PodIP:
+		s.mu.Lock()
 		s.nodes[name] = pod.UID // this syncer restarted; the node is the pod's
+		s.mu.Unlock()
 		return nil
 	case err == nil:
 		// An earlier pod of that name: it is gone, this one is a fresh asd.
@@ -346,21 +371,27 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	delete(s.inits, key)
+	s.mu.Unlock()
 	spec := nodeSpec(pod, vols)
 	st, err = s.sim.AddNode(ctx, spec)
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.nodes[name] = pod.UID
 	s.states[name] = st
 	s.volumes[key] = &projections{uid: pod.UID, digests: digests, pending: map[string]time.Time{}}
+	s.mu.Unlock()
 	s.logf("+ node %s at %s:3000 (%s, asd %s)", name, pod.Status.PodIP, nodeKind(spec), st.Phase)
 	return nil
 }
 
 // initFailed records an init container's failure and when it runs again.
 func (s *Syncer) initFailed(key string, pod *corev1.Pod, failed *initError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	f := s.inits[key]
 	if f == nil || f.uid != pod.UID || f.container != failed.container {
 		f = &initFailure{uid: pod.UID, container: failed.container,
@@ -386,7 +417,9 @@ func nodeKind(spec aerosim.NodeSpec) string {
 // project brings the ConfigMap volumes of a running pod up to date, ProjectionDelay after the
 // ConfigMap changed, as the kubelet does (a subPath mount is never updated).
 func (s *Syncer) project(ctx context.Context, key string, pod *corev1.Pod) error {
-	p := s.volumes[key]
+	s.mu.Lock()
+	p := s.volumes[key] // its fields are this key's, changed by its worker only
+	s.mu.Unlock()
 	c := aerospikeContainer(pod)
 	if p == nil || p.uid != pod.UID || c == nil {
 		return nil
@@ -438,10 +471,12 @@ func (s *Syncer) setVolume(ctx context.Context, pod *corev1.Pod, c *corev1.Conta
 // syncStatus writes the pod's status as a kubelet would (readiness.go).
 func (s *Syncer) syncStatus(ctx context.Context, key string, pod *corev1.Pod) error {
 	var node *aerosim.NodeState
+	s.mu.Lock()
 	if st, ok := s.states[simclient.NodeName(pod.Namespace, pod.Name)]; ok && s.nodes[st.Name] == pod.UID {
 		node = &st
 	}
 	init := s.inits[key]
+	s.mu.Unlock()
 	if init != nil && init.uid != pod.UID {
 		init = nil
 	}
@@ -466,6 +501,8 @@ func (s *Syncer) poll(ctx context.Context) error {
 		return err
 	}
 	seen := map[string]bool{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, n := range nodes {
 		seen[n.Name] = true
 		old, ok := s.states[n.Name]
@@ -501,16 +538,16 @@ func (s *Syncer) syncDNS(ctx context.Context) error {
 
 func (s *Syncer) removeNode(ctx context.Context, name string) error {
 	err := s.sim.RemoveNode(ctx, name)
-	if errors.Is(err, aerosim.ErrNotFound) {
-		delete(s.nodes, name)
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, aerosim.ErrNotFound) {
 		return err
 	}
+	s.mu.Lock()
 	delete(s.nodes, name)
 	delete(s.states, name)
-	s.logf("- node %s", name)
+	s.mu.Unlock()
+	if err == nil {
+		s.logf("- node %s", name)
+	}
 	return nil
 }
 
@@ -519,7 +556,10 @@ func (s *Syncer) removeNode(ctx context.Context, name string) error {
 // volumes are.
 func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 	key, id := pod.Namespace+"/"+pod.Name, execID{uid: pod.UID, hang: pod.Annotations[AnnotationExecHang]}
-	if s.execs[key] == id {
+	s.mu.Lock()
+	applied := s.execs[key]
+	s.mu.Unlock()
+	if applied == id {
 		return nil
 	}
 	_, err := s.dyn.Resource(execGVR).Namespace(pod.Namespace).Apply(ctx, pod.Name, execFor(pod),
@@ -527,7 +567,9 @@ func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil {
 		return fmt.Errorf("apply Exec: %w", err)
 	}
+	s.mu.Lock()
 	s.execs[key] = id
+	s.mu.Unlock()
 	return nil
 }
 
@@ -536,7 +578,9 @@ func (s *Syncer) deleteExec(ctx context.Context, namespace, name string) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete Exec: %w", err)
 	}
+	s.mu.Lock()
 	delete(s.execs, namespace+"/"+name)
+	s.mu.Unlock()
 	return nil
 }
 
