@@ -39,6 +39,7 @@ type snapshot struct {
 	// reconcile times, and statusWrites of the API server's time on AerospikeCluster status
 	// updates, in seconds.
 	queued, reconciled, statusWrites map[string]float64
+	goroutines                       float64
 }
 
 func (b *bench) snapshot(ctx context.Context) (snapshot, error) {
@@ -53,7 +54,8 @@ func (b *bench) snapshot(ctx context.Context) (snapshot, error) {
 	s := snapshot{requests: counters(body, "rest_client_requests_total", nil, "method"),
 		queued: sumAndCount(body, "workqueue_queue_duration_seconds", map[string]string{"name": controllerName}),
 		reconciled: sumAndCount(body, "controller_runtime_reconcile_time_seconds",
-			map[string]string{"controller": controllerName})}
+			map[string]string{"controller": controllerName}),
+		goroutines: counters(body, "go_goroutines", nil, "")[""]}
 	s.statusWrites = sumAndCount(api, "apiserver_request_duration_seconds",
 		map[string]string{"resource": "aerospikeclusters", "subresource": "status", "verb": "PUT"})
 	reviews := counters(api, "apiserver_request_total", nil, "resource")
@@ -168,7 +170,10 @@ func (b *bench) steady(ctx context.Context) error {
 		Figure{Name: "Steady state: reads per minute", Unit: unitPerMinute, Value: used["GET"] / minutes},
 		Figure{Name: "Steady state: manager CPU", Unit: unitPercent,
 			Value: 100 * (last.cpuSeconds - first.cpuSeconds) / last.at.Sub(first.at).Seconds()},
-		Figure{Name: "Steady state: manager RSS", Unit: unitMiB, Value: meanRSSMiB(samples)})
+		Figure{Name: "Steady state: manager RSS", Unit: unitMiB, Value: meanOf(samples, usage.rss) / 1024},
+		Figure{Name: "Steady state: manager open files", Unit: unitCount, Value: meanOf(samples, usage.openFiles)},
+		Figure{Name: "Steady state: manager open sockets", Unit: unitCount, Value: meanOf(samples, usage.openSockets)},
+		Figure{Name: "Steady state: manager goroutines", Unit: unitCount, Value: after.goroutines})
 	return nil
 }
 

@@ -22,7 +22,13 @@ type usage struct {
 	rssKiB     int64   // VmRSS
 	peakKiB    int64   // VmHWM: the highest VmRSS so far
 	cpuSeconds float64 // user + system
+	files      int     // open file descriptors
+	sockets    int     // of which sockets
 }
+
+func (u usage) rss() int64       { return u.rssKiB }
+func (u usage) openFiles() int   { return u.files }
+func (u usage) openSockets() int { return u.sockets }
 
 // readUsage reads usage from /proc/PID/status and /proc/PID/stat.
 func readUsage(pid int) (usage, error) {
@@ -36,8 +42,30 @@ func readUsage(pid int) (usage, error) {
 	if err != nil {
 		return u, err
 	}
-	u.cpuSeconds, err = cpuSeconds(string(stat))
+	if u.cpuSeconds, err = cpuSeconds(string(stat)); err != nil {
+		return u, err
+	}
+	u.files, u.sockets, err = openFiles(pid)
 	return u, err
+}
+
+// openFiles counts a process's file descriptors, and those that are sockets.
+func openFiles(pid int) (files, sockets int, err error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, e := range entries {
+		// A descriptor closed since ReadDir has no link: it is not counted.
+		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil {
+			files++
+			if strings.HasPrefix(target, "socket:") {
+				sockets++
+			}
+		}
+	}
+	return files, sockets, nil
 }
 
 func statusKiB(status, field string) int64 {
@@ -110,16 +138,25 @@ func (s *sampler) between(from, to time.Time) []usage {
 	return out
 }
 
-// meanRSSMiB is the mean VmRSS of samples, in MiB.
-func meanRSSMiB(samples []usage) float64 {
+// meanOf is the mean of one field of samples.
+func meanOf[T int | int64](samples []usage, field func(usage) T) float64 {
 	if len(samples) == 0 {
 		return 0
 	}
-	var sum int64
+	var sum T
 	for _, u := range samples {
-		sum += u.rssKiB
+		sum += field(u)
 	}
-	return float64(sum) / float64(len(samples)) / 1024
+	return float64(sum) / float64(len(samples))
+}
+
+// maxOf is the largest value of one field of samples.
+func maxOf[T int | int64](samples []usage, field func(usage) T) float64 {
+	var most T
+	for _, u := range samples {
+		most = max(most, field(u))
+	}
+	return float64(most)
 }
 
 // cpuByProcess is the CPU time so far of each process of pids, and of this one (the harness, with

@@ -37,7 +37,7 @@ type Figure struct {
 // slack is the absolute noise each unit tolerates besides the relative tolerance: a few hundred
 // milliseconds or requests are noise on a shared 2-core machine.
 var slack = map[string]float64{unitSeconds: 0.5, unitMiB: 20, unitPercent: 5, unitRequests: 3, unitPerMinute: 1,
-	unitCPUSeconds: 2}
+	unitCPUSeconds: 2, unitCount: 20}
 
 // Units of the figures.
 const (
@@ -47,6 +47,7 @@ const (
 	unitRequests   = "req"
 	unitPerMinute  = "/min"
 	unitCPUSeconds = "CPU s"
+	unitCount      = "" // open files, sockets, goroutines
 )
 
 // Baseline is the file of kept results, one per N.
@@ -145,9 +146,9 @@ func format(v float64, unit string) string {
 	case unit == unitSeconds && v < 10:
 		return fmt.Sprintf("%.2f s", v)
 	case v == math.Trunc(v) || v >= 100:
-		return fmt.Sprintf("%.0f %s", v, unit)
+		return strings.TrimSpace(fmt.Sprintf("%.0f %s", v, unit))
 	default:
-		return fmt.Sprintf("%.1f %s", v, unit)
+		return strings.TrimSpace(fmt.Sprintf("%.1f %s", v, unit))
 	}
 }
 

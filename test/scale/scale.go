@@ -168,6 +168,8 @@ func (b *bench) finish(loadBefore string) Result {
 	if u, err := readUsage(b.samples.pid); err == nil {
 		b.add(Figure{Name: "Manager peak RSS", Unit: unitMiB, Value: float64(u.peakKiB) / 1024})
 	}
+	all := b.samples.between(time.Time{}, time.Now())
+	b.add(Figure{Name: "Manager most open sockets", Unit: unitCount, Value: maxOf(all, usage.openSockets)})
 	return b.res
 }
 
