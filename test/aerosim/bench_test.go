@@ -1,6 +1,7 @@
 package aerosim
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"syscall"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // Reads per second one simulated node sustains with the official client, from many goroutines
@@ -87,5 +89,61 @@ func BenchmarkMemoryPer100kRecords(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB/100k-records")
 		runtime.KeepAlive(st)
+	}
+}
+
+// BenchmarkMesh is what the mesh costs at the scale of `make bench-scale`: clusters of 3 nodes with
+// per-pod DNS seeds, as the operator renders them, started one after the other, then every node read
+// once. Every call settles the whole simulated world, so this grows with the nodes of all clusters.
+func BenchmarkMesh(b *testing.B) {
+	for _, clusters := range []int{100, 300, 1000} {
+		b.Run(fmt.Sprintf("clusters=%d", clusters), func(b *testing.B) {
+			for range b.N {
+				meshOf(b, clusters)
+			}
+		})
+	}
+}
+
+func meshOf(b *testing.B, clusters int) {
+	clk := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
+	s, err := New(Options{Clock: clk})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	const size = 3
+	dns := func(c, i int) string { return fmt.Sprintf("c%d-%d.c%d-headless.ns.svc.cluster.local", c, i, c) }
+	ip := func(c, i int) string { return fmt.Sprintf("127.%d.%d.%d", 100+c/250, c%250, 10+i) }
+	records := map[string][]string{}
+	for c := range clusters {
+		for i := range size {
+			records[dns(c, i)] = []string{ip(c, i)}
+		}
+	}
+	if err := s.SetDNS(records); err != nil {
+		b.Fatal(err)
+	}
+	for c := range clusters {
+		seeds := []string{dns(c, 0), dns(c, 1), dns(c, 2)}
+		for i := range size {
+			spec := NodeSpec{Name: fmt.Sprintf("ns/c%d-%d", c, i), IP: ip(c, i), Config: MeshConf(fmt.Sprintf("c%d", c), seeds...)}
+			if _, err := s.AddNode(spec); err != nil {
+				b.Fatal(err)
+			}
+			clk.Step(10 * time.Millisecond)
+		}
+	}
+	clk.Step(5 * time.Second)
+	for c := range clusters {
+		for i := range size {
+			st, err := s.Node(fmt.Sprintf("ns/c%d-%d", c, i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st.ClusterSize != size {
+				b.Fatalf("%s: cluster size %d", st.Name, st.ClusterSize)
+			}
+		}
 	}
 }
