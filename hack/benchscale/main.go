@@ -29,8 +29,8 @@ func main() {
 	steady := flag.Duration("steady", time.Minute, "window of the steady-state figures")
 	baseline := flag.String("baseline", "test/scale/baseline.json", "baseline file")
 	compare := flag.Bool("compare", false, "fail when a figure is worse than the baseline's for the same N")
-	tolerance := flag.Float64("tolerance", 0.5,
-		"with -compare: how much worse a figure may be (0.5: 50 %, plus a small absolute slack)")
+	tolerance := flag.Float64("tolerance", 0.3,
+		"with -compare: how much worse a figure may be (0.3: 30 %, plus a small absolute slack)")
 	managerArgs := flag.String("manager-args", "", "flags added to the manager's, e.g. --max-concurrent-reconciles=16")
 	update := flag.Bool("update", false, "keep this run in the baseline file as the one for its N")
 	table := flag.Bool("table", false, "print the baseline file's runs as one table (for docs/performance.md) and exit")

@@ -66,9 +66,12 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 }
 
 func (c *Cluster) startAll(ctx context.Context) error {
-	sim, err := c.startStep(c.opts.aerosimSpec())
-	if err != nil {
-		return err
+	sims := make([]*process, c.opts.aerosimShards())
+	for i := range sims {
+		var err error
+		if sims[i], err = c.startStep(c.opts.aerosimSpec(i)); err != nil {
+			return err
+		}
 	}
 	if err := c.startControlPlane(ctx); err != nil {
 		return err
@@ -79,9 +82,11 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	if err := c.startKwok(); err != nil {
 		return err
 	}
-	simURL := c.opts.AerosimURL() + "/nodes"
-	if err := c.await(ctx, aerosimName, httpOK(&http.Client{Timeout: 2 * time.Second}, simURL, sim)); err != nil {
-		return err
+	for i, sim := range sims {
+		url := "http://" + c.opts.addr(c.opts.Ports.Aerosim+i) + "/nodes"
+		if err := c.await(ctx, aerosimShardName(i), httpOK(&http.Client{Timeout: 2 * time.Second}, url, sim)); err != nil {
+			return err
+		}
 	}
 	if err := c.awaitControllers(ctx); err != nil {
 		return err
@@ -156,12 +161,30 @@ func (c *Cluster) installManifests(ctx context.Context) error {
 	return nil
 }
 
-// AerosimURL is the simulator's control API.
-func (o Options) AerosimURL() string { return "http://" + o.addr(o.Ports.Aerosim) }
+// AerosimURL is the simulator's control API; with several shards, theirs comma-separated in order
+// (simclient.New takes either).
+func (o Options) AerosimURL() string {
+	urls := make([]string, o.aerosimShards())
+	for i := range urls {
+		urls[i] = "http://" + o.addr(o.Ports.Aerosim+i)
+	}
+	return strings.Join(urls, ",")
+}
 
-func (o Options) aerosimSpec() procSpec {
-	return procSpec{name: aerosimName, path: o.bin(aerosimName), args: []string{
-		"--control=" + o.addr(o.Ports.Aerosim),
+func (o Options) aerosimShards() int { return max(1, o.AerosimShards) }
+
+// aerosimShardName is the simulator process of shard i: "aerosim", then "aerosim-1" up.
+func aerosimShardName(i int) string {
+	if i == 0 {
+		return aerosimName
+	}
+	return fmt.Sprintf("%s-%d", aerosimName, i)
+}
+
+// aerosimSpec is shard i's simulator, whose control API listens on Ports.Aerosim + i.
+func (o Options) aerosimSpec(shard int) procSpec {
+	return procSpec{name: aerosimShardName(shard), path: o.bin(aerosimName), args: []string{
+		"--control=" + o.addr(o.Ports.Aerosim+shard),
 		"--migration-duration=" + o.MigrationDuration.String(),
 		"--restart-downtime=" + o.RestartDowntime.String(),
 		"--join-delay=" + o.JoinDelay.String(),
@@ -260,9 +283,15 @@ func (o Options) Stop() error {
 	all := append(roots, descendants(roots)...)
 	var errs []error
 	for _, name := range stopOrder {
-		if _, ok := running[name]; ok {
-			o.progressf("stopping %s (pid %d)", name, running[name].PID)
-			errs = append(errs, o.stopProcess(name))
+		shards := []string{name}
+		if name == aerosimName {
+			shards = o.aerosimRecords(running)
+		}
+		for _, name := range shards {
+			if _, ok := running[name]; ok {
+				o.progressf("stopping %s (pid %d)", name, running[name].PID)
+				errs = append(errs, o.stopProcess(name))
+			}
 		}
 	}
 	for _, rec := range all {
@@ -275,6 +304,18 @@ func (o Options) Stop() error {
 	}
 	o.progressf("stopped %d processes; none left", len(all))
 	return nil
+}
+
+// aerosimRecords names the simulator processes among running: those of an earlier `up` with more
+// shards too.
+func (o Options) aerosimRecords(running map[string]pidRecord) []string {
+	var out []string
+	for i := 0; ; i++ {
+		if _, ok := running[aerosimShardName(i)]; !ok && i >= o.aerosimShards() {
+			return out
+		}
+		out = append(out, aerosimShardName(i))
+	}
 }
 
 // Wipe stops the cluster and deletes its state (not that of the e2e preset nested in it).

@@ -55,6 +55,9 @@ type Options struct {
 	// (from 1: the zone nodes in order, then the plain node) has ExternalIP <NodeExternalNet>.n, and
 	// the load-balancer stand-in (serviceproxy.go) gives Services ingress IPs <LoadBalancerNet>.1 up.
 	NodeExternalNet, LoadBalancerNet string
+	// AerosimShards is how many simulator processes serve the nodes (0: one), each the namespaces
+	// simclient.ShardOf gives it, with its control API on Ports.Aerosim + its index.
+	AerosimShards int
 	// The simulator's timings (its flags of the same names; aerosim.Options says what each is).
 	MigrationDuration, RestartDowntime, JoinDelay, DropDelay, HangDropDelay, CrashLoopBackoff time.Duration
 	// ProjectionDelay is how long after a ConfigMap changes the kubelet (here the sync loop) updates
@@ -141,6 +144,8 @@ func BenchOptions(clusters int) Options {
 	o.RequirePrometheus, o.NoPrometheus, o.LeaderElection = false, true, 0
 	// Each zone holds one pod of each cluster; a kwok node takes 110 pods.
 	o.NodesPerZone = max(2, clusters/80+1)
+	// A simulator settles its whole world at every call: one per 100 clusters keeps each small.
+	o.AerosimShards = max(1, clusters/100)
 	return o
 }
 

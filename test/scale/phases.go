@@ -106,7 +106,7 @@ func (b *bench) create(ctx context.Context) error {
 	cpuBefore := cpuByProcess(pids)
 	start := time.Now()
 	err = forEach(ctx, b.names, func(ctx context.Context, name string) error {
-		ac, err := sample(b.cfg.Opts, name)
+		ac, err := sample(b.cfg.Opts, b.ns[name], name)
 		if err != nil {
 			return err
 		}
@@ -232,7 +232,7 @@ func (b *bench) warmRestarts(ctx context.Context) error {
 	k := max(1, b.cfg.N/10)
 	restarting, others := b.names[:k], b.names[k:]
 	hung := restarting[0] + "-0"
-	if err := b.hangExec(ctx, hung); err != nil {
+	if err := b.hangExec(ctx, b.ns[restarting[0]], hung); err != nil {
 		return err
 	}
 	b.logf("WarmRestart on %d clusters (%s on %s, whose exec hangs)", k, restarting[0], hung)
@@ -266,10 +266,10 @@ func (b *bench) warmRestarts(ctx context.Context) error {
 }
 
 // hangExec annotates pod so that its exec'd commands hang, and waits until its kwok Exec says so.
-func (b *bench) hangExec(ctx context.Context, pod string) error {
+func (b *bench) hangExec(ctx context.Context, namespace, pod string) error {
 	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, localcluster.AnnotationExecHang, hangFor)
 	p := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: pod}}
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: pod}}
 	if err := b.client.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (b *bench) hangExec(ctx context.Context, pod string) error {
 	exec.SetAPIVersion("kwok.x-k8s.io/v1alpha1")
 	exec.SetKind("Exec")
 	return poll(ctx, 30*time.Second, "the kwok Exec of "+pod+" to hang", func() bool {
-		if b.client.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: pod}, exec) != nil {
+		if b.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: pod}, exec) != nil {
 			return false
 		}
 		spec, _ := json.Marshal(exec.Object["spec"])

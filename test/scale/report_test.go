@@ -3,9 +3,12 @@ package scale
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acko-io/acko/test/localcluster/simclient"
 )
 
 func TestQuantile(t *testing.T) {
@@ -112,5 +115,21 @@ func TestManagerFlags(t *testing.T) {
 	want := "defaults: --kube-api-burst=200 --kube-api-qps=100 --max-concurrent-reconciles=4"
 	if got := managerFlags(help); got != want {
 		t.Errorf("managerFlags = %q, want %q", got, want)
+	}
+}
+
+// The bench spreads its clusters over one namespace per simulator shard.
+func TestBenchNamespaces(t *testing.T) {
+	if got := benchNamespaces(1); !slices.Equal(got, []string{Namespace}) {
+		t.Errorf("one shard: %v", got)
+	}
+	got := benchNamespaces(10)
+	for shard, ns := range got {
+		if simclient.ShardOf(ns, 10) != shard {
+			t.Errorf("%s is served by shard %d, not %d", ns, simclient.ShardOf(ns, 10), shard)
+		}
+	}
+	if len(got) != 10 {
+		t.Errorf("10 shards: %v", got)
 	}
 }

@@ -31,6 +31,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/test/localcluster"
+	"github.com/acko-io/acko/test/localcluster/simclient"
 )
 
 // The harness's own client: its limits are part of what a figure means.
@@ -39,7 +40,8 @@ const (
 	harnessBurst = 400
 	// workers send the harness's requests in parallel (creates, patches).
 	workers = 32
-	// Namespace holds the bench's clusters.
+	// Namespace holds the bench's clusters; with several simulator shards, Namespace-0 up do, one
+	// per shard.
 	Namespace = "bench"
 	// hangFor is how long the hung pod's exec'd commands hang: longer than the bench.
 	hangFor = "10m"
@@ -64,6 +66,7 @@ type bench struct {
 	samples *sampler
 	token   string // reads the manager's metrics
 	names   []string
+	ns      map[string]string // cluster name → its namespace
 	res     Result
 }
 
@@ -108,7 +111,12 @@ func setup(ctx context.Context, cfg Config) (*bench, error) {
 	if b.kube, err = kubernetes.NewForConfig(rc); err != nil {
 		return nil, err
 	}
-	c, err := cache.New(rc, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{Namespace: {}}})
+	namespaces := benchNamespaces(cfg.Opts.AerosimShards)
+	watched := map[string]cache.Config{}
+	for _, ns := range namespaces {
+		watched[ns] = cache.Config{}
+	}
+	c, err := cache.New(rc, cache.Options{Scheme: scheme, DefaultNamespaces: watched})
 	if err != nil {
 		return nil, err
 	}
@@ -131,14 +139,34 @@ func setup(ctx context.Context, cfg Config) (*bench, error) {
 	if len(cfg.Opts.ManagerArgs) > 0 {
 		b.res.Manager += "; given: " + strings.Join(cfg.Opts.ManagerArgs, " ")
 	}
+	b.ns = map[string]string{}
 	for i := range cfg.N {
-		b.names = append(b.names, fmt.Sprintf("c%04d", i))
+		name := fmt.Sprintf("c%04d", i)
+		b.names, b.ns[name] = append(b.names, name), namespaces[i%len(namespaces)]
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
-	if err := b.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, err
+	for _, name := range namespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if err := b.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
 	}
 	return b, nil
+}
+
+// benchNamespaces are the namespaces of the clusters: one per simulator shard, each served by its
+// own (simclient.ShardOf).
+func benchNamespaces(shards int) []string {
+	if shards <= 1 {
+		return []string{Namespace}
+	}
+	out := make([]string, shards)
+	for i, found := 0, 0; found < shards; i++ {
+		name := fmt.Sprintf("%s-%d", Namespace, i)
+		if shard := simclient.ShardOf(name, shards); out[shard] == "" {
+			out[shard], found = name, found+1
+		}
+	}
+	return out
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -217,7 +245,7 @@ func forEach(ctx context.Context, names []string, fn func(ctx context.Context, n
 
 // patch merge-patches cluster name with body and returns when the API server took it.
 func (b *bench) patch(ctx context.Context, name, body string) (time.Time, error) {
-	ac := &ackov1alpha1.AerospikeCluster{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}
+	ac := &ackov1alpha1.AerospikeCluster{ObjectMeta: metav1.ObjectMeta{Namespace: b.ns[name], Name: name}}
 	err := b.client.Patch(ctx, ac, client.RawPatch(types.MergePatchType, []byte(body)))
 	return time.Now(), err
 }
@@ -245,8 +273,8 @@ func latencies(sent, met map[string]time.Time) Latencies {
 	return out
 }
 
-// sample is the 3-node sample of config/samples as cluster name of the bench.
-func sample(opts localcluster.Options, name string) (*ackov1alpha1.AerospikeCluster, error) {
+// sample is the 3-node sample of config/samples as cluster namespace/name of the bench.
+func sample(opts localcluster.Options, namespace, name string) (*ackov1alpha1.AerospikeCluster, error) {
 	data, err := os.ReadFile(filepath.Join(opts.Root, "config", "samples", "acko_v1alpha1_aerospikecluster.yaml"))
 	if err != nil {
 		return nil, err
@@ -255,7 +283,7 @@ func sample(opts localcluster.Options, name string) (*ackov1alpha1.AerospikeClus
 	if err := yaml.Unmarshal(data, ac); err != nil {
 		return nil, err
 	}
-	ac.ObjectMeta = metav1.ObjectMeta{Namespace: Namespace, Name: name}
+	ac.ObjectMeta = metav1.ObjectMeta{Namespace: namespace, Name: name}
 	return ac, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,12 @@ import (
 // newClient serves a fresh simulator's control API and returns a client of it.
 func newClient(t *testing.T) (*Client, context.Context) {
 	t.Helper()
+	_, url := serveSim(t)
+	return New(url), context.Background()
+}
+
+func serveSim(t *testing.T) (*aerosim.Sim, string) {
+	t.Helper()
 	sim, err := aerosim.New(aerosim.Options{Port: 13000, RestartDowntime: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -20,7 +28,53 @@ func newClient(t *testing.T) (*Client, context.Context) {
 	t.Cleanup(func() { _ = sim.Close() })
 	srv := httptest.NewServer(aerosim.NewHandler(sim))
 	t.Cleanup(srv.Close)
-	return New(srv.URL), context.Background()
+	return sim, srv.URL
+}
+
+// With several shards, a namespace's nodes live in the shard ShardOf names; listing and DNS span
+// them all, and a call about several nodes in different shards is refused.
+func TestShards(t *testing.T) {
+	sims, urls := make([]*aerosim.Sim, 2), make([]string, 2)
+	for i := range sims {
+		sims[i], urls[i] = serveSim(t)
+	}
+	c, ctx := New(strings.Join(urls, ",")), context.Background()
+	var names []string
+	for _, ns := range []string{"a", "b", "c", "d", "e", "f"} {
+		name := NodeName(ns, "pod-0")
+		if _, err := c.AddNode(ctx, aerosim.NodeSpec{Cluster: ClusterName(ns, "c"), Name: name}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sims[ShardOf(ns, 2)].Node(name); err != nil {
+			t.Fatalf("%s is not in shard %d: %v", name, ShardOf(ns, 2), err)
+		}
+		if _, err := c.WarmRestart(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if len(sims[0].Nodes()) == 0 || len(sims[1].Nodes()) == 0 {
+		t.Fatalf("six namespaces all in one shard: %d and %d nodes", len(sims[0].Nodes()), len(sims[1].Nodes()))
+	}
+	if nodes, err := c.Nodes(ctx); err != nil || len(nodes) != len(names) {
+		t.Fatalf("nodes of both shards: %d, %v", len(nodes), err)
+	}
+	records := map[string][]string{"x.ns.svc": {"127.0.0.9"}}
+	if err := c.SetDNS(ctx, records); err != nil {
+		t.Fatal(err)
+	}
+	for i, sim := range sims {
+		if got := sim.DNS(); len(got) != 1 {
+			t.Errorf("shard %d DNS: %v", i, got)
+		}
+	}
+	split := slices.IndexFunc(names, func(n string) bool { return c.at(n) != c.at(names[0]) })
+	if _, err := c.WarmRestartNodes(ctx, names[0], names[split]); !errors.Is(err, aerosim.ErrInvalid) {
+		t.Fatalf("a restart across shards: %v", err)
+	}
+	if _, err := c.History(ctx, time.Time{}); !errors.Is(err, aerosim.ErrInvalid) {
+		t.Fatalf("history of two shards: %v", err)
+	}
 }
 
 func TestClientAgainstTheSimulator(t *testing.T) {
