@@ -216,7 +216,8 @@ func main() {
 	}
 	mgrOpts.WebhookServer = webhook.NewServer(o.webhook.ServerOptions(tlsOpts))
 	setupLog.Info("starting", "version", version.Version, "revision", version.Revision,
-		"watchNamespaces", o.webhook.WatchNamespaces, "leaderElection", mgrOpts.LeaderElection)
+		"watchNamespaces", o.webhook.WatchNamespaces, "leaderElection", mgrOpts.LeaderElection,
+		"goMemoryLimitBytes", setMemoryLimit(cgroupMemoryMax))
 	restCfg := ctrl.GetConfigOrDie()
 	restCfg.QPS, restCfg.Burst = float32(o.apiQPS), o.apiBurst
 	mgr, err := ctrl.NewManager(restCfg, mgrOpts)

@@ -309,3 +309,45 @@ func TestDeploymentRunsRestrictedWithLeaderElection(t *testing.T) {
 		t.Errorf("capabilities: %v", c.SecurityContext["capabilities"])
 	}
 }
+
+// Two releases, each in its own namespace with its own fullnameOverride and watching its own
+// namespaces, can run side by side (the way to split clusters across managers): no cluster-scoped
+// object but the CRD is in both, each webhook admits only its release's namespaces, and each manager
+// watches only them.
+func TestTwoReleasesSplitTheNamespaces(t *testing.T) {
+	releases := []struct{ name, watch, other string }{{"acko-a", "team-a,team-b", "team-c"}, {"acko-b", "team-c", "team-a"}}
+	clusterScoped := map[string]string{}
+	for _, r := range releases {
+		manifest, err := helm(t, "template", r.name, repoPath("charts", "acko"), "-n", r.name,
+			"--set", "fullnameOverride="+r.name, "--set", "watchNamespaces={"+r.watch+"}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objects(t, manifest) {
+			if o.Metadata.Namespace != "" || o.Kind == "CustomResourceDefinition" {
+				continue
+			}
+			key := o.Kind + "/" + o.Metadata.Name
+			if other, taken := clusterScoped[key]; taken {
+				t.Errorf("%s is in both %s and %s", key, other, r.name)
+			}
+			clusterScoped[key] = r.name
+		}
+		if !strings.Contains(manifest, "--watch-namespaces="+r.watch+"\n") {
+			t.Errorf("%s: the manager does not watch %s", r.name, r.watch)
+		}
+		for _, doc := range strings.Split(manifest, "\n---") {
+			if !strings.Contains(doc, "\nkind: ValidatingWebhookConfiguration\n") {
+				continue
+			}
+			for _, ns := range strings.Split(r.watch, ",") {
+				if !strings.Contains(doc, "- "+ns+"\n") {
+					t.Errorf("%s: the webhook does not admit %s", r.name, ns)
+				}
+			}
+			if strings.Contains(doc, "- "+r.other+"\n") {
+				t.Errorf("%s: the webhook admits %s, another release's", r.name, r.other)
+			}
+		}
+	}
+}
