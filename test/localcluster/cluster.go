@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,12 +67,9 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 }
 
 func (c *Cluster) startAll(ctx context.Context) error {
-	sims := make([]*process, c.opts.aerosimShards())
-	for i := range sims {
-		var err error
-		if sims[i], err = c.startStep(c.opts.aerosimSpec(i)); err != nil {
-			return err
-		}
+	sim, err := c.startStep(c.opts.aerosimSpec())
+	if err != nil {
+		return err
 	}
 	if err := c.startControlPlane(ctx); err != nil {
 		return err
@@ -82,9 +80,8 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	if err := c.startKwok(); err != nil {
 		return err
 	}
-	for i, sim := range sims {
-		url := "http://" + c.opts.addr(c.opts.Ports.Aerosim+i) + "/nodes"
-		if err := c.await(ctx, aerosimShardName(i), httpOK(&http.Client{Timeout: 2 * time.Second}, url, sim)); err != nil {
+	for _, url := range strings.Split(c.opts.AerosimURL(), ",") {
+		if err := c.await(ctx, aerosimName, httpOK(&http.Client{Timeout: 2 * time.Second}, url+"/nodes", sim)); err != nil {
 			return err
 		}
 	}
@@ -173,18 +170,11 @@ func (o Options) AerosimURL() string {
 
 func (o Options) aerosimShards() int { return max(1, o.AerosimShards) }
 
-// aerosimShardName is the simulator process of shard i: "aerosim", then "aerosim-1" up.
-func aerosimShardName(i int) string {
-	if i == 0 {
-		return aerosimName
-	}
-	return fmt.Sprintf("%s-%d", aerosimName, i)
-}
-
-// aerosimSpec is shard i's simulator, whose control API listens on Ports.Aerosim + i.
-func (o Options) aerosimSpec(shard int) procSpec {
-	return procSpec{name: aerosimShardName(shard), path: o.bin(aerosimName), args: []string{
-		"--control=" + o.addr(o.Ports.Aerosim+shard),
+// aerosimSpec is the simulator; each shard's control API listens on Ports.Aerosim + its index.
+func (o Options) aerosimSpec() procSpec {
+	return procSpec{name: aerosimName, path: o.bin(aerosimName), args: []string{
+		"--control=" + o.addr(o.Ports.Aerosim),
+		"--shards=" + strconv.Itoa(o.aerosimShards()),
 		"--migration-duration=" + o.MigrationDuration.String(),
 		"--restart-downtime=" + o.RestartDowntime.String(),
 		"--join-delay=" + o.JoinDelay.String(),
@@ -283,15 +273,9 @@ func (o Options) Stop() error {
 	all := append(roots, descendants(roots)...)
 	var errs []error
 	for _, name := range stopOrder {
-		shards := []string{name}
-		if name == aerosimName {
-			shards = o.aerosimRecords(running)
-		}
-		for _, name := range shards {
-			if _, ok := running[name]; ok {
-				o.progressf("stopping %s (pid %d)", name, running[name].PID)
-				errs = append(errs, o.stopProcess(name))
-			}
+		if _, ok := running[name]; ok {
+			o.progressf("stopping %s (pid %d)", name, running[name].PID)
+			errs = append(errs, o.stopProcess(name))
 		}
 	}
 	for _, rec := range all {
@@ -304,18 +288,6 @@ func (o Options) Stop() error {
 	}
 	o.progressf("stopped %d processes; none left", len(all))
 	return nil
-}
-
-// aerosimRecords names the simulator processes among running: those of an earlier `up` with more
-// shards too.
-func (o Options) aerosimRecords(running map[string]pidRecord) []string {
-	var out []string
-	for i := 0; ; i++ {
-		if _, ok := running[aerosimShardName(i)]; !ok && i >= o.aerosimShards() {
-			return out
-		}
-		out = append(out, aerosimShardName(i))
-	}
 }
 
 // Wipe stops the cluster and deletes its state (not that of the e2e preset nested in it).

@@ -55,8 +55,8 @@ type Options struct {
 	// (from 1: the zone nodes in order, then the plain node) has ExternalIP <NodeExternalNet>.n, and
 	// the load-balancer stand-in (serviceproxy.go) gives Services ingress IPs <LoadBalancerNet>.1 up.
 	NodeExternalNet, LoadBalancerNet string
-	// AerosimShards is how many simulator processes serve the nodes (0: one), each the namespaces
-	// simclient.ShardOf gives it, with its control API on Ports.Aerosim + its index.
+	// AerosimShards is how many simulators (in one process) serve the nodes (0: one), each the
+	// namespaces simclient.ShardOf gives it, with its control API on Ports.Aerosim + its index.
 	AerosimShards int
 	// The simulator's timings (its flags of the same names; aerosim.Options says what each is).
 	MigrationDuration, RestartDowntime, JoinDelay, DropDelay, HangDropDelay, CrashLoopBackoff time.Duration
