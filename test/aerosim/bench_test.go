@@ -94,9 +94,10 @@ func BenchmarkMemoryPer100kRecords(b *testing.B) {
 
 // BenchmarkMesh is what the mesh costs at the scale of `make bench-scale`: clusters of 3 nodes with
 // per-pod DNS seeds, as the operator renders them, started one after the other, then every node read
-// once. Every call settles the whole simulated world, so this grows with the nodes of all clusters.
+// once. Every call settles the whole simulated world, so the cost per node grows with the nodes of
+// all clusters (1000 clusters took minutes): the test bed runs one simulator per 100 clusters.
 func BenchmarkMesh(b *testing.B) {
-	for _, clusters := range []int{100, 300, 1000} {
+	for _, clusters := range []int{100, 300} {
 		b.Run(fmt.Sprintf("clusters=%d", clusters), func(b *testing.B) {
 			for range b.N {
 				meshOf(b, clusters)

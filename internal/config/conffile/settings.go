@@ -146,7 +146,7 @@ func (w *walker) block(sec Section, n *Node) {
 	if !ok {
 		return
 	}
-	if w.enterpriseOnly(child.Path) {
+	if w.t.EnterpriseOnlyContext(child.Path) {
 		w.problem(n.Line, "'%s' is enterprise-only", n.Name)
 		return
 	}
@@ -229,20 +229,6 @@ func (w *walker) hasVariants(ctx, name string) bool {
 	return slices.ContainsFunc(w.t.Children(ctx), func(c string) bool { return strings.HasPrefix(c, name+"(") })
 }
 
-// enterpriseOnly reports a context all of whose parameters Community Edition refuses.
-func (w *walker) enterpriseOnly(ctx string) bool {
-	found := false
-	for _, p := range w.t.Params() {
-		if strings.HasPrefix(p.Path, ctx+".") {
-			if !p.EnterpriseOnly {
-				return false
-			}
-			found = true
-		}
-	}
-	return found
-}
-
 // line checks one parameter line and records it.
 func (w *walker) line(sec Section, n *Node) {
 	if sec.Path == "logging.[]" && n.Name == "context" {
@@ -301,8 +287,8 @@ func LineName(p *params.Param) string {
 func (w *walker) notAParameter(sec Section, n *Node) {
 	path := join(sec.Path, n.Name)
 	if len(w.t.Children(path)) > 0 || w.hasVariants(sec.Path, n.Name) {
-		if w.enterpriseOnly(path) || w.hasVariants(sec.Path, n.Name) && len(n.Args) > 0 &&
-			w.enterpriseOnly(variant(path, n.Args[0])) {
+		if w.t.EnterpriseOnlyContext(path) || w.hasVariants(sec.Path, n.Name) && len(n.Args) > 0 &&
+			w.t.EnterpriseOnlyContext(variant(path, n.Args[0])) {
 			w.problem(n.Line, "'%s' is enterprise-only", n.Name)
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -72,6 +73,8 @@ type Table struct {
 	params  map[string]*Param
 	// children maps a context path to the names directly inside it (parameters and sub-contexts).
 	children map[string][]string
+	// eeOnly holds the contexts whose every parameter is enterprise-only.
+	eeOnly map[string]bool
 }
 
 // Lookup finds a parameter by its path.
@@ -254,8 +257,31 @@ func parseTable(v Version, data []byte) (*Table, error) {
 		slices.Sort(t.children[ctx])
 		t.children[ctx] = slices.Compact(t.children[ctx])
 	}
+	t.eeOnly = enterpriseOnlyContexts(t.params)
 	return t, sc.Err()
 }
+
+// enterpriseOnlyContexts are the contexts that hold parameters, all of them enterprise-only.
+func enterpriseOnlyContexts(params map[string]*Param) map[string]bool {
+	out := map[string]bool{}
+	for path, p := range params {
+		for i, c := range path {
+			if c != '.' {
+				continue
+			}
+			ctx := path[:i]
+			if seen, ok := out[ctx]; !ok || seen {
+				out[ctx] = p.EnterpriseOnly
+			}
+		}
+	}
+	maps.DeleteFunc(out, func(_ string, ee bool) bool { return !ee })
+	return out
+}
+
+// EnterpriseOnlyContext reports whether every parameter inside ctx (at any depth) is
+// enterprise-only, and there is one: Community Edition refuses the whole context.
+func (t *Table) EnterpriseOnlyContext(ctx string) bool { return t.eeOnly[ctx] }
 
 // addChild records every step of path as a child of the step before it.
 func (t *Table) addChild(path string) {

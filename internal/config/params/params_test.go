@@ -157,3 +157,28 @@ func TestImageVersion(t *testing.T) {
 		}
 	}
 }
+
+// A context is enterprise-only when it holds parameters and every one of them, at any depth, is.
+func TestEnterpriseOnlyContext(t *testing.T) {
+	for _, tb := range Tables() {
+		eeOnly := 0
+		for ctx := range tb.children {
+			found, all := false, true
+			for _, p := range tb.Params() {
+				if strings.HasPrefix(p.Path, ctx+".") {
+					found, all = true, all && p.EnterpriseOnly
+				}
+			}
+			if got := tb.EnterpriseOnlyContext(ctx); got != (found && all) {
+				t.Errorf("%s %s: enterprise-only %t, its parameters say %t", tb.Version, ctx, got, found && all)
+			}
+			if found && all {
+				eeOnly++
+			}
+		}
+		if eeOnly == 0 || tb.EnterpriseOnlyContext("service") || !tb.EnterpriseOnlyContext("xdr") {
+			t.Errorf("%s: %d enterprise-only contexts; service %t, xdr %t", tb.Version, eeOnly,
+				tb.EnterpriseOnlyContext("service"), tb.EnterpriseOnlyContext("xdr"))
+		}
+	}
+}
