@@ -139,18 +139,26 @@ func setup(ctx context.Context, cfg Config) (*bench, error) {
 	if len(cfg.Opts.ManagerArgs) > 0 {
 		b.res.Manager += "; given: " + strings.Join(cfg.Opts.ManagerArgs, " ")
 	}
+	if err := b.placeClusters(ctx, namespaces); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// placeClusters names the N clusters and spreads them over namespaces, which it creates.
+func (b *bench) placeClusters(ctx context.Context, namespaces []string) error {
 	b.ns = map[string]string{}
-	for i := range cfg.N {
+	for i := range b.cfg.N {
 		name := fmt.Sprintf("c%04d", i)
 		b.names, b.ns[name] = append(b.names, name), namespaces[i%len(namespaces)]
 	}
 	for _, name := range namespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if err := b.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, err
+			return err
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // benchNamespaces are the namespaces of the clusters: one per simulator shard, each served by its

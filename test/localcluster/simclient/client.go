@@ -75,7 +75,7 @@ func (c *Client) together(nodes ...string) (string, error) {
 
 // everywhere runs call on every shard.
 func (c *Client) everywhere(call func(base string) error) error {
-	var errs []error
+	errs := make([]error, 0, len(c.bases))
 	for _, base := range c.bases {
 		errs = append(errs, call(base))
 	}
