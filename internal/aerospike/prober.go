@@ -63,12 +63,14 @@ type ProberOptions struct {
 	BusyInterval time.Duration // DefaultBusyInterval
 	SplitGrace   time.Duration // DefaultSplitGrace
 	TipInterval  time.Duration // DefaultTipInterval
-	Clock        clock.Clock   // clock.RealClock{}
+	Clock        clock.WithDelayedExecution // clock.RealClock{}
 	// OnTip, when set, hears of every tip sent (for an event); it must not block.
 	OnTip func(Tip)
 }
 
-// ProberManager runs one prober goroutine per cluster. Usage from the reconciler:
+// ProberManager probes each cluster on a timer of its own: a cluster has a goroutine only while it
+// is polled, so a manager of a thousand idle clusters holds a thousand timers, not a thousand
+// sleeping goroutines. Usage from the reconciler:
 //
 //	probers := NewProberManager(ProberOptions{})
 //	mgr.Add(probers) // Start stops every prober when the manager stops
@@ -140,9 +142,9 @@ func (m *ProberManager) Ensure(key types.NamespacedName, spec ProbeSpec) {
 		return
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
-	p := &prober{key: key, opts: &m.opts, events: m.events, cancel: cancel, kick: make(chan struct{}, 1), spec: spec}
+	p := &prober{key: key, opts: &m.opts, events: m.events, ctx: ctx, cancel: cancel, wg: &m.wg, spec: spec}
 	m.probers[key] = p
-	m.wg.Go(func() { p.run(ctx) })
+	p.poke()
 }
 
 // Stop ends probing key and forgets its health. It does not wait: calls in flight end on their
@@ -151,7 +153,7 @@ func (m *ProberManager) Stop(key types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p, ok := m.probers[key]; ok {
-		p.cancel()
+		p.stop()
 		delete(m.probers, key)
 	}
 }
@@ -193,19 +195,23 @@ func (m *ProberManager) Start(ctx context.Context) error {
 // Shutdown stops all probers and waits until their goroutines have returned.
 func (m *ProberManager) Shutdown() {
 	m.mu.Lock()
+	for _, p := range m.probers {
+		p.stop()
+	}
 	m.cancel()
 	clear(m.probers)
 	m.mu.Unlock()
 	m.wg.Wait()
 }
 
-// prober polls one cluster.
+// prober polls one cluster: a poll on a goroutine of its own, then a timer for the next.
 type prober struct {
 	key    types.NamespacedName
 	opts   *ProberOptions
 	events chan<- event.GenericEvent
+	ctx    context.Context
 	cancel context.CancelFunc
-	kick   chan struct{} // spec changed: poll now
+	wg     *sync.WaitGroup // the manager's: Shutdown waits for the polls in flight
 
 	mu     sync.Mutex
 	spec   ProbeSpec
@@ -213,36 +219,77 @@ type prober struct {
 	polled bool
 	// wanted: a reading was asked for (Refresh); the next poll reports it whatever it says.
 	wanted bool
-	// tipped is when each node was last told where the cluster is (touched by the poll goroutine only).
+	// polling: a poll runs; again: a poke came meanwhile, so another follows at once.
+	polling, again bool
+	next           clock.Timer // the next poll's, while none runs
+	// tipped is when each node was last told where the cluster is (touched by the poll only).
 	tipped map[string]time.Time
 }
 
-func (p *prober) run(ctx context.Context) {
-	for {
-		p.poll(ctx)
-		if !p.wait(ctx) {
-			return
-		}
+// poke makes the prober poll now, or right after the poll that runs.
+func (p *prober) poke() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.polling {
+		p.again = true
+		return
 	}
+	if p.next != nil && !p.next.Stop() {
+		return // the timer fired: its poll is starting
+	}
+	p.startLocked()
 }
 
-// wait sleeps one interval, cut short by a spec change; false when the prober must stop.
-func (p *prober) wait(ctx context.Context) bool {
+// startLocked starts a poll unless one runs or the prober is stopped. Callers hold p.mu, which
+// orders the WaitGroup's Add before Shutdown's Wait (stop takes p.mu after the context ends).
+func (p *prober) startLocked() {
+	if p.polling || p.ctx.Err() != nil {
+		return
+	}
+	p.polling, p.next = true, nil
+	p.wg.Go(p.cycle)
+}
+
+// cycle polls, then sets the timer of the next poll: one interval away, or none if a poke came
+// during the poll (another poll starts at once).
+func (p *prober) cycle() {
+	p.poll(p.ctx)
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.polling = false
+	if p.again {
+		p.again = false
+		p.startLocked()
+		return
+	}
+	if p.ctx.Err() != nil {
+		return
+	}
 	interval := p.opts.Interval
 	if p.spec.Busy {
 		interval = p.opts.BusyInterval
 	}
-	p.mu.Unlock()
-	t := p.opts.Clock.NewTimer(interval)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-p.kick:
-	case <-t.C():
+	p.next = p.opts.Clock.AfterFunc(interval, p.fire)
+}
+
+// fire is the timer's callback. A fake clock runs it under its own lock, which cycle and stop may
+// wait for while they hold p.mu: so it takes p.mu on a goroutine of its own.
+func (p *prober) fire() {
+	go func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.startLocked()
+	}()
+}
+
+// stop ends the prober: no poll starts after it returns, and one in flight is cancelled.
+func (p *prober) stop() {
+	p.cancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next != nil {
+		p.next.Stop()
 	}
-	return true
 }
 
 func (p *prober) poll(ctx context.Context) {
@@ -359,14 +406,6 @@ func (p *prober) update(spec ProbeSpec) {
 	p.mu.Unlock()
 	if !same {
 		p.poke()
-	}
-}
-
-// poke makes the prober poll now.
-func (p *prober) poke() {
-	select {
-	case p.kick <- struct{}{}:
-	default: // a poll is already pending
 	}
 }
 

@@ -1,6 +1,7 @@
 package aerospike
 
 import (
+	"fmt"
 	"net"
 	"runtime"
 	"slices"
@@ -231,4 +232,27 @@ func TestProberTipsANodeAlone(t *testing.T) {
 	if len(tipsSoFar()) != 2 {
 		t.Fatalf("no second tip after TipInterval: %+v", tipsSoFar())
 	}
+}
+
+// An idle cluster costs the manager a timer, not a goroutine: a thousand clusters are not a
+// thousand sleeping goroutines.
+func TestIdleProbersHoldNoGoroutine(t *testing.T) {
+	s := newSim(t, aerosim.Options{})
+	targets := addCluster(t, s, "c1", 1)
+	m := NewProberManager(ProberOptions{Client: NewClient(ClientOptions{}), Clock: newFakeClock(), Interval: testInterval})
+	t.Cleanup(m.Shutdown)
+	baseline := runtime.NumGoroutine()
+	const clusters = 100
+	for i := range clusters {
+		m.Ensure(types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("c%d", i)}, ProbeSpec{Targets: targets})
+	}
+	eventually(t, "every cluster's first reading", func() bool {
+		for i := range clusters {
+			if _, ok := m.Snapshot(types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("c%d", i)}); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	eventually(t, "the polls' goroutines to end", func() bool { return runtime.NumGoroutine() < baseline+clusters/10 })
 }
