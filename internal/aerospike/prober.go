@@ -58,11 +58,11 @@ type Tip struct {
 
 // ProberOptions configures a ProberManager; zero fields take the defaults.
 type ProberOptions struct {
-	Client       InfoClient    // NewClient(ClientOptions{}) when nil
-	Interval     time.Duration // DefaultInterval
-	BusyInterval time.Duration // DefaultBusyInterval
-	SplitGrace   time.Duration // DefaultSplitGrace
-	TipInterval  time.Duration // DefaultTipInterval
+	Client       InfoClient                 // NewClient(ClientOptions{}) when nil
+	Interval     time.Duration              // DefaultInterval
+	BusyInterval time.Duration              // DefaultBusyInterval
+	SplitGrace   time.Duration              // DefaultSplitGrace
+	TipInterval  time.Duration              // DefaultTipInterval
 	Clock        clock.WithDelayedExecution // clock.RealClock{}
 	// OnTip, when set, hears of every tip sent (for an event); it must not block.
 	OnTip func(Tip)
