@@ -180,7 +180,35 @@ type VolumeSpec struct {
 	// +kubebuilder:default=Filesystem
 	// +optional
 	VolumeMode corev1.PersistentVolumeMode `json:"volumeMode,omitempty"`
+
+	// InitMethod prepares the volume once, before asd first runs on a new claim: DeleteFiles
+	// (Filesystem: every file in it is deleted; the default), HeaderCleanup (Block: the first 8 MiB,
+	// where asd looks for its device header, are zeroed; the default), Zero (Block: the whole device is
+	// zeroed, as long as writing it takes) or None. A pod recreated on the same claim never prepares it
+	// again. See docs/storage.md.
+	// +kubebuilder:validation:Enum=None;DeleteFiles;HeaderCleanup;Zero
+	// +optional
+	InitMethod VolumeInitMethod `json:"initMethod,omitempty"`
 }
+
+// VolumeInitMethod is how a persistent volume is prepared before its first use.
+type VolumeInitMethod string
+
+const (
+	// VolumeInitNone leaves the volume as it is.
+	VolumeInitNone VolumeInitMethod = "None"
+	// VolumeInitDeleteFiles deletes every file of a Filesystem volume.
+	VolumeInitDeleteFiles VolumeInitMethod = "DeleteFiles"
+	// VolumeInitHeaderCleanup zeroes the first 8 MiB of a Block volume: asd then finds no device
+	// header and formats it, where a device that is neither Aerospike's nor erased stops asd ("not an
+	// Aerospike device but not erased").
+	VolumeInitHeaderCleanup VolumeInitMethod = "HeaderCleanup"
+	// VolumeInitZero zeroes a whole Block volume.
+	VolumeInitZero VolumeInitMethod = "Zero"
+	// VolumeInUse is recorded, never asked for: the claim was in use by a pod the operator had not
+	// prepared it for (created before volumes were prepared), so its data is kept.
+	VolumeInUse VolumeInitMethod = "InUse"
+)
 
 // PodOverrides are the pod settings users may change. Changing them rolls the pods (PodSpecChanged).
 type PodOverrides struct {
@@ -427,11 +455,27 @@ type PodStatus struct {
 	// the load balancer's ingress): until it is known the pod has no file, and its init container waits.
 	// +optional
 	AwaitingAddress string `json:"awaitingAddress,omitempty"`
+	// InitializedVolumes are the pod's storage volumes whose claims are prepared (spec.storage.volumes
+	// initMethod), each with the claim's UID: a new claim is prepared before asd runs on it.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	InitializedVolumes []InitializedVolume `json:"initializedVolumes,omitempty"`
 	// Update is the change of this pod under way (a rolling-restart step or its removal), recorded
 	// before the pod is touched, so that an operator restarted at any point finishes it without doing
 	// it twice.
 	// +optional
 	Update *PodUpdate `json:"update,omitempty"`
+}
+
+// InitializedVolume is a pod's storage volume whose claim is prepared.
+type InitializedVolume struct {
+	// Name of the volume (spec.storage.volumes).
+	Name string `json:"name"`
+	// ClaimUID is the UID of the PersistentVolumeClaim that was prepared.
+	ClaimUID string `json:"claimUID"`
+	// Method is how it was prepared, or InUse.
+	Method VolumeInitMethod `json:"method"`
 }
 
 // PodUpdateMethod is how the operator changes a pod: a rolling-restart step, or its removal.

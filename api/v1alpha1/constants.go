@@ -208,6 +208,9 @@ const (
 	EventClusterJoined = "ClusterJoined"
 	// EventNodeTipped: a node outside the cluster was told where a member is (tip).
 	EventNodeTipped = "NodeTipped"
+	// EventVolumeInitialized: a pod's init container prepared a new claim (spec.storage.volumes
+	// initMethod) before asd first ran on it.
+	EventVolumeInitialized = "VolumeInitialized"
 )
 
 // Limits of Aerospike Community Edition and of the API.

@@ -37,6 +37,14 @@ const (
 	// stable (replication-factor − 1 of the spec last applied), which the budget returns to after
 	// migrations even while the spec is paused or cannot be applied.
 	AnnotationStableMaxUnavailable = "acko.io/stable-max-unavailable"
+	// AnnotationVolumePlan on a pod is what its prepare-volumes init container does to each storage
+	// volume before asd first runs on it: "name=Method:claimUID" entries, space-separated, written by
+	// the operator once it has read the pod's claims. The init container waits for it.
+	AnnotationVolumePlan = "acko.io/volume-plan"
+	// AnnotationVolumeInitialized on a PersistentVolumeClaim is how its volume was prepared (an init
+	// method, or InUse): the record lives and dies with the claim, so a pod recreated on it never
+	// prepares it again, a new claim always is, and it outlives the AerospikeCluster (pvcRetention).
+	AnnotationVolumeInitialized = "acko.io/volume-initialized"
 )
 
 // RackPlacement is one rack of the cluster with the number of pods it gets.

@@ -175,6 +175,9 @@ func (st *clusterState) summarizePods(s *ackov1alpha1.AerospikeClusterStatus) {
 		rack, _, _ := c.ParsePodName(name)
 		p.PodIP, p.Rack, p.Image = pod.Status.PodIP, rack, resources.AerospikeImage(pod)
 		p.ConfigHash = pod.Annotations[ackov1alpha1.AnnotationConfigHash]
+		if v, ok := st.initialized[name]; ok {
+			p.InitializedVolumes = v
+		}
 		if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {
 			p.NodeID = n.Facts.NodeID
 		}

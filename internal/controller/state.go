@@ -59,6 +59,8 @@ type clusterState struct {
 	held     map[string]string  // pods whose readiness gate the operator holds False, and why
 	split    bool               // the nodes have disagreed for longer than the grace period
 	results  map[string]outcome // background task results taken by this reconcile, by task name
+	// initialized are the prepared claims of the pods prepareVolumes looked at (status.pods[*]).
+	initialized map[string][]ackov1alpha1.InitializedVolume
 
 	// Decisions.
 	violations             field.ErrorList // the server's rules the spec breaks (ratcheted: holdViolations)

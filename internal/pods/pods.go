@@ -97,3 +97,14 @@ func SetGate(ctx context.Context, c client.Client, pod *corev1.Pod, ready bool, 
 	}
 	return client.IgnoreNotFound(c.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data)))
 }
+
+// Annotate sets one annotation of the object (a pod or a claim) with a merge patch that carries its
+// UID, so that the patch never lands on a newer object of the same name.
+func Annotate(ctx context.Context, c client.Client, obj client.Object, key, value string) error {
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid": obj.GetUID(), "annotations": map[string]any{key: value}}})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+}

@@ -43,10 +43,15 @@ func podTemplate(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) core
 	for _, s := range o.Sidecars {
 		containers = append(containers, s.Container)
 	}
+	var inits []corev1.Container
+	if prepare := prepareVolumesContainer(c, o); prepare != nil {
+		inits = append(inits, *prepare)
+	}
+	inits = append(inits, configInitContainer(c, o))
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
-			InitContainers:     []corev1.Container{configInitContainer(c, o)},
+			InitContainers:     inits,
 			Containers:         containers,
 			ReadinessGates:     []corev1.PodReadinessGate{{ConditionType: v1alpha1.PodConditionAerospikeReady}},
 			Volumes:            podVolumes(c, rack),
@@ -97,13 +102,7 @@ func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacemen
 	if smd := config.SMDPath(c, rack); !storageMountedAt(c, smd) {
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: SMDVolume, MountPath: smd})
 	}
-	for _, v := range StorageVolumes(c) {
-		if VolumeMode(v) == corev1.PersistentVolumeBlock {
-			ctr.VolumeDevices = append(ctr.VolumeDevices, corev1.VolumeDevice{Name: v.Name, DevicePath: v.Path})
-		} else {
-			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.Path})
-		}
-	}
+	addStorageMounts(&ctr, StorageVolumes(c))
 	return ctr
 }
 
@@ -204,6 +203,9 @@ func podVolumes(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) []cor
 		vols = append(vols, corev1.Volume{
 			Name: SMDVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
 		})
+	}
+	if len(StorageVolumes(c)) > 0 {
+		vols = append(vols, volumePlanVolume())
 	}
 	return vols
 }

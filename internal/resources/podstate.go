@@ -77,17 +77,19 @@ var brokenWaiting = map[string]bool{
 	"CrashLoopBackOff": true, "CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
 }
 
-// Broken says whether the pod is broken by its container state alone: the copy-config init container
-// or the Aerospike container cannot start (image pull failing, crash loop, config errors) or has
+// Broken says whether the pod is broken by its container state alone: an init container (prepare-volumes,
+// copy-config) or the Aerospike container cannot start (image pull failing, crash loop, config errors) or has
 // terminated. Such a pod serves nothing and holds no data of the cluster, so replacing it takes no
 // node down. Readiness does not count: a node that migrates is not Ready and not broken.
 func Broken(pod *corev1.Pod) (bool, string) {
 	if pod == nil || pod.DeletionTimestamp != nil {
 		return false, ""
 	}
-	if s := containerStatus(pod.Status.InitContainerStatuses, ConfigInitContainer); s != nil {
-		if why := brokenState(s, true); why != "" {
-			return true, "init container " + s.Name + ": " + why
+	for _, init := range []string{PrepareVolumesContainer, ConfigInitContainer} {
+		if s := containerStatus(pod.Status.InitContainerStatuses, init); s != nil {
+			if why := brokenState(s, true); why != "" {
+				return true, "init container " + s.Name + ": " + why
+			}
 		}
 	}
 	if s := containerStatus(pod.Status.ContainerStatuses, v1alpha1.AerospikeContainerName); s != nil {

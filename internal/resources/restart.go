@@ -27,7 +27,7 @@ func PodSpecHash(tmpl corev1.PodTemplateSpec) string {
 		}
 	}
 	for i := range t.Spec.InitContainers {
-		if t.Spec.InitContainers[i].Name == ConfigInitContainer {
+		if name := t.Spec.InitContainers[i].Name; name == ConfigInitContainer || name == PrepareVolumesContainer {
 			t.Spec.InitContainers[i].Image = "" // the Aerospike image too
 		}
 	}

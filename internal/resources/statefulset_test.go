@@ -128,8 +128,8 @@ func TestStorageVolumes(t *testing.T) {
 	if want := []corev1.VolumeDevice{{Name: "ssd", DevicePath: "/dev/xvdb"}}; !slices.Equal(ctr.VolumeDevices, want) {
 		t.Errorf("devices = %+v, want %+v", ctr.VolumeDevices, want)
 	}
-	if vols := sts.Spec.Template.Spec.Volumes; len(vols) != 2 {
-		t.Errorf("volumes = %+v, want only the ConfigMap and the config copy", vols)
+	if vols := sts.Spec.Template.Spec.Volumes; len(vols) != 3 || vols[2].Name != VolumePlanVolume {
+		t.Errorf("volumes = %+v, want only the ConfigMap, the config copy and the volume plan", vols)
 	}
 	claims := sts.Spec.VolumeClaimTemplates
 	names := make([]string, 0, len(claims))

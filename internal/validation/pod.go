@@ -100,11 +100,15 @@ func validateVolumes(c *v1alpha1.AerospikeCluster) field.ErrorList {
 	paths := map[string]bool{}
 	for i, v := range c.Spec.Storage.Volumes {
 		p := field.NewPath("spec", "storage", "volumes").Index(i)
-		if v.Name == resources.ConfigVolume || v.Name == resources.ConfigMapVolume || v.Name == resources.SMDVolume {
+		if v.Name == resources.ConfigVolume || v.Name == resources.ConfigMapVolume || v.Name == resources.SMDVolume ||
+			v.Name == resources.VolumePlanVolume {
 			errs = append(errs, field.Invalid(p.Child("name"), v.Name, "is the name of a volume the operator adds"))
 		}
+		errs = append(errs, validateInitMethod(p.Child("initMethod"), v)...)
 		clean := path.Clean(v.Path)
 		switch {
+		case clean == "/":
+			errs = append(errs, field.Invalid(p.Child("path"), v.Path, "a volume cannot be mounted at /"))
 		case paths[clean]:
 			errs = append(errs, field.Duplicate(p.Child("path"), v.Path))
 		case under(clean, config.ConfigDir) || under(clean, config.ConfigMapDir):
@@ -117,6 +121,25 @@ func validateVolumes(c *v1alpha1.AerospikeCluster) field.ErrorList {
 		paths[clean] = true
 	}
 	return errs
+}
+
+// validateInitMethod refuses a method the volume's mode cannot take: files are deleted from a
+// filesystem, a device's bytes are zeroed.
+func validateInitMethod(p *field.Path, v v1alpha1.VolumeSpec) field.ErrorList {
+	block := resources.VolumeMode(v) == corev1.PersistentVolumeBlock
+	switch v.InitMethod {
+	case v1alpha1.VolumeInitDeleteFiles:
+		if block {
+			return field.ErrorList{field.Invalid(p, v.InitMethod, "DeleteFiles applies to Filesystem volumes; "+
+				"a Block volume takes HeaderCleanup, Zero or None")}
+		}
+	case v1alpha1.VolumeInitHeaderCleanup, v1alpha1.VolumeInitZero:
+		if !block {
+			return field.ErrorList{field.Invalid(p, v.InitMethod, string(v.InitMethod)+" applies to Block volumes; "+
+				"a Filesystem volume takes DeleteFiles or None")}
+		}
+	}
+	return nil
 }
 
 // under reports whether p is dir or inside it.

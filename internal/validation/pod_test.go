@@ -98,6 +98,16 @@ func TestValidate(t *testing.T) {
 			`spec.storage.volumes[2].path: Invalid value: "/etc/aerospike/extra": the operator mounts aerospike.conf at /etc/aerospike and /etc/aerospike-configmap, ` +
 			`spec.storage.volumes[3].path: Invalid value: "/opt/aerospike/smd": is where asd keeps its system metadata ` +
 			`(<work-directory>/smd): it needs a Filesystem volume]`},
+		{"init methods", testcluster.Build(testcluster.WithVolumes(
+			v1alpha1.VolumeSpec{Name: "a", Path: "/dev/a", VolumeMode: corev1.PersistentVolumeBlock, InitMethod: v1alpha1.VolumeInitDeleteFiles},
+			v1alpha1.VolumeSpec{Name: "b", Path: "/b", InitMethod: v1alpha1.VolumeInitHeaderCleanup},
+			v1alpha1.VolumeSpec{Name: resources.VolumePlanVolume, Path: "/", InitMethod: v1alpha1.VolumeInitNone},
+		)), `[spec.storage.volumes[0].initMethod: Invalid value: "DeleteFiles": DeleteFiles applies to Filesystem volumes; ` +
+			`a Block volume takes HeaderCleanup, Zero or None, ` +
+			`spec.storage.volumes[1].initMethod: Invalid value: "HeaderCleanup": HeaderCleanup applies to Block volumes; ` +
+			`a Filesystem volume takes DeleteFiles or None, ` +
+			`spec.storage.volumes[2].name: Invalid value: "acko-volume-plan": is the name of a volume the operator adds, ` +
+			`spec.storage.volumes[2].path: Invalid value: "/": a volume cannot be mounted at /]`},
 		{"sidecars", testcluster.Build(testcluster.WithPod(v1alpha1.PodOverrides{Sidecars: []v1alpha1.Sidecar{
 			sidecar("aerospike-server", "x"), sidecar("", "x"), sidecar("a", ""), sidecar("a", "x"),
 		}})), `[spec.podSpec.sidecars[0].name: Duplicate value: "aerospike-server", ` +
