@@ -94,6 +94,10 @@ type world struct {
 	// runs a pod only once its ConfigMap holds the file its init container copies (the init
 	// container fails, and is retried, until then).
 	nodeOf func(pod string) string
+	// prepared counts the runs of prepare-volumes that changed a claim (a method other than None), by
+	// claim UID.
+	prepared   map[types.UID]int
+	preparedIn map[types.UID]bool // pods whose prepare-volumes ran
 }
 
 func (w *world) healthEvents() <-chan event.GenericEvent {
@@ -110,7 +114,7 @@ func newWorld(c client.Client, namespace string) *world {
 		holdReady: map[string]bool{}, created: map[string]int{}, holdRecreated: map[string]bool{}, alone: map[string]bool{},
 		down: map[string]bool{}, neverReady: map[string]bool{}, crashFrom: map[types.UID]time.Time{},
 		probed: map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
-		simNodes: map[string]simNode{},
+		simNodes: map[string]simNode{}, prepared: map[types.UID]int{}, preparedIn: map[types.UID]bool{},
 	}
 }
 
@@ -206,6 +210,9 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 	if w.nodeOf != nil {
 		pod.Spec.NodeName = w.nodeOf(pod.Name)
 	}
+	if err := w.createClaims(ctx, sts, pod); err != nil {
+		return err
+	}
 	if err := w.c.Create(ctx, pod); err != nil {
 		return err
 	}
@@ -219,6 +226,72 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 	}
 	w.mu.Unlock()
 	return nil
+}
+
+// createClaims creates the pod's claims from the volume claim templates where they do not exist, and
+// mounts them, as the StatefulSet controller does (<template>-<pod>).
+func (w *world) createClaims(ctx context.Context, sts *appsv1.StatefulSet, pod *corev1.Pod) error {
+	for _, t := range sts.Spec.VolumeClaimTemplates {
+		claim := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: resources.ClaimName(t.Name, pod.Name), Namespace: pod.Namespace, Labels: t.Labels},
+			Spec:       *t.Spec.DeepCopy(),
+		}
+		if err := w.c.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}})
+	}
+	return nil
+}
+
+// prepareVolumes is the prepare-volumes init container: it waits for the pod's plan (the status then
+// says it runs), then prepares each claim once in the pod. ok is false while it waits.
+func (w *world) prepareVolumes(ctx context.Context, pod *corev1.Pod) (ok, changed bool, err error) {
+	if !resources.PreparesVolumes(pod) || resources.VolumesPrepared(pod) {
+		return true, false, nil
+	}
+	value := pod.Annotations[ackov1alpha1.AnnotationVolumePlan]
+	if value == "" {
+		running := &corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
+			Name: resources.PrepareVolumesContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+		if equality.Semantic.DeepEqual(&pod.Status, running) {
+			return false, false, nil
+		}
+		pod.Status = *running
+		return false, true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+	}
+	plan, err := resources.ParseVolumePlan(value)
+	if err != nil {
+		return false, false, err
+	}
+	w.mu.Lock()
+	again := w.preparedIn[pod.UID]
+	w.preparedIn[pod.UID] = true
+	w.mu.Unlock()
+	if again {
+		return true, false, nil // marked done in the pod's emptyDir
+	}
+	for _, p := range plan {
+		claim := &corev1.PersistentVolumeClaim{}
+		name, _ := claimOf(pod, p.Name)
+		if err := w.c.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, claim); err != nil {
+			return false, false, err
+		}
+		if p.Method != ackov1alpha1.VolumeInitNone {
+			w.mu.Lock()
+			w.prepared[claim.UID]++ // the script prepares the claim mounted, whatever the plan says
+			w.mu.Unlock()
+		}
+	}
+	return true, true, nil
+}
+
+// preparedRuns is how many times each claim was prepared.
+func (w *world) preparedRuns() map[types.UID]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.prepared)
 }
 
 // creations is how many instances of each pod were created.
@@ -245,6 +318,9 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 		pod.Status = *waiting
 		return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
 	}
+	if ok, changed, err := w.prepareVolumes(ctx, pod); !ok || err != nil {
+		return changed, err
+	}
 	w.mu.Lock()
 	crashFrom, refused := w.crashFrom[pod.UID]
 	crashing := refused && !time.Now().Before(crashFrom)
@@ -268,8 +344,11 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 		want.PodIP = w.ipOf(pod, ordinal)
 	}
 	state := aerospikeState(pod, crashing, broken)
-	want.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.ConfigInitContainer, Ready: true,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
+	want.InitContainerStatuses = nil
+	for _, c := range pod.Spec.InitContainers {
+		want.InitContainerStatuses = append(want.InitContainerStatuses, corev1.ContainerStatus{Name: c.Name, Ready: true,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}})
+	}
 	want.ContainerStatuses = append([]corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName,
 		Ready: !hold && !broken, State: state, Image: resources.AerospikeImage(pod)}}, sidecarStatuses(pod, neverReady)...)
 	containersReady := len(resources.NotReadyContainers(&corev1.Pod{Status: *want})) == 0

@@ -208,8 +208,8 @@ func TestPrepareVolumesScriptZero(t *testing.T) {
 func TestPrepareVolumesScriptRefuses(t *testing.T) {
 	b := newPrepareBed(t)
 	for plan, want := range map[string]string{
-		"data=None:u1":     "volume work: not in the plan",
-		"work=Shred:u1":    "volume work: unknown method Shred",
+		"data=None:u1":  "volume work: not in the plan",
+		"work=Shred:u1": "volume work: unknown method Shred",
 	} {
 		out, err := b.run(t, plan, "work", b.fs)
 		if err == nil || !strings.Contains(out, want) {

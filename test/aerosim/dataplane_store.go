@@ -1,7 +1,9 @@
 package aerosim
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,6 +143,16 @@ func (n *node) diskKey() string {
 		return "volume/" + n.spec.Volume
 	}
 	return "pod/" + strconv.FormatUint(n.id, 10)
+}
+
+// eraseVolumes drops the records kept on the volumes. Callers hold s.mu.
+func (s *Sim) eraseVolumes(volumes []string) {
+	for key := range s.disks {
+		list, ok := strings.CutPrefix(key, "volume/")
+		if ok && slices.ContainsFunc(strings.Split(list, ","), func(v string) bool { return slices.Contains(volumes, v) }) {
+			delete(s.disks, key)
+		}
+	}
 }
 
 // openStore is the store an asd starts with: memory namespaces empty, persistent ones as they were on

@@ -146,14 +146,18 @@ func TestTwoRestartsAtOnceLoseAThird(t *testing.T) {
 }
 
 // A persistent namespace keeps its records across an asd restart and across the pod's replacement on
-// the same volume; a memory namespace, or a new volume, starts empty.
+// the same volume, unless the new pod's init container erased it; a memory namespace, or a new volume,
+// starts empty.
 func TestPersistentNamespace(t *testing.T) {
 	for _, tc := range []struct {
 		engine, volume string
+		erase          []string
 		afterRestart   int
 		afterReplace   int
 	}{
 		{engine: "device", volume: "pvc-db-0", afterRestart: loadKeys, afterReplace: loadKeys},
+		{engine: "device", volume: "pvc-db-0,pvc-meta-0", erase: []string{"pvc-db-0"}, afterRestart: loadKeys},
+		{engine: "device", volume: "pvc-db-0", erase: []string{"pvc-other"}, afterRestart: loadKeys, afterReplace: loadKeys},
 		{engine: "device", afterRestart: loadKeys, afterReplace: 0}, // emptyDir: gone with the pod
 		{engine: "memory", volume: "pvc-db-0", afterRestart: 0, afterReplace: 0},
 	} {
@@ -173,6 +177,7 @@ func TestPersistentNamespace(t *testing.T) {
 			if err := s.RemoveNode("db-0"); err != nil {
 				t.Fatal(err)
 			}
+			spec.EraseVolumes = tc.erase
 			st = addNode(t, s, spec)
 			clk.Step(realTimings.JoinDelay)
 			if got := loadKeys - lostKeys(t, st, keys); got != tc.afterReplace {

@@ -86,6 +86,10 @@ type NodeSpec struct {
 	// Volume names the volume a persistent namespace (storage-engine device or file) keeps its records
 	// on: a node added again with the same Volume finds them. Empty: they live and die with the pod.
 	Volume string `json:"volume,omitempty"`
+	// EraseVolumes are volumes (as named in Volume) the pod's init container erased before this start
+	// (spec.storage.volumes initMethod): the records kept on them are gone. A node's persistent
+	// namespaces are kept as one, so erasing one of its volumes erases them all.
+	EraseVolumes []string `json:"eraseVolumes,omitempty"`
 	// OpenFileLimit is the container's open-file limit (RLIMIT_NOFILE), which asd holds proto-fd-max
 	// to at start and live, and /proc/1/limits reports; 0 is DefaultOpenFileLimit.
 	OpenFileLimit int64 `json:"openFileLimit,omitempty"`
@@ -262,6 +266,7 @@ func (s *Sim) AddNode(spec NodeSpec) (NodeState, error) {
 		return NodeState{}, err
 	}
 	now := s.advance()
+	s.eraseVolumes(spec.EraseVolumes)
 	s.nextID++
 	n := &node{id: s.nextID, spec: spec, mac: podMAC(s.nextID), addr: ln.Addr().String(), ln: ln,
 		conns: map[net.Conn]struct{}{}, gone: make(chan struct{}), files: maps.Clone(spec.Files), memberInc: -1}

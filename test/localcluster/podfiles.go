@@ -14,6 +14,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster/simclient"
 )
@@ -80,17 +81,23 @@ func startFiles(pod *corev1.Pod, configMaps corelisters.ConfigMapLister) (volume
 		vols[v.Name], projected[v.Name] = files, digest(files)
 	}
 	for i := range pod.Spec.InitContainers {
-		if err := runInit(pod, &pod.Spec.InitContainers[i], vols); err != nil {
+		c := &pod.Spec.InitContainers[i]
+		if c.Name == resources.PrepareVolumesContainer && pod.Annotations[ackov1alpha1.AnnotationVolumePlan] == "" {
+			return nil, nil, &initError{container: c.Name, waiting: true}
+		}
+		if err := runInit(pod, c, vols); err != nil {
 			return nil, nil, err
 		}
 	}
 	return vols, projected, nil
 }
 
-// initError is an init container that exited with an error, and what it printed.
+// initError is an init container that exited with an error, and what it printed; or, waiting, one
+// that runs and waits (prepare-volumes, for its plan): the containers after it do not start yet.
 type initError struct {
 	container string
 	output    string
+	waiting   bool
 }
 
 func (e *initError) Error() string { return "init container " + e.container + ": " + e.output }
@@ -282,6 +289,28 @@ func claimsMounted(pod *corev1.Pod, c *corev1.Container) string {
 	}
 	slices.Sort(claims)
 	return strings.Join(claims, ",")
+}
+
+// erasedClaims are the claims (as claimsMounted names them) the pod's prepare-volumes container
+// erases by its plan: a method other than None. The pod's claim decides, as the script prepares
+// whatever volume is mounted.
+func erasedClaims(pod *corev1.Pod) ([]string, error) {
+	plan, err := resources.ParseVolumePlan(pod.Annotations[ackov1alpha1.AnnotationVolumePlan])
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range plan {
+		if p.Method == ackov1alpha1.VolumeInitNone || p.Method == ackov1alpha1.VolumeInUse {
+			continue
+		}
+		for _, v := range pod.Spec.Volumes {
+			if v.Name == p.Name && v.PersistentVolumeClaim != nil {
+				out = append(out, pod.Namespace+"/"+v.PersistentVolumeClaim.ClaimName)
+			}
+		}
+	}
+	return out, nil
 }
 
 // mountPaths is the JSON array of a container's mount paths, for the exec shims.

@@ -41,6 +41,7 @@ const (
 type initFailure struct {
 	uid       types.UID
 	container string
+	running   bool      // it has not exited: it waits (prepare-volumes, for its plan)
 	output    string    // what the command printed
 	failures  int       // consecutive failed runs
 	at        time.Time // of the last one
@@ -67,7 +68,7 @@ func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, init *initFailure, 
 	switch {
 	case init != nil:
 		reflectInitFailure(st, pod, init, now)
-	case node != nil && initFailedIn(st):
+	case node != nil && (initFailedIn(st) || initRunningIn(st)):
 		reflectInitDone(st, pod, now)
 	}
 	if c := aerospikeContainer(pod); node != nil && c != nil {
@@ -88,7 +89,8 @@ func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, init *initFailure, 
 	return st, !equality.Semantic.DeepEqual(st, &pod.Status)
 }
 
-// reflectInitFailure shows a failing init container as the kubelet does: terminated with an error
+// reflectInitFailure shows a running init container that waits as the kubelet does (running, the
+// pod Pending, the containers after it PodInitializing), and a failing one: terminated with an error
 // after its first failure (`kubectl get` says Init:Error), then waiting out its back-off
 // (Init:CrashLoopBackOff) with its restarts counted; the init containers after it and the
 // containers wait (PodInitializing), and the pod is Pending and not Initialized.
@@ -97,6 +99,10 @@ func reflectInitFailure(st *corev1.PodStatus, pod *corev1.Pod, f *initFailure, n
 	for i := range st.InitContainerStatuses {
 		cs := &st.InitContainerStatuses[i]
 		switch {
+		case cs.Name == f.container && f.running:
+			cs.Ready = false
+			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(f.at)}}
+			after = true
 		case cs.Name == f.container:
 			cs.Ready, cs.RestartCount = false, int32(f.failures-1)
 			exited := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1,
@@ -146,6 +152,14 @@ func terminationMessage(pod *corev1.Pod, container, output string) string {
 // not a broken image's ImagePullBackOff).
 func initFailedIn(st *corev1.PodStatus) bool {
 	return slices.ContainsFunc(st.InitContainerStatuses, failedShown)
+}
+
+// initRunningIn reports whether the status shows an init container that runs and has not completed
+// while the pod is Pending (reflectInitFailure's waiting one).
+func initRunningIn(st *corev1.PodStatus) bool {
+	return st.Phase == corev1.PodPending && slices.ContainsFunc(st.InitContainerStatuses, func(cs corev1.ContainerStatus) bool {
+		return cs.State.Running != nil
+	})
 }
 
 // failedShown: the container's status says it failed and waits to run again, or has just failed.

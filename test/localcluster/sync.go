@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster/fakeinit"
 	"github.com/acko-io/acko/test/localcluster/simclient"
@@ -86,6 +87,7 @@ type Syncer struct {
 	pods       corelisters.PodLister
 	services   corelisters.ServiceLister
 	configMaps corelisters.ConfigMapLister
+	claims     corelisters.PersistentVolumeClaimLister
 	queue      workqueue.TypedRateLimitingInterface[string]
 	workers    int
 	dnsPushed  map[string][]string // synced under dnsKey only
@@ -95,8 +97,10 @@ type Syncer struct {
 	nodes   map[string]types.UID // simulator node → UID of the pod it stands for
 	execs   map[string]execID    // pods (namespace/name) whose Exec exists, as applied
 	volumes map[string]*projections
-	inits   map[string]*initFailure      // pods (namespace/name) whose init container is failing
-	states  map[string]aerosim.NodeState // simulator node → its state at the last poll
+	inits   map[string]*initFailure // pods (namespace/name) whose init container is failing or waits
+	// prepared: the pod (UID) whose prepare-volumes container ran, by pod key: it never erases twice.
+	prepared map[string]types.UID
+	states   map[string]aerosim.NodeState // simulator node → its state at the last poll
 }
 
 // execID is what a pod's Exec was applied for: the pod's UID and its AnnotationExecHang.
@@ -130,7 +134,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 		nodes: map[string]types.UID{}, execs: map[string]execID{}, volumes: map[string]*projections{},
-		inits:  map[string]*initFailure{},
+		inits: map[string]*initFailure{}, prepared: map[string]types.UID{},
 		states: map[string]aerosim.NodeState{}}, nil
 }
 
@@ -143,11 +147,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 	pods, services, configMaps := factory.Core().V1().Pods(), factory.Core().V1().Services(),
 		factory.Core().V1().ConfigMaps()
-	s.pods, s.services, s.configMaps = pods.Lister(), services.Lister(), configMaps.Lister()
+	claims := factory.Core().V1().PersistentVolumeClaims()
+	s.pods, s.services, s.configMaps, s.claims = pods.Lister(), services.Lister(), configMaps.Lister(), claims.Lister()
 	handlers := map[cache.SharedIndexInformer]func(any){
 		pods.Informer():       s.enqueuePod,
 		services.Informer():   func(any) { s.queue.Add(dnsKey) },
 		configMaps.Informer(): s.enqueueConfigMapUsers,
+		claims.Informer():     func(any) {}, // read when a node starts
 	}
 	for informer, enqueue := range handlers {
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -316,6 +322,7 @@ func (s *Syncer) forget(key string) {
 	defer s.mu.Unlock()
 	delete(s.volumes, key)
 	delete(s.inits, key)
+	delete(s.prepared, key)
 }
 
 // running: the pod is up with an IP and not shutting down (asd stops at deletion, not after it).
@@ -327,7 +334,7 @@ func running(pod *corev1.Pod) bool {
 // container failing (the sync loop made it Pending), so its init container runs again.
 func initializing(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodPending && pod.Status.PodIP != "" &&
-		initFailedIn(&pod.Status)
+		(initFailedIn(&pod.Status) || initRunningIn(&pod.Status))
 }
 
 // ensureNode makes the simulator run a node for exactly this pod (UID) at its IP, with the pod's
@@ -371,15 +378,19 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	if err != nil {
 		return err
 	}
+	spec, err := s.startSpec(key, pod, vols)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	delete(s.inits, key)
 	s.mu.Unlock()
-	spec := nodeSpec(pod, vols)
 	st, err = s.sim.AddNode(ctx, spec)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
+	s.prepared[key] = pod.UID
 	s.nodes[name] = pod.UID
 	s.states[name] = st
 	s.volumes[key] = &projections{uid: pod.UID, digests: digests, pending: map[string]time.Time{}}
@@ -388,10 +399,61 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	return nil
 }
 
-// initFailed records an init container's failure and when it runs again.
+// startSpec is the node of the pod: its claims named with their UIDs (a new claim under the same
+// name is a new, empty volume), and those its prepare-volumes container erased, the first time it
+// ran in this pod (the script marks a volume done in the pod's emptyDir).
+func (s *Syncer) startSpec(key string, pod *corev1.Pod, vols volumeFiles) (aerosim.NodeSpec, error) {
+	spec := nodeSpec(pod, vols)
+	var err error
+	if spec.Volume, err = s.withClaimUIDs(spec.Volume); err != nil || !resources.PreparesVolumes(pod) {
+		return spec, err
+	}
+	s.mu.Lock()
+	done := s.prepared[key] == pod.UID
+	s.mu.Unlock()
+	if done {
+		return spec, nil
+	}
+	erased, err := erasedClaims(pod)
+	if err != nil {
+		return spec, err
+	}
+	named, err := s.withClaimUIDs(strings.Join(erased, ","))
+	if named != "" {
+		spec.EraseVolumes = strings.Split(named, ",")
+	}
+	return spec, err
+}
+
+// withClaimUIDs names each claim of a list ("namespace/claim,...") with its UID ("namespace/claim@uid").
+func (s *Syncer) withClaimUIDs(list string) (string, error) {
+	if list == "" {
+		return "", nil
+	}
+	claims := strings.Split(list, ",")
+	for i, c := range claims {
+		ns, name, _ := strings.Cut(c, "/")
+		pvc, err := s.claims.PersistentVolumeClaims(ns).Get(name)
+		if err != nil {
+			return "", fmt.Errorf("claim %s: %w", c, err)
+		}
+		claims[i] = c + "@" + string(pvc.UID)
+	}
+	return strings.Join(claims, ","), nil
+}
+
+// initFailed records an init container's failure and when it runs again; or one that waits, which
+// runs on when the pod changes.
 func (s *Syncer) initFailed(key string, pod *corev1.Pod, failed *initError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if failed.waiting {
+		if f := s.inits[key]; f == nil || f.uid != pod.UID || !f.running {
+			s.inits[key] = &initFailure{uid: pod.UID, container: failed.container, running: true, at: time.Now()}
+			s.logf("%s: init container %s waits", key, failed.container)
+		}
+		return
+	}
 	f := s.inits[key]
 	if f == nil || f.uid != pod.UID || f.container != failed.container {
 		f = &initFailure{uid: pod.UID, container: failed.container,
