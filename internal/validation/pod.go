@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/acko-io/acko/api/v1alpha1"
@@ -17,7 +18,9 @@ const recreate = "create a new cluster and migrate the data"
 
 // immutableChanges reports the spec changes an existing cluster cannot take, each with what to do instead:
 //   - storage volumes: they are the StatefulSets' volume claim templates, which Kubernetes never lets
-//     change (a volume's path may change: it only lives in the pod template);
+//     change (a volume's path may change: it only lives in the pod template; a volume may grow, where
+//     its StorageClass allows expansion, see ExpansionRefused: the operator resizes each claim and
+//     replaces the StatefulSet without its pods);
 //   - switching between the single-rack and the multi-rack layout: every pod and StatefulSet would be
 //     renamed (<cluster>-<ordinal> against <cluster>-<rackID>-<ordinal>).
 //
@@ -56,8 +59,9 @@ func volumeChanges(oldVols, newVols []v1alpha1.VolumeSpec) []string {
 		switch {
 		case !existed:
 			changes = append(changes, fmt.Sprintf("volume %q added", nv.Name))
-		case ov.Size.Cmp(nv.Size) != 0:
-			changes = append(changes, fmt.Sprintf("volume %q size %s -> %s", nv.Name, ov.Size.String(), nv.Size.String()))
+		case ov.Size.Cmp(nv.Size) > 0:
+			changes = append(changes, fmt.Sprintf("volume %q size %s -> %s: a volume cannot shrink", nv.Name,
+				ov.Size.String(), nv.Size.String()))
 		case ptrString(ov.StorageClassName) != ptrString(nv.StorageClassName):
 			changes = append(changes, fmt.Sprintf("volume %q storageClassName %q -> %q", nv.Name,
 				ptrString(ov.StorageClassName), ptrString(nv.StorageClassName)))
@@ -72,6 +76,37 @@ func volumeChanges(oldVols, newVols []v1alpha1.VolumeSpec) []string {
 		}
 	}
 	return changes
+}
+
+// GrownVolumes are the volumes of the new spec that are larger than in the old one.
+func GrownVolumes(oldCluster, newCluster *v1alpha1.AerospikeCluster) []v1alpha1.VolumeSpec {
+	sizes := map[string]v1alpha1.VolumeSpec{}
+	for _, v := range resources.StorageVolumes(oldCluster) {
+		sizes[v.Name] = v
+	}
+	var out []v1alpha1.VolumeSpec
+	for _, v := range resources.StorageVolumes(newCluster) {
+		if o, ok := sizes[v.Name]; ok && o.Size.Cmp(v.Size) < 0 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ExpansionRefused refuses to grow a volume whose StorageClass (nil: none found under that name, ""
+// for the default class) does not allow expansion: Kubernetes would refuse every claim's resize.
+func ExpansionRefused(v v1alpha1.VolumeSpec, className string, class *storagev1.StorageClass) *field.Error {
+	p := field.NewPath("spec", "storage", "volumes").Key(v.Name).Child("size")
+	switch {
+	case class == nil && className == "":
+		return field.Forbidden(p, fmt.Sprintf("volume %q cannot grow: its claims use the default StorageClass and there is none", v.Name))
+	case class == nil:
+		return field.Forbidden(p, fmt.Sprintf("volume %q cannot grow: StorageClass %q not found", v.Name, className))
+	case class.AllowVolumeExpansion == nil || !*class.AllowVolumeExpansion:
+		return field.Forbidden(p, fmt.Sprintf("volume %q cannot grow: StorageClass %q does not allow volume expansion "+
+			"(allowVolumeExpansion); %s", v.Name, class.Name, recreate))
+	}
+	return nil
 }
 
 func ptrString(s *string) string {

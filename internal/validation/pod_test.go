@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/acko-io/acko/api/v1alpha1"
@@ -57,9 +59,11 @@ func TestImmutableChanges(t *testing.T) {
 		{"volume added and removed", testcluster.Build(testcluster.WithVolumes(data)), testcluster.Build(testcluster.WithVolumes(ssd)),
 			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
 				`(volume "ssd" added; volume "data" removed)` + recreateHint},
-		{"volume resized", testcluster.Build(testcluster.WithVolumes(data)), testcluster.Build(testcluster.WithVolumes(bigger)),
+		{"a volume may grow (where its class allows: ExpansionRefused)", testcluster.Build(testcluster.WithVolumes(data)),
+			testcluster.Build(testcluster.WithVolumes(bigger)), ""},
+		{"a volume cannot shrink", testcluster.Build(testcluster.WithVolumes(bigger)), testcluster.Build(testcluster.WithVolumes(data)),
 			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
-				`(volume "data" size 10Gi -> 20Gi)` + recreateHint},
+				`(volume "data" size 20Gi -> 10Gi: a volume cannot shrink)` + recreateHint},
 		{"storage class", testcluster.Build(testcluster.WithVolumes(data)), testcluster.Build(testcluster.WithVolumes(classed)),
 			`spec.storage.volumes: Forbidden: storage volumes cannot change on an existing cluster ` +
 				`(volume "data" storageClassName "" -> "fast")` + recreateHint},
@@ -72,6 +76,46 @@ func TestImmutableChanges(t *testing.T) {
 				t.Errorf("ImmutableChanges =\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestGrownVolumes(t *testing.T) {
+	data := testcluster.Volume("data", "/opt/aerospike/data", "10Gi", "")
+	ssd := testcluster.Volume("ssd", "/dev/xvdb", "100Gi", corev1.PersistentVolumeBlock)
+	bigger, smaller := ssd, data
+	bigger.Size, smaller.Size = resource.MustParse("200Gi"), resource.MustParse("5Gi")
+	got := GrownVolumes(testcluster.Build(testcluster.WithVolumes(data, ssd)), testcluster.Build(testcluster.WithVolumes(smaller, bigger)))
+	if len(got) != 1 || got[0].Name != "ssd" {
+		t.Errorf("grown %v, want ssd only", got)
+	}
+}
+
+func TestExpansionRefused(t *testing.T) {
+	v := testcluster.Volume("data", "/opt/aerospike/data", "10Gi", "")
+	class := func(allow *bool) *storagev1.StorageClass {
+		return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, AllowVolumeExpansion: allow}
+	}
+	yes, no := true, false
+	for _, tc := range []struct {
+		name  string
+		class *storagev1.StorageClass
+		want  string
+	}{
+		{"fast", class(&yes), ""},
+		{"fast", class(&no), `spec.storage.volumes[data].size: Forbidden: volume "data" cannot grow: StorageClass "fast" ` +
+			`does not allow volume expansion (allowVolumeExpansion); create a new cluster and migrate the data`},
+		{"fast", class(nil), `spec.storage.volumes[data].size: Forbidden: volume "data" cannot grow: StorageClass "fast" ` +
+			`does not allow volume expansion (allowVolumeExpansion); create a new cluster and migrate the data`},
+		{"gone", nil, `spec.storage.volumes[data].size: Forbidden: volume "data" cannot grow: StorageClass "gone" not found`},
+		{"", nil, `spec.storage.volumes[data].size: Forbidden: volume "data" cannot grow: its claims use the default StorageClass and there is none`},
+	} {
+		got := ""
+		if err := ExpansionRefused(v, tc.name, tc.class); err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s %v:\n%s\nwant\n%s", tc.name, tc.class, got, tc.want)
+		}
 	}
 }
 

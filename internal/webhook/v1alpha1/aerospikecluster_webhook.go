@@ -9,10 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/validation"
+	"github.com/acko-io/acko/internal/volumes"
 )
 
 const (
@@ -28,7 +30,7 @@ const (
 // clusterDomain is the Kubernetes cluster's DNS domain (the manager's --cluster-domain).
 func SetupAerospikeClusterWebhookWithManager(mgr ctrl.Manager, clusterDomain string) error {
 	return ctrl.NewWebhookManagedBy(mgr, &ackov1alpha1.AerospikeCluster{}).
-		WithValidator(&AerospikeClusterValidator{ClusterDomain: clusterDomain}).
+		WithValidator(&AerospikeClusterValidator{ClusterDomain: clusterDomain, Classes: mgr.GetAPIReader()}).
 		WithValidatorCustomPath(Path).
 		RecoverPanic(true).
 		Complete()
@@ -64,6 +66,8 @@ func ValidatingWebhook() admissionregistrationv1.ValidatingWebhook {
 type AerospikeClusterValidator struct {
 	// ClusterDomain is the Kubernetes cluster's DNS domain, for the length of the pods' DNS names.
 	ClusterDomain string
+	// Classes reads StorageClasses, whether a volume may grow; nil checks nothing.
+	Classes client.Reader
 }
 
 var _ admission.Validator[*ackov1alpha1.AerospikeCluster] = &AerospikeClusterValidator{}
@@ -83,7 +87,30 @@ func (v *AerospikeClusterValidator) ValidateUpdate(ctx context.Context, old, c *
 	if !validation.UpdateExempt(old, c) {
 		errs = append(errs, rawObjectErrors(ctx)...)
 	}
-	return warnings, validation.AsError(c, errs)
+	grow, err := v.expansionRefused(ctx, old, c)
+	if err != nil {
+		return warnings, err
+	}
+	return warnings, validation.AsError(c, append(errs, grow...))
+}
+
+// expansionRefused refuses a larger volume whose StorageClass does not allow expansion.
+func (v *AerospikeClusterValidator) expansionRefused(ctx context.Context, old, c *ackov1alpha1.AerospikeCluster) (
+	field.ErrorList, error) {
+	if v.Classes == nil {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	for _, vol := range validation.GrownVolumes(old, c) {
+		class, name, err := volumes.Class(ctx, v.Classes, vol.StorageClassName)
+		if err != nil {
+			return nil, err
+		}
+		if e := validation.ExpansionRefused(vol, name, class); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return errs, nil
 }
 
 // ValidateDelete allows every deletion; the webhook is not registered for it.

@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/acko-io/acko/test/localcluster/simclient"
+	"github.com/acko-io/acko/test/workload"
+)
+
+// A device-backed cluster (issue 26): each claim is prepared once (HeaderCleanup) before asd first
+// runs on it; pods recreated on their claims keep their records (the simulator keeps a persistent
+// namespace's records with the claim), and a claim deleted with its pod comes back new, prepared and
+// empty, refilled by migrations from the other copies. The official client counts what is lost.
+var _ = Describe("Persistent storage", Label("storage"), func() {
+	It("prepares each claim once, keeps the records of pods recreated on their claims, and loses nothing "+
+		"when a pod's claim is replaced while the other copies are up", func() {
+		const ns, name = "e2e-storage", "stor"
+		applyYAML(fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[1]s
+---
+apiVersion: acko.io/v1alpha1
+kind: AerospikeCluster
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  size: 3
+  image: aerospike:ce-8.1.1.1
+  storage:
+    volumes:
+      - name: data
+        path: /dev/xvdb
+        size: 1Gi
+        volumeMode: Block
+  aerospikeConfig:
+    namespaces:
+      - name: test
+        replication-factor: 2
+        storage-engine:
+          type: device
+          devices: [/dev/xvdb]
+`, ns, name))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		waitRunningObserved(ns, name)
+		pods := []string{name + "-0", name + "-1", name + "-2"}
+		claims := claimUIDs(ns, pods)
+		for _, p := range pods {
+			Expect(initializedVolumes(ns, name, p)).To(Equal("data=HeaderCleanup:"+claims[p]), "status of %s", p)
+			Expect(mustField(ns, "pvc/data-"+p, "{.metadata.annotations.acko\\.io/volume-initialized}")).To(Equal("HeaderCleanup"))
+		}
+		Expect(eventMessages(ns, name, "VolumeInitialized")).To(HaveLen(3))
+		w := withWorkload(ns, name)
+
+		By("a PodRestart recreates every pod on its claim: nothing is prepared again, nothing lost")
+		uids := podUIDs(ns, name)
+		_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"PodRestart","id":"stor-recreate"}]}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(operationPhase(ns, name)).WithTimeout(5 * time.Minute).WithPolling(500 * time.Millisecond).
+			Should(Equal("stor-recreate Completed"))
+		waitRunningObserved(ns, name)
+		Expect(restartedPods(ns, name, uids)).To(Equal(3))
+		for _, p := range pods {
+			Expect(mustField(ns, "pod/"+p, "{.metadata.annotations.acko\\.io/volume-plan}")).To(Equal("data=None:" + claims[p]))
+		}
+		Expect(eventMessages(ns, name, "VolumeInitialized")).To(HaveLen(3))
+
+		By("a claim deleted with its pod comes back new: prepared, empty, refilled from the other copies")
+		lost := name + "-1"
+		kubectl("delete", "pvc", "data-"+lost, "-n", ns, "--wait=false")
+		kubectl("delete", "pod", lost, "-n", ns)
+		Eventually(func() string { return claimUIDs(ns, []string{lost})[lost] }).WithTimeout(3 * time.Minute).
+			ShouldNot(Or(BeEmpty(), Equal(claims[lost])))
+		waitRunningObserved(ns, name)
+		fresh := claimUIDs(ns, []string{lost})[lost]
+		Eventually(func() string { return initializedVolumes(ns, name, lost) }).WithTimeout(time.Minute).
+			Should(Equal("data=HeaderCleanup:" + fresh))
+		Expect(eventMessages(ns, name, "VolumeInitialized")).To(HaveLen(4))
+		w.expectNothingLost()
+
+		By("the negative control's fault, on devices: two of three nodes restarted at once by the simulator " +
+			"lose nothing, their records read back from the device")
+		w = withWorkloadConfig(ns, name, workload.Config{Keys: 3000, Rate: 1000})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err = sim().WarmRestartNodes(ctx, simclient.NodeName(ns, name+"-1"), simclient.NodeName(ns, name+"-2"))
+		Expect(err).NotTo(HaveOccurred())
+		rep := w.expectNothingLost()
+		reportFigure("device namespace, two of three nodes restarted at once",
+			fmt.Sprintf("lost %d of %d acknowledged keys (memory: about a third)", rep.Lost, rep.Acknowledged))
+	})
+})
+
+// claimUIDs maps each pod to the UID of its data claim ("" when it has none now).
+func claimUIDs(namespace string, pods []string) map[string]string {
+	out := map[string]string{}
+	for _, p := range pods {
+		uid, err := field(namespace, "pvc/data-"+p, "{.metadata.uid}")
+		if err == nil {
+			out[p] = strings.TrimSpace(uid)
+		}
+	}
+	return out
+}
+
+// initializedVolumes is status.pods[pod].initializedVolumes as "name=Method:claimUID" entries.
+func initializedVolumes(namespace, name, pod string) string {
+	GinkgoHelper()
+	out, err := field(namespace, "asc/"+name, "{.status.pods."+pod+".initializedVolumes}")
+	if err != nil || out == "" {
+		return ""
+	}
+	var vols []struct{ Name, ClaimUID, Method string }
+	Expect(json.Unmarshal([]byte(out), &vols)).To(Succeed())
+	entries := make([]string, 0, len(vols))
+	for _, v := range vols {
+		entries = append(entries, v.Name+"="+v.Method+":"+v.ClaimUID)
+	}
+	return strings.Join(entries, " ")
+}
