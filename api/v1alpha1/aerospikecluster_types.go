@@ -430,7 +430,8 @@ type PodStatus struct {
 	// Image the pod runs.
 	// +optional
 	Image string `json:"image,omitempty"`
-	// LastRestartReason: WarmRestart, ManualRestart, ConfigChanged, ImageChanged or PodSpecChanged.
+	// LastRestartReason: WarmRestart, ManualRestart, ConfigChanged, ImageChanged, PodSpecChanged,
+	// AddressChanged or VolumeGrown.
 	// +optional
 	LastRestartReason RestartReason `json:"lastRestartReason,omitempty"`
 	// LastRestartTime is when the operator last restarted the pod.
@@ -516,6 +517,10 @@ type PodUpdate struct {
 	// ConfigHash is the config identity the pod gets (InPlace, Live).
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
+	// VolumeSizes are the sizes of the pod's volumes its asd starts with (InPlace for VolumeGrown), as
+	// in the pod's acko.io/volume-sizes.
+	// +optional
+	VolumeSizes string `json:"volumeSizes,omitempty"`
 	// NodeStartedBefore is when the pod's asd had started by a reading taken before the restart
 	// signal (InPlace): a later start proves the restart.
 	// +optional

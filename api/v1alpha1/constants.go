@@ -126,6 +126,9 @@ const (
 	// RestartReasonAddressChanged: the pod's external address changed while its node ran (its Kubernetes
 	// node's address, its Service's node port or its load balancer's ingress): asd reads it at start.
 	RestartReasonAddressChanged RestartReason = "AddressChanged"
+	// RestartReasonVolumeGrown: a Block volume's claim grew (spec.storage.volumes size): asd reads a
+	// device's size at start.
+	RestartReasonVolumeGrown RestartReason = "VolumeGrown"
 )
 
 // OperationKind is the kind of an on-demand operation.
@@ -211,6 +214,9 @@ const (
 	// EventVolumeInitialized: a pod's init container prepared a new claim (spec.storage.volumes
 	// initMethod) before asd first ran on it.
 	EventVolumeInitialized = "VolumeInitialized"
+	// EventVolumesGrowing: a larger spec.storage.volumes size is being applied: a StatefulSet replaced
+	// without its pods, or a claim resized.
+	EventVolumesGrowing = "VolumesGrowing"
 )
 
 // Limits of Aerospike Community Edition and of the API.

@@ -45,6 +45,10 @@ const (
 	// method, or InUse): the record lives and dies with the claim, so a pod recreated on it never
 	// prepares it again, a new claim always is, and it outlives the AerospikeCluster (pvcRetention).
 	AnnotationVolumeInitialized = "acko.io/volume-initialized"
+	// AnnotationVolumeSizes on a pod is the size of each of its storage volumes' claims ("name=size",
+	// comma-separated, by name), recorded once its claims hold them and, for a Block volume, once asd
+	// started on the device at that size.
+	AnnotationVolumeSizes = "acko.io/volume-sizes"
 )
 
 // RackPlacement is one rack of the cluster with the number of pods it gets.

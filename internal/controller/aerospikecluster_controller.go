@@ -156,6 +156,7 @@ func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterS
 		{"renderChildren", r.renderChildren},
 		{"observe", r.observe},
 		{"prepareVolumes", r.prepareVolumes},
+		{"growVolumes", r.growVolumes},
 		{"holdViolations", r.holdViolations},
 		{"applyChildren", r.applyChildren},
 		{"applyPodMonitor", r.applyPodMonitor},

@@ -210,6 +210,9 @@ func (st *clusterState) findOutdated() []outdatedPod {
 		if !needed && st.addressMoved(pod) {
 			reason, needed = ackov1alpha1.RestartReasonAddressChanged, true
 		}
+		if !needed && st.grown[pod.Name] {
+			reason, needed = ackov1alpha1.RestartReasonVolumeGrown, true
+		}
 		if needed {
 			out = append(out, outdatedPod{pod: pod, reason: reason, method: st.updateMethod(pod, reason)})
 		}
@@ -275,6 +278,8 @@ func (st *clusterState) updateMethod(pod *corev1.Pod, reason ackov1alpha1.Restar
 	switch {
 	case st.broken[pod.Name] != "":
 		return ackov1alpha1.UpdateReplace
+	case reason == ackov1alpha1.RestartReasonVolumeGrown:
+		return ackov1alpha1.UpdateInPlace // same pod and claims; asd learns the device's size at start
 	}
 	plan, known, err := st.livePlan(pod)
 	switch {

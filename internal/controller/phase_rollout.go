@@ -121,7 +121,7 @@ func (r *AerospikeClusterReconciler) startBatch(ctx context.Context, st *cluster
 		for _, o := range batch {
 			setUpdate(s, o.pod.Name, &ackov1alpha1.PodUpdate{
 				Method: o.method, UID: string(o.pod.UID), Reason: o.reason, Started: started,
-				ConfigHash: st.desiredConfigHash(o.pod),
+				ConfigHash: st.desiredConfigHash(o.pod), VolumeSizes: grownSizes(st.cluster, o.reason),
 			})
 		}
 	}); err != nil {
@@ -152,6 +152,14 @@ func (st *clusterState) desiredConfigHash(pod *corev1.Pod) string {
 		return sts.Spec.Template.Annotations[ackov1alpha1.AnnotationConfigHash]
 	}
 	return ""
+}
+
+// grownSizes are the volume sizes a VolumeGrown restart gives the pod's asd.
+func grownSizes(c *ackov1alpha1.AerospikeCluster, reason ackov1alpha1.RestartReason) string {
+	if reason != ackov1alpha1.RestartReasonVolumeGrown {
+		return ""
+	}
+	return resources.VolumeSizes(c)
 }
 
 func setUpdate(s *ackov1alpha1.AerospikeClusterStatus, pod string, u *ackov1alpha1.PodUpdate) {
@@ -265,14 +273,15 @@ func (st *clusterState) fateOf(name string, u *ackov1alpha1.PodUpdate) stepFate 
 
 // restartOver: the finished step's pod is no longer on its way back from it: a new instance runs, or,
 // restarted in place, its node started again or it is broken (asd crash-loops on the file it was given).
-// The pod must already record the config its own copy holds: deciding again forgets the step, and the
-// annotation is then what tells that the pod is outdated.
+// The pod must already record the config its own copy holds and the volume sizes asd started with:
+// deciding again forgets the step, and the annotations are then what tell that the pod is outdated.
 func (st *clusterState) restartOver(name string, u *ackov1alpha1.PodUpdate, sameInstance bool) bool {
 	if !sameInstance {
 		return true
 	}
 	pod := st.pods[name]
 	return u.Method == ackov1alpha1.UpdateInPlace && pod.Annotations[ackov1alpha1.AnnotationConfigHash] == u.ConfigHash &&
+		(u.VolumeSizes == "" || pod.Annotations[ackov1alpha1.AnnotationVolumeSizes] == u.VolumeSizes) &&
 		(st.broken[name] != "" || st.restartedSince(name, u.NodeStartedBefore))
 }
 

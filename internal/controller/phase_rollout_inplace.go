@@ -186,8 +186,9 @@ func eventForFallback(why error) string {
 func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clusterState, pod *corev1.Pod,
 	u *ackov1alpha1.PodUpdate) (string, error) {
 	switch {
-	case u.ConfigHash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != u.ConfigHash:
-		return "recording the config the pod runs", pods.RecordConfig(ctx, r.Client, pod, u.ConfigHash)
+	case u.ConfigHash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != u.ConfigHash,
+		u.VolumeSizes != "" && pod.Annotations[ackov1alpha1.AnnotationVolumeSizes] != u.VolumeSizes:
+		return "recording the config the pod runs", pods.RecordRunning(ctx, r.Client, pod, u.ConfigHash, u.VolumeSizes)
 	case !st.restartedSince(pod.Name, u.NodeStartedBefore):
 		return "waiting for asd to restart", nil
 	case !resources.PodReady(pod):

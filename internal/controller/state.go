@@ -61,6 +61,8 @@ type clusterState struct {
 	results  map[string]outcome // background task results taken by this reconcile, by task name
 	// initialized are the prepared claims of the pods prepareVolumes looked at (status.pods[*]).
 	initialized map[string][]ackov1alpha1.InitializedVolume
+	// grown are the pods whose claims grew past the Block volume size their asd started with.
+	grown map[string]bool
 
 	// Decisions.
 	violations             field.ErrorList // the server's rules the spec breaks (ratcheted: holdViolations)

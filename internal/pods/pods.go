@@ -64,12 +64,24 @@ func underSeveralBudgets(err error) bool {
 // RecordConfig sets the pod's acko.io/config-hash annotation to the identity of the config its node
 // runs now (after a live change or a restart in place).
 func RecordConfig(ctx context.Context, c client.Client, pod *corev1.Pod, hash string) error {
-	if hash == "" || pod.Annotations[ackov1alpha1.AnnotationConfigHash] == hash {
+	return RecordRunning(ctx, c, pod, hash, "")
+}
+
+// RecordRunning records the config (RecordConfig) and, unless empty, the volume sizes
+// (acko.io/volume-sizes) the pod's node runs with now.
+func RecordRunning(ctx context.Context, c client.Client, pod *corev1.Pod, hash, volumeSizes string) error {
+	annotations := map[string]any{}
+	if hash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != hash {
+		// The factor recorded at creation belonged to the config the pod ran until now.
+		annotations[ackov1alpha1.AnnotationConfigHash], annotations[ackov1alpha1.AnnotationReplicationFactor] = hash, nil
+	}
+	if volumeSizes != "" && pod.Annotations[ackov1alpha1.AnnotationVolumeSizes] != volumeSizes {
+		annotations[ackov1alpha1.AnnotationVolumeSizes] = volumeSizes
+	}
+	if len(annotations) == 0 {
 		return nil
 	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		// The factor recorded at creation belonged to the config the pod ran until now.
-		"annotations": map[string]any{ackov1alpha1.AnnotationConfigHash: hash, ackov1alpha1.AnnotationReplicationFactor: nil}}})
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		return err
 	}

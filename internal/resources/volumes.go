@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/acko-io/acko/api/v1alpha1"
@@ -205,4 +206,27 @@ func AerospikeStarted(pod *corev1.Pod) bool {
 	s := containerStatus(pod.Status.ContainerStatuses, v1alpha1.AerospikeContainerName)
 	return s != nil && (s.State.Running != nil || s.State.Terminated != nil || s.RestartCount > 0 ||
 		s.LastTerminationState.Terminated != nil)
+}
+
+// VolumeSizes is the AnnotationVolumeSizes value the spec asks for: "name=size,..." by name.
+func VolumeSizes(c *v1alpha1.AerospikeCluster) string {
+	vols := StorageVolumes(c)
+	parts := make([]string, 0, len(vols))
+	for _, v := range vols {
+		parts = append(parts, v.Name+"="+v.Size.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseVolumeSizes reads an AnnotationVolumeSizes value (volume → size); an entry that does not parse
+// is left out, as if the size were unknown.
+func ParseVolumeSizes(s string) map[string]resource.Quantity {
+	out := map[string]resource.Quantity{}
+	for _, part := range strings.Split(s, ",") {
+		name, size, ok := strings.Cut(part, "=")
+		if q, err := resource.ParseQuantity(size); ok && err == nil {
+			out[name] = q
+		}
+	}
+	return out
 }

@@ -41,6 +41,7 @@ spec:
         path: /dev/xvdb
         size: 1Gi
         volumeMode: Block
+        storageClassName: kwok-expandable
   aerospikeConfig:
     namespaces:
       - name: test
@@ -96,6 +97,41 @@ spec:
 		rep := w.expectNothingLost()
 		reportFigure("device namespace, two of three nodes restarted at once",
 			fmt.Sprintf("lost %d of %d acknowledged keys (memory: about a third)", rep.Lost, rep.Acknowledged))
+		waitRunningObserved(ns, name)
+
+		By("a larger volume: the StatefulSet is replaced without its pods, each claim resized, each pod " +
+			"restarted in place (asd reads a device's size at start), nothing lost")
+		w = withWorkload(ns, name)
+		set := mustField(ns, "statefulset/"+name, "{.metadata.uid}")
+		uids = podUIDs(ns, name)
+		grow := func(size string) (string, error) {
+			return mergePatch(ns, name, `{"spec":{"storage":{"volumes":[{"name":"data","path":"/dev/xvdb","size":"`+size+
+				`","volumeMode":"Block","storageClassName":"kwok-expandable"}]}}}`)
+		}
+		_, err = grow("2Gi")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() string {
+			sizes := ""
+			for _, p := range pods {
+				s, _ := field(ns, "pod/"+p, "{.metadata.annotations.acko\\.io/volume-sizes}")
+				sizes += s + " "
+			}
+			return sizes
+		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Equal("data=2Gi data=2Gi data=2Gi "))
+		waitRunningObserved(ns, name)
+		Expect(mustField(ns, "statefulset/"+name, "{.metadata.uid}")).NotTo(Equal(set), "the StatefulSet was replaced")
+		Expect(mustField(ns, "statefulset/"+name, "{.spec.volumeClaimTemplates[0].spec.resources.requests.storage}")).To(Equal("2Gi"))
+		Expect(podUIDs(ns, name)).To(Equal(uids), "no pod recreated")
+		for _, p := range pods {
+			Expect(mustField(ns, "pvc/data-"+p, "{.status.capacity.storage}")).To(Equal("2Gi"))
+			Expect(mustField(ns, "pod/"+p, "{.metadata.ownerReferences[0].name}")).To(Equal(name), "adopted by the new StatefulSet")
+		}
+		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{pods[0]: "VolumeGrown", pods[1]: "VolumeGrown", pods[2]: "VolumeGrown"}))
+		w.expectNothingLost()
+
+		By("a smaller volume is refused")
+		_, err = grow("1Gi")
+		Expect(err).To(MatchError(ContainSubstring(`volume "data" size 2Gi -> 1Gi: a volume cannot shrink`)))
 	})
 })
 

@@ -52,11 +52,13 @@ const SyncQPS = 200
 // server or the simulator, and 3000 pods started one after the other take many minutes.
 const SyncWorkers = 8
 
-// Keys of the work queue besides pods (namespace/name): the cluster DNS, and the poll of the
-// simulator's nodes.
+// Keys of the work queue besides pods (namespace/name): the cluster DNS, the poll of the
+// simulator's nodes, and claims to resize.
 const (
 	dnsKey  = "dns"
 	pollKey = "poll"
+	// resizePrefix starts the key of a claim whose resize is pending (resizePrefix + namespace/name).
+	resizePrefix = "resize:"
 )
 
 // nodePollInterval is how often the sync loop reads the simulator's nodes, to show a crash-looping asd
@@ -153,7 +155,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		pods.Informer():       s.enqueuePod,
 		services.Informer():   func(any) { s.queue.Add(dnsKey) },
 		configMaps.Informer(): s.enqueueConfigMapUsers,
-		claims.Informer():     func(any) {}, // read when a node starts
+		claims.Informer():     s.enqueueResize,
 	}
 	for informer, enqueue := range handlers {
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -251,6 +253,54 @@ func (s *Syncer) enqueueConfigMapUsers(obj any) {
 	}
 }
 
+// enqueueResize queues a claim that asks for more storage than it holds.
+func (s *Syncer) enqueueResize(obj any) {
+	pvc, ok := unwrap(obj).(*corev1.PersistentVolumeClaim)
+	if !ok || pvc.DeletionTimestamp != nil || pvc.Status.Phase != corev1.ClaimBound {
+		return
+	}
+	want, have := pvc.Spec.Resources.Requests[corev1.ResourceStorage], pvc.Status.Capacity[corev1.ResourceStorage]
+	if want.Cmp(have) > 0 {
+		s.queue.Add(resizePrefix + pvc.Namespace + "/" + pvc.Name)
+	}
+}
+
+// resize is the volume resizer's part (the external-resizer of a CSI driver, with online expansion):
+// the claim's volume and then the claim hold what the claim asks for. The API server lets a claim ask
+// for more only where its StorageClass allows expansion.
+func (s *Syncer) resize(ctx context.Context, key string) error {
+	namespace, name, _ := strings.Cut(strings.TrimPrefix(key, resizePrefix), "/")
+	pvc, err := s.claims.PersistentVolumeClaims(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	want := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	if have := pvc.Status.Capacity[corev1.ResourceStorage]; want.Cmp(have) <= 0 {
+		return nil
+	}
+	if pvc.Spec.VolumeName != "" {
+		pv, err := s.kube.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pv.Spec.Capacity = corev1.ResourceList{corev1.ResourceStorage: want}
+		if _, err := s.kube.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	pvc = pvc.DeepCopy()
+	pvc.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: want}
+	pvc.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceStorage: want}
+	if _, err := s.kube.CoreV1().PersistentVolumeClaims(namespace).UpdateStatus(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	s.logf("~ claim %s/%s resized to %s", namespace, name, want.String())
+	return nil
+}
+
 // simulated reports whether the pod belongs in the simulated world.
 func simulated(pod *corev1.Pod) bool {
 	return pod.Labels[ackov1alpha1.LabelManagedBy] == ackov1alpha1.ManagedBy || pod.Labels[LabelSimulate] == "true"
@@ -263,12 +313,14 @@ func (s *Syncer) next(ctx context.Context) bool {
 	}
 	defer s.queue.Done(key)
 	var err error
-	switch key {
-	case dnsKey:
+	switch {
+	case key == dnsKey:
 		err = s.syncDNS(ctx)
-	case pollKey:
+	case key == pollKey:
 		err = s.poll(ctx)
 		s.queue.AddAfter(pollKey, nodePollInterval)
+	case strings.HasPrefix(key, resizePrefix):
+		err = s.resize(ctx, key)
 	default:
 		err = s.sync(ctx, key)
 	}
