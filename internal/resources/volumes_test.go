@@ -228,3 +228,19 @@ func names(cs []corev1.Container) []string {
 	}
 	return out
 }
+
+func TestVolumeSizes(t *testing.T) {
+	c := newCluster(withVolumes(workDir, dataDevice))
+	s := VolumeSizes(c)
+	if s != "data=10Gi,work=1Gi" {
+		t.Fatalf("VolumeSizes = %q", s)
+	}
+	got := ParseVolumeSizes(s + ",bad=x,junk")
+	data, work := got["data"], got["work"]
+	if len(got) != 2 || data.String() != "10Gi" || work.String() != "1Gi" {
+		t.Errorf("parsed %v: want data and work only", got)
+	}
+	if len(ParseVolumeSizes("")) != 0 {
+		t.Error("an empty annotation has sizes")
+	}
+}

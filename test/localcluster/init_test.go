@@ -148,3 +148,27 @@ func TestInitDoneShown(t *testing.T) {
 		t.Error("nothing more to change")
 	}
 }
+
+// An init container that waits (prepare-volumes, for its plan) shows running, the pod Pending and
+// initializing; with the node up at last, the init containers show completed and the pod runs.
+func TestInitWaitingShown(t *testing.T) {
+	pod, init := failingInitPod(t)
+	now := time.Now()
+	st, changed := desiredStatus(pod, nil, &initFailure{uid: pod.UID, container: init, running: true, at: now}, now)
+	ics, cs := st.InitContainerStatuses[0], st.ContainerStatuses[0]
+	if !changed || st.Phase != corev1.PodPending || ics.State.Running == nil || ics.State.Terminated != nil ||
+		ics.RestartCount != 0 || ics.Ready {
+		t.Fatalf("waiting init container: %+v", ics)
+	}
+	assertInitializing(t, st, cs, init)
+	pod.Status = *st
+	if !initializing(pod) || running(pod) || initFailedIn(st) {
+		t.Error("a pod whose init container waits is initializing, not running, and nothing failed")
+	}
+	node := &aerosim.NodeState{Phase: "member", Member: true}
+	st, _ = desiredStatus(pod, node, nil, now.Add(time.Second))
+	if ics := st.InitContainerStatuses[0]; st.Phase != corev1.PodRunning || ics.State.Terminated == nil ||
+		ics.State.Terminated.ExitCode != 0 {
+		t.Errorf("once its node runs: phase %s, init %+v", st.Phase, ics.State)
+	}
+}

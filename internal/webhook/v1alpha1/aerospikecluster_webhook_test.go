@@ -5,6 +5,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -172,10 +174,40 @@ var _ = Describe("AerospikeCluster webhook", func() {
 
 		It("refuses a volume claim template change, and keeps the stored spec", func() {
 			stored := c.Spec.DeepCopy()
-			c.Spec.Storage.Volumes[0].Size = resource.MustParse("2Gi")
+			c.Spec.Storage.Volumes[0].VolumeMode = corev1.PersistentVolumeBlock
 			expectDenied(k8s.Update(ctx, c), `spec.storage.volumes: Forbidden: storage volumes cannot change on an `+
-				`existing cluster (volume "data" size 1Gi -> 2Gi): create a new cluster and migrate the data`)
+				`existing cluster (volume "data" volumeMode Filesystem -> Block): create a new cluster and migrate the data`)
 			expectStoredSpec(c, *stored)
+		})
+
+		It("lets a volume grow only where its StorageClass allows expansion, and never shrink", func() {
+			class := func(name string, allow bool) {
+				sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: "example.com/disk",
+					AllowVolumeExpansion: &allow}
+				Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, sc))).To(Succeed())
+			}
+			class("fixed", false)
+			class("growing", true)
+			c = newCluster()
+			c.Spec.Storage = &ackov1alpha1.StorageSpec{Volumes: []ackov1alpha1.VolumeSpec{
+				{Name: "data", Path: "/opt/aerospike/data", Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("fixed")}}}
+			Expect(k8s.Create(ctx, c)).To(Succeed())
+			bigger := c.DeepCopy()
+			bigger.Spec.Storage.Volumes[0].Size = resource.MustParse("2Gi")
+			expectDenied(k8s.Update(ctx, bigger), `spec.storage.volumes[data].size: Forbidden: volume "data" cannot grow: `+
+				`StorageClass "fixed" does not allow volume expansion (allowVolumeExpansion); create a new cluster and migrate the data`)
+
+			c = newCluster()
+			c.Spec.Storage = &ackov1alpha1.StorageSpec{Volumes: []ackov1alpha1.VolumeSpec{
+				{Name: "data", Path: "/opt/aerospike/data", Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("growing")}}}
+			Expect(k8s.Create(ctx, c)).To(Succeed())
+			bigger = c.DeepCopy()
+			bigger.Spec.Storage.Volumes[0].Size = resource.MustParse("2Gi")
+			Expect(k8s.Update(ctx, bigger)).To(Succeed())
+			smaller := bigger.DeepCopy()
+			smaller.Spec.Storage.Volumes[0].Size = resource.MustParse("1Gi")
+			expectDenied(k8s.Update(ctx, smaller), `spec.storage.volumes: Forbidden: storage volumes cannot change on an `+
+				`existing cluster (volume "data" size 2Gi -> 1Gi: a volume cannot shrink): create a new cluster and migrate the data`)
 		})
 
 		It("refuses switching from the single-rack to the multi-rack layout", func() {
