@@ -145,7 +145,8 @@ func (r *AerospikeClusterReconciler) growClaims(ctx context.Context, st *cluster
 }
 
 // resizeClaim asks for the volume's size on the claim (a merge patch that carries its UID).
-func (r *AerospikeClusterReconciler) resizeClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim, v ackov1alpha1.VolumeSpec) error {
+func (r *AerospikeClusterReconciler) resizeClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim,
+	v ackov1alpha1.VolumeSpec) error {
 	data, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": pvc.UID},
 		"spec":     map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": v.Size.String()}}},

@@ -245,6 +245,24 @@ func (w *world) createClaims(ctx context.Context, sts *appsv1.StatefulSet, pod *
 	return nil
 }
 
+// runInits runs the init containers: done is false while one waits (its status then shows it).
+func (w *world) runInits(ctx context.Context, pod *corev1.Pod) (done, changed bool, err error) {
+	if waiting := w.initWaiting(pod); waiting != nil {
+		changed, err := w.showInit(ctx, pod, waiting)
+		return false, changed, err
+	}
+	return w.prepareVolumes(ctx, pod)
+}
+
+// showInit writes the pod's status while an init container has not completed.
+func (w *world) showInit(ctx context.Context, pod *corev1.Pod, status *corev1.PodStatus) (bool, error) {
+	if equality.Semantic.DeepEqual(&pod.Status, status) {
+		return false, nil
+	}
+	pod.Status = *status
+	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
 // prepareVolumes is the prepare-volumes init container: it waits for the pod's plan (the status then
 // says it runs), then prepares each claim once in the pod. ok is false while it waits.
 func (w *world) prepareVolumes(ctx context.Context, pod *corev1.Pod) (ok, changed bool, err error) {
@@ -253,13 +271,9 @@ func (w *world) prepareVolumes(ctx context.Context, pod *corev1.Pod) (ok, change
 	}
 	value := pod.Annotations[ackov1alpha1.AnnotationVolumePlan]
 	if value == "" {
-		running := &corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
-			Name: resources.PrepareVolumesContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
-		if equality.Semantic.DeepEqual(&pod.Status, running) {
-			return false, false, nil
-		}
-		pod.Status = *running
-		return false, true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+		changed, err := w.showInit(ctx, pod, &corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{
+			Name: resources.PrepareVolumesContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}})
+		return false, changed, err
 	}
 	plan, err := resources.ParseVolumePlan(value)
 	if err != nil {
@@ -311,14 +325,7 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	if pod.DeletionTimestamp != nil {
 		return w.confirmDeletion(ctx, pod)
 	}
-	if waiting := w.initWaiting(pod); waiting != nil {
-		if equality.Semantic.DeepEqual(&pod.Status, waiting) {
-			return false, nil
-		}
-		pod.Status = *waiting
-		return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
-	}
-	if ok, changed, err := w.prepareVolumes(ctx, pod); !ok || err != nil {
+	if done, changed, err := w.runInits(ctx, pod); !done || err != nil {
 		return changed, err
 	}
 	w.mu.Lock()
@@ -344,11 +351,7 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 		want.PodIP = w.ipOf(pod, ordinal)
 	}
 	state := aerospikeState(pod, crashing, broken)
-	want.InitContainerStatuses = nil
-	for _, c := range pod.Spec.InitContainers {
-		want.InitContainerStatuses = append(want.InitContainerStatuses, corev1.ContainerStatus{Name: c.Name, Ready: true,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}})
-	}
+	want.InitContainerStatuses = initsCompleted(pod)
 	want.ContainerStatuses = append([]corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName,
 		Ready: !hold && !broken, State: state, Image: resources.AerospikeImage(pod)}}, sidecarStatuses(pod, neverReady)...)
 	containersReady := len(resources.NotReadyContainers(&corev1.Pod{Status: *want})) == 0
@@ -360,6 +363,16 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	}
 	pod.Status = *want
 	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
+// initsCompleted is the status of the pod's init containers once they all ran.
+func initsCompleted(pod *corev1.Pod) []corev1.ContainerStatus {
+	out := make([]corev1.ContainerStatus, 0, len(pod.Spec.InitContainers))
+	for _, c := range pod.Spec.InitContainers {
+		out = append(out, corev1.ContainerStatus{Name: c.Name, Ready: true,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}})
+	}
+	return out
 }
 
 // deleteBeyond deletes the pods past the StatefulSet's replicas, as its controller does.

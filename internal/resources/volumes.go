@@ -98,8 +98,9 @@ func InitMethod(v v1alpha1.VolumeSpec) v1alpha1.VolumeInitMethod {
 // PrepareVolumesCommand is the prepare-volumes container's command for the volumes (sorted by name).
 // Only names and paths are in it, not the methods: changing a volume's method changes no pod.
 func PrepareVolumesCommand(vols []v1alpha1.VolumeSpec) []string {
-	cmd := []string{"sh", "-c", fmt.Sprintf(prepareVolumesScript, planWaitSeconds), PrepareVolumesContainer,
-		path.Join(volumePlanDir, volumePlanFile), config.ConfigDir}
+	cmd := make([]string, 0, 6+2*len(vols))
+	cmd = append(cmd, "sh", "-c", fmt.Sprintf(prepareVolumesScript, planWaitSeconds), PrepareVolumesContainer,
+		path.Join(volumePlanDir, volumePlanFile), config.ConfigDir)
 	for _, v := range vols {
 		cmd = append(cmd, v.Name, v.Path)
 	}

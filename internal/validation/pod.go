@@ -99,7 +99,8 @@ func ExpansionRefused(v v1alpha1.VolumeSpec, className string, class *storagev1.
 	p := field.NewPath("spec", "storage", "volumes").Key(v.Name).Child("size")
 	switch {
 	case class == nil && className == "":
-		return field.Forbidden(p, fmt.Sprintf("volume %q cannot grow: its claims use the default StorageClass and there is none", v.Name))
+		return field.Forbidden(p, fmt.Sprintf("volume %q cannot grow: its claims use the default StorageClass and there is none",
+			v.Name))
 	case class == nil:
 		return field.Forbidden(p, fmt.Sprintf("volume %q cannot grow: StorageClass %q not found", v.Name, className))
 	case class.AllowVolumeExpansion == nil || !*class.AllowVolumeExpansion:
