@@ -13,7 +13,7 @@ copy "$root/config/rbac/role.yaml" "$chart/files/rbac/manager-role.yaml"
 copy "$root/config/rbac/leader_election_role.yaml" "$chart/files/rbac/leader-election-role.yaml"
 copy "$root/config/rbac/metrics_auth_role.yaml" "$chart/files/rbac/metrics-auth-role.yaml"
 copy "$root/config/rbac/metrics_reader_role.yaml" "$chart/files/rbac/metrics-reader-role.yaml"
-copy "$root/config/rbac/node_reader_role.yaml" "$chart/files/rbac/node-reader-role.yaml"
+copy "$root/config/rbac/cluster_reader_role.yaml" "$chart/files/rbac/cluster-reader-role.yaml"
 for kind in admin editor viewer; do
   copy "$root/config/rbac/aerospikecluster_${kind}_role.yaml" "$chart/files/rbac/aerospikecluster-$kind-role.yaml"
 done

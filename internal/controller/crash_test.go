@@ -12,7 +12,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -218,6 +222,16 @@ func checkNodes(w *world, key types.NamespacedName, cc crashChange, n int, at st
 	}
 }
 
+// withGrowingVolume gives the cluster a Block volume of 1Gi whose StorageClass allows expansion.
+func withGrowingVolume(c *ackov1alpha1.AerospikeCluster) {
+	GinkgoHelper()
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "world-expandable"}, Provisioner: "example.com/disk",
+		AllowVolumeExpansion: ptr.To(true)}
+	Expect(client.IgnoreAlreadyExists(k8s.Create(context.Background(), class))).To(Succeed())
+	c.Spec.Storage = &ackov1alpha1.StorageSpec{Volumes: []ackov1alpha1.VolumeSpec{{Name: "data", Path: "/dev/xvdb",
+		Size: resource.MustParse("1Gi"), VolumeMode: corev1.PersistentVolumeBlock, StorageClassName: ptr.To(class.Name)}}}
+}
+
 func image(c *ackov1alpha1.AerospikeCluster, n int) {
 	c.Spec.Image = []string{"aerospike:ce-8.1.2.0", testcluster.Image}[n%2]
 }
@@ -304,6 +318,12 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 		Entry("replication-factor 2 → 3: live on every node, then one recluster", Label("crash-warm"),
 			crashChange{size: 3, live: true, there: func(c *ackov1alpha1.AerospikeCluster, _ int) { factor(3)(c) },
 				back: factor(2), shows: factorShown, expect: func([]string) map[string]string { return map[string]string{} }}),
+		Entry("a larger Block volume: StatefulSet replaced, claims resized, each pod restarted in place",
+			Label("crash-warm"), crashChange{size: 2, from: withGrowingVolume,
+				there: func(c *ackov1alpha1.AerospikeCluster, n int) {
+					c.Spec.Storage.Volumes[0].Size = resource.MustParse(fmt.Sprintf("%dGi", 2+n))
+				},
+				expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
 			there:  func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
 			back:   func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },

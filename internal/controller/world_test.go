@@ -141,8 +141,14 @@ func (w *world) step(ctx context.Context) error {
 	if err := w.readConfigMaps(ctx); err != nil {
 		return err
 	}
-	changed := false
+	changed, err := w.storageControllers(ctx)
+	if err != nil {
+		return err
+	}
 	for i := range sets.Items {
+		if sets.Items[i].DeletionTimestamp != nil {
+			continue
+		}
 		c, err := w.syncSet(ctx, &sets.Items[i])
 		if err != nil {
 			return err
@@ -158,6 +164,56 @@ func (w *world) step(ctx context.Context) error {
 	return nil
 }
 
+// storageControllers do what the garbage collector and a volume resizer would: a StatefulSet deleted
+// with orphan propagation lets its pods go (no owner) and then goes; a claim that asks for more holds it.
+func (w *world) storageControllers(ctx context.Context) (bool, error) {
+	sets := &appsv1.StatefulSetList{}
+	if err := w.c.List(ctx, sets, client.InNamespace(w.namespace)); err != nil {
+		return false, err
+	}
+	changed := false
+	for i := range sets.Items {
+		sts := &sets.Items[i]
+		if sts.DeletionTimestamp == nil || !slices.Contains(sts.Finalizers, metav1.FinalizerOrphanDependents) {
+			continue
+		}
+		pods := &corev1.PodList{}
+		if err := w.c.List(ctx, pods, client.InNamespace(w.namespace)); err != nil {
+			return false, err
+		}
+		for j := range pods.Items {
+			if metav1.IsControlledBy(&pods.Items[j], sts) {
+				pods.Items[j].OwnerReferences = nil
+				if err := w.c.Update(ctx, &pods.Items[j]); err != nil {
+					return false, err
+				}
+			}
+		}
+		sts.Finalizers = slices.DeleteFunc(sts.Finalizers, func(f string) bool { return f == metav1.FinalizerOrphanDependents })
+		changed = true
+		if err := client.IgnoreNotFound(w.c.Update(ctx, sts)); err != nil {
+			return false, err
+		}
+	}
+	claims := &corev1.PersistentVolumeClaimList{}
+	if err := w.c.List(ctx, claims, client.InNamespace(w.namespace)); err != nil {
+		return false, err
+	}
+	for i := range claims.Items {
+		pvc := &claims.Items[i]
+		want, have := pvc.Spec.Resources.Requests[corev1.ResourceStorage], pvc.Status.Capacity[corev1.ResourceStorage]
+		if pvc.Status.Phase == corev1.ClaimBound && want.Cmp(have) <= 0 {
+			continue
+		}
+		pvc.Status.Phase, pvc.Status.Capacity = corev1.ClaimBound, corev1.ResourceList{corev1.ResourceStorage: want}
+		changed = true
+		if err := client.IgnoreNotFound(w.c.Status().Update(ctx, pvc)); err != nil {
+			return false, err
+		}
+	}
+	return changed, nil
+}
+
 func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
 	pods := &corev1.PodList{}
 	if err := w.c.List(ctx, pods, client.InNamespace(w.namespace), client.MatchingLabels(sts.Spec.Selector.MatchLabels)); err != nil {
@@ -165,6 +221,13 @@ func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, err
 	}
 	have := map[int]*corev1.Pod{}
 	for i := range pods.Items {
+		if metav1.GetControllerOf(&pods.Items[i]) == nil { // an orphan its selector picks: adopted
+			pods.Items[i].OwnerReferences = []metav1.OwnerReference{
+				*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}
+			if err := w.c.Update(ctx, &pods.Items[i]); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+		}
 		o, _ := strconv.Atoi(pods.Items[i].Name[strings.LastIndex(pods.Items[i].Name, "-")+1:])
 		have[o] = &pods.Items[i]
 	}

@@ -159,7 +159,7 @@ var generated = map[string][]string{
 	"Role/acko-leader-election-role":                {"config", "rbac", "leader_election_role.yaml"},
 	"ClusterRole/acko-metrics-auth-role":            {"config", "rbac", "metrics_auth_role.yaml"},
 	"ClusterRole/acko-metrics-reader":               {"config", "rbac", "metrics_reader_role.yaml"},
-	"ClusterRole/acko-node-reader":                  {"config", "rbac", "node_reader_role.yaml"},
+	"ClusterRole/acko-cluster-reader":               {"config", "rbac", "cluster_reader_role.yaml"},
 	"ClusterRole/acko-webhook-certs-role":           {"config", "webhook-certs", "configuration_role.yaml"},
 	"Role/acko-webhook-certs-role":                  {"config", "webhook-certs", "secret_role.yaml"},
 	"ClusterRole/acko-aerospikecluster-admin-role":  {"config", "rbac", "aerospikecluster_admin_role.yaml"},
@@ -214,7 +214,7 @@ func TestRBACIsTheGeneratedRBAC(t *testing.T) {
 	})
 	t.Run("namespace-scoped: a Role per watched namespace, no manager ClusterRole", func(t *testing.T) {
 		got := roles(t, render(t, "testdata/namespaced-values.yaml"))
-		want := append([]string{"Role/acko-manager-role@team-a", "Role/acko-manager-role@team-b", "ClusterRole/acko-node-reader",
+		want := append([]string{"Role/acko-manager-role@team-a", "Role/acko-manager-role@team-b", "ClusterRole/acko-cluster-reader",
 			"Role/acko-leader-election-role@acko-system", "ClusterRole/acko-metrics-auth-role",
 			"ClusterRole/acko-metrics-reader", "ClusterRole/acko-webhook-certs-role",
 			"Role/acko-webhook-certs-role@acko-system"}, users...)

@@ -19,6 +19,11 @@ import (
 
 // clusterYAML is an AerospikeCluster like the 3-node sample; extra is appended to its spec.
 func clusterYAML(namespace, name string, size int, extra string) string {
+	return clusterYAMLEngine(namespace, name, size, "type: memory", extra)
+}
+
+// clusterYAMLEngine is clusterYAML with another storage-engine (its YAML, indented as its keys).
+func clusterYAMLEngine(namespace, name string, size int, engine, extra string) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata:
@@ -37,8 +42,8 @@ spec:
       - name: test
         replication-factor: 2
         storage-engine:
-          type: memory
-%[4]s`, namespace, name, size, extra)
+          %[4]s
+%[5]s`, namespace, name, size, engine, extra)
 }
 
 // createCluster creates a cluster in a namespace of its own, deleted when the spec (or container)

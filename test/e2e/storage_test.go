@@ -22,34 +22,14 @@ var _ = Describe("Persistent storage", Label("storage"), func() {
 	It("prepares each claim once, keeps the records of pods recreated on their claims, and loses nothing "+
 		"when a pod's claim is replaced while the other copies are up", func() {
 		const ns, name = "e2e-storage", "stor"
-		applyYAML(fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %[1]s
----
-apiVersion: acko.io/v1alpha1
-kind: AerospikeCluster
-metadata:
-  name: %[2]s
-  namespace: %[1]s
-spec:
-  size: 3
-  image: aerospike:ce-8.1.1.1
-  storage:
+		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  storage:
     volumes:
       - name: data
         path: /dev/xvdb
         size: 1Gi
         volumeMode: Block
         storageClassName: kwok-expandable
-  aerospikeConfig:
-    namespaces:
-      - name: test
-        replication-factor: 2
-        storage-engine:
-          type: device
-          devices: [/dev/xvdb]
-`, ns, name))
+`))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
 		waitRunningObserved(ns, name)
 		pods := []string{name + "-0", name + "-1", name + "-2"}
