@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -18,12 +19,13 @@ var _ = Describe("Storage volumes", func() {
 	var (
 		ns  string
 		w   *world
+		op  *operator
 		ctx = context.Background()
 	)
 
 	BeforeEach(func() {
 		ns, w = newNamespace()
-		startOperator(w, operations.Config{})
+		op = startOperator(w, operations.Config{})
 	})
 
 	claim := func(name string) *corev1.PersistentVolumeClaim {
@@ -94,5 +96,23 @@ var _ = Describe("Storage volumes", func() {
 		Expect(w.preparedRuns()).To(HaveKeyWithValue(newData.UID, 1))
 		Expect(w.preparedRuns()[data0.UID]).To(Equal(1))
 		waitRunning(key)
+	})
+
+	It("sends no request, no write, when a healthy cluster with storage is reconciled again", func() {
+		c := sampleCluster(ns, "still", 3)
+		c.Spec.Storage = &ackov1alpha1.StorageSpec{Volumes: []ackov1alpha1.VolumeSpec{
+			{Name: "data", Path: "/dev/xvdb", Size: resource.MustParse("10Gi"), VolumeMode: corev1.PersistentVolumeBlock}}}
+		key := create(c)
+		waitRunning(key)
+		Eventually(recorded(key, "still-2")).ShouldNot(BeEmpty())
+		waitWritesSettled(op)
+		before, requests := op.writes.count(), op.requests.Load()
+		for range 10 {
+			res, err := op.reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.RequeueAfter).To(BeZero(), "a steady cluster needs no periodic requeue")
+		}
+		Expect(op.writes.list()[before:]).To(BeEmpty())
+		Expect(op.requests.Load() - requests).To(BeZero(), "the claims are read for new pods only")
 	})
 })
