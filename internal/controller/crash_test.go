@@ -319,7 +319,8 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			crashChange{size: 3, live: true, there: func(c *ackov1alpha1.AerospikeCluster, _ int) { factor(3)(c) },
 				back: factor(2), shows: factorShown, expect: func([]string) map[string]string { return map[string]string{} }}),
 		Entry("a larger Block volume: StatefulSet replaced, claims resized, each pod restarted in place",
-			Label("crash-pod"), // the shorter of the two processes crashChange{size: 2, from: withGrowingVolume,
+			// In the shorter of the two crash processes.
+			Label("crash-pod"), crashChange{size: 2, from: withGrowingVolume,
 				there: func(c *ackov1alpha1.AerospikeCluster, n int) {
 					c.Spec.Storage.Volumes[0].Size = resource.MustParse(fmt.Sprintf("%dGi", 2+n))
 				},
