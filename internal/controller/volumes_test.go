@@ -113,6 +113,6 @@ var _ = Describe("Storage volumes", func() {
 			Expect(res.RequeueAfter).To(BeZero(), "a steady cluster needs no periodic requeue")
 		}
 		Expect(op.writes.list()[before:]).To(BeEmpty())
-		Expect(op.requests.Load() - requests).To(BeZero(), "the claims are read for new pods only")
+		Expect(op.requests.Load()-requests).To(BeZero(), "the claims are read for new pods only")
 	})
 })
