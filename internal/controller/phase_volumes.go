@@ -100,6 +100,33 @@ func (r *AerospikeClusterReconciler) recordPrepared(ctx context.Context, st *clu
 	if err != nil {
 		return nil, err
 	}
+	return r.recordClaims(ctx, st, pod, plan, recorded)
+}
+
+// recordInUse records the claims of a pod that did not prepare them, its asd having run on them. A
+// claim recorded for the pod's volume is its claim still: a claim cannot change under a pod that lives.
+func (r *AerospikeClusterReconciler) recordInUse(ctx context.Context, st *clusterState, pod *corev1.Pod,
+	vols []ackov1alpha1.VolumeSpec, recorded []ackov1alpha1.InitializedVolume) ([]ackov1alpha1.InitializedVolume, error) {
+	plan := make([]resources.PlannedVolume, 0, len(vols))
+	for _, v := range vols {
+		in := resources.PlannedVolume{Name: v.Name, Method: ackov1alpha1.VolumeInUse}
+		if i := slices.IndexFunc(recorded, func(iv ackov1alpha1.InitializedVolume) bool { return iv.Name == v.Name }); i >= 0 {
+			in.ClaimUID = types.UID(recorded[i].ClaimUID)
+		} else {
+			pvc, err := r.readClaim(ctx, pod, v.Name)
+			if err != nil {
+				return nil, err
+			}
+			in.ClaimUID = pvc.UID
+		}
+		plan = append(plan, in)
+	}
+	return r.recordClaims(ctx, st, pod, plan, recorded)
+}
+
+// recordClaims records each planned claim (recordClaim) and returns the pod's status entries.
+func (r *AerospikeClusterReconciler) recordClaims(ctx context.Context, st *clusterState, pod *corev1.Pod,
+	plan []resources.PlannedVolume, recorded []ackov1alpha1.InitializedVolume) ([]ackov1alpha1.InitializedVolume, error) {
 	out := make([]ackov1alpha1.InitializedVolume, 0, len(plan))
 	for _, p := range plan {
 		v, err := r.recordClaim(ctx, st, pod, p, recorded)
@@ -108,31 +135,6 @@ func (r *AerospikeClusterReconciler) recordPrepared(ctx context.Context, st *clu
 		}
 		if v != nil {
 			out = append(out, *v)
-		}
-	}
-	return out, nil
-}
-
-// recordInUse records the claims of a pod that did not prepare them, its asd having run on them.
-func (r *AerospikeClusterReconciler) recordInUse(ctx context.Context, st *clusterState, pod *corev1.Pod,
-	vols []ackov1alpha1.VolumeSpec, recorded []ackov1alpha1.InitializedVolume) ([]ackov1alpha1.InitializedVolume, error) {
-	out := make([]ackov1alpha1.InitializedVolume, 0, len(vols))
-	for _, v := range vols {
-		if i := slices.IndexFunc(recorded, func(iv ackov1alpha1.InitializedVolume) bool { return iv.Name == v.Name }); i >= 0 {
-			out = append(out, recorded[i]) // a claim cannot change under a pod that lives
-			continue
-		}
-		pvc, err := r.readClaim(ctx, pod, v.Name)
-		if err != nil {
-			return nil, err
-		}
-		iv, err := r.recordClaim(ctx, st, pod, resources.PlannedVolume{Name: v.Name, Method: ackov1alpha1.VolumeInUse,
-			ClaimUID: pvc.UID}, nil)
-		if err != nil {
-			return nil, err
-		}
-		if iv != nil {
-			out = append(out, *iv)
 		}
 	}
 	return out, nil
