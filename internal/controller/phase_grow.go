@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -144,15 +142,9 @@ func (r *AerospikeClusterReconciler) growClaims(ctx context.Context, st *cluster
 	return restart, "", nil
 }
 
-// resizeClaim asks for the volume's size on the claim (a merge patch that carries its UID).
+// resizeClaim asks for the volume's size on the claim.
 func (r *AerospikeClusterReconciler) resizeClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim,
 	v ackov1alpha1.VolumeSpec) error {
-	data, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"uid": pvc.UID},
-		"spec":     map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": v.Size.String()}}},
-	})
-	if err != nil {
-		return err
-	}
-	return r.Patch(ctx, objectRef(pvc, &corev1.PersistentVolumeClaim{}), client.RawPatch(types.MergePatchType, data))
+	return pods.PatchByUID(ctx, r.Client, objectRef(pvc, &corev1.PersistentVolumeClaim{}), map[string]any{
+		"spec": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": v.Size.String()}}}})
 }

@@ -141,7 +141,7 @@ func (w *world) step(ctx context.Context) error {
 	if err := w.readConfigMaps(ctx); err != nil {
 		return err
 	}
-	changed, err := w.storageControllers(ctx)
+	changed, err := w.storageControllers(ctx, sets.Items)
 	if err != nil {
 		return err
 	}
@@ -166,14 +166,10 @@ func (w *world) step(ctx context.Context) error {
 
 // storageControllers do what the garbage collector and a volume resizer would: a StatefulSet deleted
 // with orphan propagation lets its pods go (no owner) and then goes; a claim that asks for more holds it.
-func (w *world) storageControllers(ctx context.Context) (bool, error) {
-	sets := &appsv1.StatefulSetList{}
-	if err := w.c.List(ctx, sets, client.InNamespace(w.namespace)); err != nil {
-		return false, err
-	}
+func (w *world) storageControllers(ctx context.Context, sets []appsv1.StatefulSet) (bool, error) {
 	changed := false
-	for i := range sets.Items {
-		sts := &sets.Items[i]
+	for i := range sets {
+		sts := &sets[i]
 		if sts.DeletionTimestamp == nil || !slices.Contains(sts.Finalizers, metav1.FinalizerOrphanDependents) {
 			continue
 		}

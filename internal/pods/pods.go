@@ -110,11 +110,21 @@ func SetGate(ctx context.Context, c client.Client, pod *corev1.Pod, ready bool, 
 	return client.IgnoreNotFound(c.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data)))
 }
 
-// Annotate sets one annotation of the object (a pod or a claim) with a merge patch that carries its
-// UID, so that the patch never lands on a newer object of the same name.
+// Annotate sets one annotation of the object (a pod or a claim): PatchByUID.
 func Annotate(ctx context.Context, c client.Client, obj client.Object, key, value string) error {
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid": obj.GetUID(), "annotations": map[string]any{key: value}}})
+	return PatchByUID(ctx, c, obj, map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: value}}})
+}
+
+// PatchByUID applies a merge patch that carries the object's UID (metadata.uid is a precondition of
+// a merge patch), so that it never lands on a newer object of the same name.
+func PatchByUID(ctx context.Context, c client.Client, obj client.Object, patch map[string]any) error {
+	meta, _ := patch["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		patch["metadata"] = meta
+	}
+	meta["uid"] = obj.GetUID()
+	data, err := json.Marshal(patch)
 	if err != nil {
 		return err
 	}
