@@ -132,6 +132,31 @@ type StorageSpec struct {
 	// scale-up onto the same pod name finds it again) or Delete.
 	// +optional
 	PVCRetention *PVCRetention `json:"pvcRetention,omitempty"`
+
+	// LocalVolumes opts in to giving up the volumes of a pod whose Kubernetes node is lost: local
+	// persistent volumes live on one node, so the pod cannot run anywhere else while they exist. Unset,
+	// such a pod waits for its node (or for the user) forever.
+	// +optional
+	LocalVolumes *LocalVolumesSpec `json:"localVolumes,omitempty"`
+}
+
+// LocalVolumesSpec says which volumes are local and when their node counts as lost.
+type LocalVolumesSpec struct {
+	// StorageClasses whose volumes live on one node. A pod's claims of these classes are deleted, and
+	// the pod with them, once the node holding them has been lost for NodeLostAfterSeconds: the pod is
+	// recreated on another node with empty volumes and refilled by migrations.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MinLength=1
+	StorageClasses []string `json:"storageClasses"`
+
+	// NodeLostAfterSeconds is how long a node must be gone (its Node deleted) or not Ready before its
+	// pods' local volumes are given up. Default 1800 (30 minutes): longer than a reboot or a kernel
+	// upgrade, which bring the volumes back.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	NodeLostAfterSeconds *int32 `json:"nodeLostAfterSeconds,omitempty"`
 }
 
 // PVCRetentionType is Retain or Delete.

@@ -41,6 +41,10 @@ const (
 	ConditionPaused = "Paused"
 	// ConditionPendingChanges is True while spec changes made during a pause wait for resume.
 	ConditionPendingChanges = "PendingChanges"
+	// ConditionNodeLost is True while a pod's local volumes (spec.storage.localVolumes) are on a
+	// Kubernetes node that is gone or not Ready; the message names the pod and the node, and when or why
+	// not yet its volumes are given up. Absent otherwise.
+	ConditionNodeLost = "NodeLost"
 	// ConditionCircuitBreakerOpen is True while repeated reconcile failures hold reconciliation back (ADR-0013).
 	ConditionCircuitBreakerOpen = "CircuitBreakerOpen"
 )
@@ -99,6 +103,8 @@ const (
 	ReasonReplacingBrokenPods = "ReplacingBrokenPods"
 	// ReasonApplyingConfig: a config change is applied to the running nodes (Reconciling condition).
 	ReasonApplyingConfig = "ApplyingConfig"
+	// ReasonLocalVolumesPinned: a pod is held by local volumes on a lost node (NodeLost condition).
+	ReasonLocalVolumesPinned = "LocalVolumesPinned"
 	// ReasonProgressing: nothing blocks the operator (Stalled condition False).
 	ReasonProgressing = "Progressing"
 )
@@ -217,6 +223,11 @@ const (
 	// EventVolumesGrowing: a larger spec.storage.volumes size is being applied: a StatefulSet replaced
 	// without its pods, or a claim resized.
 	EventVolumesGrowing = "VolumesGrowing"
+	// EventNodeLost: a pod's local volumes are on a Kubernetes node that is gone or not Ready.
+	EventNodeLost = "NodeLost"
+	// EventLocalVolumesDeleted: the claims of a pod whose node was lost for spec.storage.localVolumes
+	// nodeLostAfterSeconds were deleted, and the pod, so that it is recreated elsewhere with empty volumes.
+	EventLocalVolumesDeleted = "LocalVolumesDeleted"
 )
 
 // Limits of Aerospike Community Edition and of the API.

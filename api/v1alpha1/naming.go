@@ -229,6 +229,18 @@ func (c *AerospikeCluster) ProgressDeadline() time.Duration {
 	return time.Duration(*c.Spec.ProgressDeadlineSeconds) * time.Second
 }
 
+// DefaultNodeLostAfter is spec.storage.localVolumes.nodeLostAfterSeconds unless set.
+const DefaultNodeLostAfter = 30 * time.Minute
+
+// NodeLostAfter is how long a node holding local volumes must be gone or not Ready before they are
+// given up (spec.storage.localVolumes.nodeLostAfterSeconds with its default).
+func (l *LocalVolumesSpec) NodeLostAfter() time.Duration {
+	if l.NodeLostAfterSeconds == nil || *l.NodeLostAfterSeconds <= 0 {
+		return DefaultNodeLostAfter
+	}
+	return time.Duration(*l.NodeLostAfterSeconds) * time.Second
+}
+
 // MonitoringEnabled reports whether spec.monitoring adds the exporter.
 func (c *AerospikeCluster) MonitoringEnabled() bool {
 	return c.Spec.Monitoring != nil && c.Spec.Monitoring.Enabled

@@ -95,7 +95,8 @@ type phase struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -157,6 +158,7 @@ func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterS
 		{"observe", r.observe},
 		{"prepareVolumes", r.prepareVolumes},
 		{"growVolumes", r.growVolumes},
+		{"recoverLostNodes", r.recoverLostNodes},
 		{"holdViolations", r.holdViolations},
 		{"applyChildren", r.applyChildren},
 		{"applyPodMonitor", r.applyPodMonitor},

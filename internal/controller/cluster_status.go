@@ -96,6 +96,15 @@ func setClusterSplit(s *ackov1alpha1.AerospikeClusterStatus, generation int64, s
 		"Aerospike nodes form one cluster")
 }
 
+// setNodeLost names the pods held by local volumes on a lost node, and what each waits for ("" removes it).
+func setNodeLost(s *ackov1alpha1.AerospikeClusterStatus, generation int64, message string) {
+	if message == "" {
+		meta.RemoveStatusCondition(&s.Conditions, ackov1alpha1.ConditionNodeLost)
+		return
+	}
+	setCondition(s, generation, ackov1alpha1.ConditionNodeLost, metav1.ConditionTrue, ackov1alpha1.ReasonLocalVolumesPinned, message)
+}
+
 // setConfigWarning lists the rules the applied config breaks since they were added ("" removes it).
 func setConfigWarning(s *ackov1alpha1.AerospikeClusterStatus, generation int64, message string) {
 	if message == "" {
@@ -113,6 +122,7 @@ func (st *clusterState) summarize(s *ackov1alpha1.AerospikeClusterStatus) {
 	st.summarizePods(s)
 	setClusterSplit(s, gen, st.split, st.describeGroups())
 	setConfigWarning(s, gen, st.configWarning)
+	setNodeLost(s, gen, st.nodeLost)
 	if st.invalid != "" {
 		s.Phase = ackov1alpha1.PhaseError
 		setReconcileFailed(s, gen, true, st.invalidReason, st.invalid)

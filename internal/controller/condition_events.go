@@ -29,6 +29,10 @@ func (st *clusterState) announceConditionChanges(before []metav1.Condition) {
 		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventRolloutStuck, "Restart", nil, "%s", c.Message)
 	}
 	st.announceSplit(before, after)
+	if c := meta.FindStatusCondition(after, ackov1alpha1.ConditionNodeLost); c != nil &&
+		!meta.IsStatusConditionTrue(before, ackov1alpha1.ConditionNodeLost) {
+		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventNodeLost, "Observe", nil, "%s", c.Message)
+	}
 }
 
 // announceSplit: a Warning when the nodes split, and a Normal event when they form one cluster again.

@@ -126,6 +126,9 @@ const (
 	actRoll      actKind = iota // a rolling-restart step, a scale-down step, a rack removal: takeDownChecks
 	actOperation                // a restart the user asked for: while split, the safety rule once migrations are done
 	actReplace                  // deleting pods broken by their container state
+	// actGiveUp: deleting the local volumes of a pod whose node is lost, and the pod: takeDownChecks
+	// with the pod's node already down and not counted as running (its status is the lost node's).
+	actGiveUp
 )
 
 func (k actKind) checks(split bool) []takeDownCheck {
@@ -244,7 +247,11 @@ func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterS
 		return "", err
 	}
 	now := r.Clock.Now()
-	v := st.viewOf(pods, runningPods(pods), now)
+	members := runningPods(pods)
+	if act.kind == actGiveUp {
+		members = slices.DeleteFunc(members, func(m string) bool { return slices.Contains(act.pods, m) })
+	}
+	v := st.viewOf(pods, members, now)
 	if act.kind == actReplace {
 		if check, why := v.run(act.kind, act.pods); check != "" {
 			return holdReason(act.what, check, why), nil

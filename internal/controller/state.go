@@ -69,6 +69,7 @@ type clusterState struct {
 	invalid, invalidReason string          // the spec cannot be applied (Stalled)
 	stuck                  string          // a rolling restart ran past its progress deadline (Stalled)
 	configWarning          string          // rules the applied config breaks since they were added
+	nodeLost               string          // pods held by local volumes on a lost node (NodeLost)
 	applied                bool            // the children match the spec (observedGeneration)
 	deferred               bool            // a scale down still has steps to go
 	operationActive        bool

@@ -94,6 +94,13 @@ type world struct {
 	// runs a pod only once its ConfigMap holds the file its init container copies (the init
 	// container fails, and is retried, until then).
 	nodeOf func(pod string) string
+	// placement, when set, schedules each new pod on a Kubernetes node (by pod name) without nodeOf's
+	// wait for a file of the pod's own.
+	placement func(pod string) string
+	// lostNodes are Kubernetes nodes whose kubelet is gone: their pods keep their last status but are
+	// not Ready (the node lifecycle controller's part), their asd does not answer, and no deletion of
+	// theirs is confirmed.
+	lostNodes map[string]bool
 	// prepared counts the runs of prepare-volumes that changed a claim (a method other than None), by
 	// claim UID.
 	prepared   map[types.UID]int
@@ -195,8 +202,16 @@ func (w *world) storageControllers(ctx context.Context, sets []appsv1.StatefulSe
 	if err := w.c.List(ctx, claims, client.InNamespace(w.namespace)); err != nil {
 		return false, err
 	}
+	released, err := w.releaseClaims(ctx, claims.Items)
+	if err != nil {
+		return false, err
+	}
+	changed = changed || released
 	for i := range claims.Items {
 		pvc := &claims.Items[i]
+		if pvc.DeletionTimestamp != nil {
+			continue
+		}
 		want, have := pvc.Spec.Resources.Requests[corev1.ResourceStorage], pvc.Status.Capacity[corev1.ResourceStorage]
 		if pvc.Status.Phase == corev1.ClaimBound && want.Cmp(have) <= 0 {
 			continue
@@ -204,6 +219,36 @@ func (w *world) storageControllers(ctx context.Context, sets []appsv1.StatefulSe
 		pvc.Status.Phase, pvc.Status.Capacity = corev1.ClaimBound, corev1.ResourceList{corev1.ResourceStorage: want}
 		changed = true
 		if err := client.IgnoreNotFound(w.c.Status().Update(ctx, pvc)); err != nil {
+			return false, err
+		}
+	}
+	return changed, nil
+}
+
+// releaseClaims does the pvc-protection controller's part: a claim being deleted goes once no pod
+// mounts it.
+func (w *world) releaseClaims(ctx context.Context, claims []corev1.PersistentVolumeClaim) (bool, error) {
+	pods := &corev1.PodList{}
+	if err := w.c.List(ctx, pods, client.InNamespace(w.namespace)); err != nil {
+		return false, err
+	}
+	mounted := map[string]bool{}
+	for _, p := range pods.Items {
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				mounted[v.PersistentVolumeClaim.ClaimName] = true
+			}
+		}
+	}
+	changed := false
+	for i := range claims {
+		pvc := &claims[i]
+		if pvc.DeletionTimestamp == nil || mounted[pvc.Name] || len(pvc.Finalizers) == 0 {
+			continue
+		}
+		changed = true
+		if err := client.IgnoreNotFound(w.c.Patch(ctx, pvc.DeepCopy(),
+			client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))); err != nil {
 			return false, err
 		}
 	}
@@ -266,10 +311,13 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
-	if w.nodeOf != nil {
+	switch {
+	case w.nodeOf != nil:
 		pod.Spec.NodeName = w.nodeOf(pod.Name)
+	case w.placement != nil:
+		pod.Spec.NodeName = w.placement(pod.Name)
 	}
-	if err := w.createClaims(ctx, sts, pod); err != nil {
+	if created, err := w.createClaims(ctx, sts, pod); !created || err != nil {
 		return err
 	}
 	if err := w.c.Create(ctx, pod); err != nil {
@@ -288,20 +336,29 @@ func (w *world) createPod(ctx context.Context, sts *appsv1.StatefulSet, ordinal 
 }
 
 // createClaims creates the pod's claims from the volume claim templates where they do not exist, and
-// mounts them, as the StatefulSet controller does (<template>-<pod>).
-func (w *world) createClaims(ctx context.Context, sts *appsv1.StatefulSet, pod *corev1.Pod) error {
+// mounts them, as the StatefulSet controller does (<template>-<pod>). Like it, it creates no pod while
+// one of its claims is being deleted (ready is false): the pod would mount the claim that goes.
+func (w *world) createClaims(ctx context.Context, sts *appsv1.StatefulSet, pod *corev1.Pod) (ready bool, err error) {
 	for _, t := range sts.Spec.VolumeClaimTemplates {
 		claim := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: resources.ClaimName(t.Name, pod.Name), Namespace: pod.Namespace, Labels: t.Labels},
 			Spec:       *t.Spec.DeepCopy(),
 		}
-		if err := w.c.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+		switch err := w.c.Create(ctx, claim); {
+		case apierrors.IsAlreadyExists(err):
+			if err := w.c.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			if claim.DeletionTimestamp != nil {
+				return false, nil
+			}
+		case err != nil:
+			return false, err
 		}
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}})
 	}
-	return nil
+	return true, nil
 }
 
 // runInits runs the init containers: done is false while one waits (its status then shows it).
@@ -381,7 +438,13 @@ func (w *world) creations() map[string]int {
 // envtest's namespace controller-less world: the test deletes with the default grace, which kube-
 // apiserver applies at once for pods without a node).
 func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool, error) {
-	if pod.DeletionTimestamp != nil {
+	w.mu.Lock()
+	lost := w.lostNodes[pod.Spec.NodeName]
+	w.mu.Unlock()
+	switch {
+	case lost:
+		return w.lostKubelet(ctx, pod)
+	case pod.DeletionTimestamp != nil:
 		return w.confirmDeletion(ctx, pod)
 	}
 	if done, changed, err := w.runInits(ctx, pod); !done || err != nil {
@@ -421,6 +484,16 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 		return false, nil
 	}
 	pod.Status = *want
+	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
+// lostKubelet is what becomes of a pod on a lost node: the node lifecycle controller marks it not
+// Ready; nothing else changes it.
+func (w *world) lostKubelet(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	if !resources.PodReady(pod) {
+		return false, nil
+	}
+	setPodCondition(&pod.Status, corev1.PodReady, false, metav1.Now())
 	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
 }
 
@@ -681,7 +754,8 @@ func (w *world) upNodes(spec aerospike.ProbeSpec, byName map[string]*corev1.Pod)
 	var up []string
 	for _, t := range spec.Targets {
 		p := byName[t.PodName]
-		if p == nil || p.DeletionTimestamp != nil || w.unreachable || w.alone[t.PodName] || w.down[t.PodName] {
+		if p == nil || p.DeletionTimestamp != nil || w.unreachable || w.alone[t.PodName] || w.down[t.PodName] ||
+			w.lostNodes[p.Spec.NodeName] {
 			continue
 		}
 		if _, started := w.started[p.UID]; started {

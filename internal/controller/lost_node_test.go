@@ -1,0 +1,110 @@
+package controller
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/operations"
+)
+
+// setNodeReady sets a node's Ready condition, as its kubelet (True) or the node lifecycle controller
+// (Unknown, once the kubelet stopped posting) would.
+func setNodeReady(name string, status corev1.ConditionStatus) {
+	node := &corev1.Node{}
+	ExpectWithOffset(1, k8s.Get(context.Background(), types.NamespacedName{Name: name}, node)).To(Succeed())
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status,
+		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	ExpectWithOffset(1, k8s.Status().Update(context.Background(), node)).To(Succeed())
+}
+
+var _ = Describe("Local volumes on a lost node", func() {
+	It("gives up a lost node's local claims and its pod after the grace time, only while the other nodes "+
+		"hold every copy, and keeps the claims of other classes", func() {
+		ctx := context.Background()
+		suffix := strconv.Itoa(GinkgoParallelProcess()) + "-" + strconv.Itoa(int(GinkgoRandomSeed()%100000))
+		nodes := map[string]string{"lv-0": "lv-a-" + suffix, "lv-1": "lv-b-" + suffix, "lv-2": "lv-c-" + suffix}
+		spare := "lv-spare-" + suffix
+		for _, n := range append([]string{spare}, nodes["lv-0"], nodes["lv-1"], nodes["lv-2"]) {
+			createNode(n, nil)
+			setNodeReady(n, corev1.ConditionTrue)
+		}
+		var lostB atomic.Bool
+		ns, w := newNamespace(func(w *world) {
+			w.lostNodes = map[string]bool{}
+			w.placement = func(pod string) string {
+				if pod == "lv-1" && lostB.Load() {
+					return spare
+				}
+				return nodes[pod]
+			}
+		})
+		startOperator(w, operations.Config{})
+		c := sampleCluster(ns, "lv", 3)
+		c.Spec.Storage = &ackov1alpha1.StorageSpec{
+			Volumes: []ackov1alpha1.VolumeSpec{
+				{Name: "data", Path: "/opt/aerospike/data", Size: resource.MustParse("10Gi"), StorageClassName: ptr.To("local-ssd")},
+				{Name: "work", Path: "/opt/aerospike/work", Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("network")},
+			},
+			LocalVolumes: &ackov1alpha1.LocalVolumesSpec{StorageClasses: []string{"local-ssd"}, NodeLostAfterSeconds: ptr.To[int32](3)},
+		}
+		key := create(c)
+		waitRunning(key)
+		claimUID := func(name string) types.UID {
+			pvc := &corev1.PersistentVolumeClaim{}
+			if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pvc); err != nil || pvc.DeletionTimestamp != nil {
+				return ""
+			}
+			return pvc.UID
+		}
+		pod := &corev1.Pod{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lv-1"}, pod)).To(Succeed())
+		before := map[string]types.UID{}
+		for _, n := range []string{"data-lv-0", "data-lv-1", "data-lv-2", "work-lv-1"} {
+			before[n] = claimUID(n)
+		}
+
+		By("node B stops; another pod is not Ready: the NodeLost condition names the node, nothing is given up")
+		w.set(func(w *world) { w.lostNodes[nodes["lv-1"]], w.holdReady["lv-0"] = true, true })
+		setNodeReady(nodes["lv-1"], corev1.ConditionUnknown)
+		lostB.Store(true)
+		Eventually(func() string {
+			if c := condition(key, ackov1alpha1.ConditionNodeLost)(); c != nil {
+				return c.Message
+			}
+			return ""
+		}, timeout, poll).Should(And(
+			ContainSubstring("pod lv-1: its local volumes are on node "+nodes["lv-1"]+", not Ready since"),
+			ContainSubstring("giving up the volumes held by check SafetyRule")))
+		Expect(eventMessages(key, ackov1alpha1.EventNodeLost)).To(ContainElement(ContainSubstring("node " + nodes["lv-1"])))
+		Consistently(func() types.UID { return claimUID("data-lv-1") }, 2*time.Second, poll).Should(Equal(before["data-lv-1"]))
+
+		By("the other nodes hold every copy again: the local claim and the pod go, the pod comes back elsewhere")
+		w.set(func(w *world) { delete(w.holdReady, "lv-0") })
+		Eventually(func() types.UID { return claimUID("data-lv-1") }, timeout, poll).ShouldNot(Or(BeEmpty(), Equal(before["data-lv-1"])))
+		waitRunning(key)
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lv-1"}, pod)).To(Succeed())
+		Expect(pod.Spec.NodeName).To(Equal(spare))
+		Expect(condition(key, ackov1alpha1.ConditionNodeLost)()).To(BeNil(), "no stale NodeLost condition")
+		for _, n := range []string{"data-lv-0", "data-lv-2", "work-lv-1"} {
+			Expect(claimUID(n)).To(Equal(before[n]), "claim %s is kept", n)
+		}
+		Expect(eventMessages(key, ackov1alpha1.EventLocalVolumesDeleted)).To(ConsistOf(
+			HavePrefix("Node " + nodes["lv-1"] + " not Ready since ")))
+		Expect(strings.Join(eventMessages(key, ackov1alpha1.EventLocalVolumesDeleted), "")).To(
+			ContainSubstring("deleted claims data-lv-1 and pod lv-1"))
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodes["lv-1"]}}))).To(Succeed())
+	})
+})

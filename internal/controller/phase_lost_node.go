@@ -1,0 +1,248 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/resources"
+)
+
+// annotationSelectedNode is where the scheduler records the node a claim's volume is provisioned on
+// (WaitForFirstConsumer classes: local-path, TopoLVM, OpenEBS LocalPV...).
+const annotationSelectedNode = "volume.kubernetes.io/selected-node"
+
+// pinnedPod is a pod held by local volumes (spec.storage.localVolumes) on a Kubernetes node that is
+// gone or not Ready: it cannot run anywhere else while its claims exist.
+type pinnedPod struct {
+	pod    *corev1.Pod
+	node   string
+	lost   string    // how: "deleted", "not Ready"
+	since  time.Time // when the node was first seen so (for a deleted node: when the pod stopped)
+	claims []*corev1.PersistentVolumeClaim
+}
+
+// giveUpAt is when the pod's volumes may be given up.
+func (p pinnedPod) giveUpAt(lv *ackov1alpha1.LocalVolumesSpec) time.Time {
+	return p.since.Add(lv.NodeLostAfter())
+}
+
+// recoverLostNodes finds the pods held by local volumes on a lost node and, once the node has been
+// lost for spec.storage.localVolumes.nodeLostAfterSeconds, deletes their claims and then the pod, so
+// that the StatefulSet recreates it elsewhere with new, empty volumes that migrations refill. One pod
+// at a time, through the door, under the safety rule: the other nodes must hold every copy (all up,
+// stable, no migrations), so that the data given up exists elsewhere. The NodeLost condition says
+// what waits for what. A crash between the deletes is safe: the claims wait for the pod (their
+// protection finalizer), and the next reconcile finds the pod still pinned and deletes it.
+func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *clusterState) (bool, error) {
+	lv := localVolumes(st.cluster)
+	if lv == nil {
+		return false, nil
+	}
+	var pinned []pinnedPod
+	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
+		pod := st.pods[name]
+		if resources.PodReady(pod) {
+			continue
+		}
+		p, err := r.pinnedBy(ctx, pod, lv.StorageClasses)
+		if err != nil {
+			return false, fmt.Errorf("pod %s: %w", name, err)
+		}
+		if p != nil {
+			pinned = append(pinned, *p)
+		}
+	}
+	if len(pinned) == 0 {
+		return false, nil
+	}
+	// A pinned pod's node does not answer: it is not counted as a running node the others are measured by.
+	st.members = slices.DeleteFunc(st.members, func(m string) bool {
+		return slices.ContainsFunc(pinned, func(p pinnedPod) bool { return p.pod.Name == m })
+	})
+	var lines []string
+	acted := false
+	for _, p := range pinned {
+		line := fmt.Sprintf("pod %s: its local volumes are on node %s, %s since %s", p.pod.Name, p.node, p.lost,
+			p.since.UTC().Format(time.RFC3339))
+		switch at := p.giveUpAt(lv); {
+		case st.now.Before(at):
+			line += "; they are given up at " + at.UTC().Format(time.RFC3339)
+		case acted:
+			line += "; given up after the pod before it (one at a time)"
+		default:
+			acted = true
+			why, err := r.giveUp(ctx, st, p, at)
+			if err != nil {
+				return false, err
+			}
+			line += "; " + why
+		}
+		lines = append(lines, line)
+	}
+	st.nodeLost = strings.Join(lines, "; ")
+	st.setWork(ackov1alpha1.ReasonLocalVolumesPinned, "%s", st.nodeLost)
+	return false, nil
+}
+
+// localVolumes is spec.storage.localVolumes, nil when not set.
+func localVolumes(c *ackov1alpha1.AerospikeCluster) *ackov1alpha1.LocalVolumesSpec {
+	if c.Spec.Storage == nil {
+		return nil
+	}
+	return c.Spec.Storage.LocalVolumes
+}
+
+// giveUp deletes the pinned pod's local claims and then the pod once the door lets it go: decided is
+// when its time came, so the readings must be newer. It says what happened or why it waits.
+func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterState, p pinnedPod, decided time.Time) (string, error) {
+	why, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes", kind: actGiveUp,
+		pods: []string{p.pod.Name}, decided: decided})
+	if err != nil || why != "" {
+		return why, err
+	}
+	var names []string
+	for _, c := range p.claims {
+		names = append(names, c.Name)
+		if c.DeletionTimestamp != nil {
+			continue // deleted by an earlier attempt: it waits for the pod
+		}
+		if err := r.Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return "", fmt.Errorf("delete claim %s: %w", c.Name, err)
+		}
+	}
+	// No grace: the node's kubelet, which would confirm it, is gone.
+	err = r.Delete(ctx, p.pod, client.Preconditions{UID: &p.pod.UID}, client.GracePeriodSeconds(0))
+	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return "", fmt.Errorf("delete pod %s: %w", p.pod.Name, err)
+	}
+	what := "claims " + strings.Join(names, ", ") + " and pod " + p.pod.Name
+	if len(names) == 0 {
+		what = "pod " + p.pod.Name + " (its claims were gone already)"
+	}
+	st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventLocalVolumesDeleted, "GiveUpVolumes", p.pod,
+		"Node %s %s since %s: deleted %s; the pod is recreated with empty volumes and refilled by migrations",
+		p.node, p.lost, p.since.UTC().Format(time.RFC3339), what)
+	return "deleted " + what, nil
+}
+
+// pinnedBy says whether the pod is held by claims of the local classes on a node that is gone or not
+// Ready (nil when not). The claims, their volumes and the node are read from the API server: what is
+// decided here deletes data.
+func (r *AerospikeClusterReconciler) pinnedBy(ctx context.Context, pod *corev1.Pod, classes []string) (*pinnedPod, error) {
+	var claims []*corev1.PersistentVolumeClaim
+	node, gone := pod.Spec.NodeName, false
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		pvc := &corev1.PersistentVolumeClaim{}
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName}, pvc)
+		if apierrors.IsNotFound(err) {
+			// Given up already (an earlier attempt, where no protection finalizer held it): the pod
+			// cannot start again on it either.
+			gone = true
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if pvc.Spec.StorageClassName == nil || !slices.Contains(classes, *pvc.Spec.StorageClassName) {
+			continue
+		}
+		claims = append(claims, pvc)
+		if node == "" {
+			if node, err = r.claimNode(ctx, pvc); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(claims) == 0 && !gone || node == "" {
+		return nil, nil
+	}
+	n := &corev1.Node{}
+	switch err := r.APIReader.Get(ctx, types.NamespacedName{Name: node}, n); {
+	case apierrors.IsNotFound(err):
+		n = nil
+	case err != nil:
+		return nil, err
+	}
+	lost, since := nodeLost(n, pod)
+	if lost == "" {
+		return nil, nil
+	}
+	return &pinnedPod{pod: pod, node: node, lost: lost, since: since, claims: claims}, nil
+}
+
+// claimNode is the node a claim's volume lives on: the scheduler's choice for a provisioned volume, or
+// the hostname its persistent volume is pinned to (a static local volume); "" when neither says.
+func (r *AerospikeClusterReconciler) claimNode(ctx context.Context, pvc *corev1.PersistentVolumeClaim) (string, error) {
+	if n := pvc.Annotations[annotationSelectedNode]; n != "" {
+		return n, nil
+	}
+	if pvc.Spec.VolumeName == "" {
+		return "", nil
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: pvc.Spec.VolumeName}, pv); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	return pinnedHostname(pv), nil
+}
+
+// pinnedHostname is the one hostname a persistent volume's node affinity requires ("" when it
+// requires none, or allows several nodes).
+func pinnedHostname(pv *corev1.PersistentVolume) string {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	host := ""
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key != corev1.LabelHostname {
+				continue
+			}
+			if e.Operator != corev1.NodeSelectorOpIn || len(e.Values) != 1 || host != "" && host != e.Values[0] {
+				return ""
+			}
+			host = e.Values[0]
+		}
+	}
+	return host
+}
+
+// nodeLost says how the node is lost ("" when it is not) and since when: deleted (nil) since the pod
+// stopped running on it, or not Ready since its Ready condition last changed.
+func nodeLost(node *corev1.Node, pod *corev1.Pod) (string, time.Time) {
+	if node == nil {
+		return "deleted", podStoppedAt(pod)
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == corev1.ConditionTrue {
+				return "", time.Time{}
+			}
+			return "not Ready", c.LastTransitionTime.Time
+		}
+	}
+	return "not Ready", node.CreationTimestamp.Time // a node that never reported
+}
+
+// podStoppedAt is when the pod last stopped being Ready, or was found unschedulable; its creation when
+// neither is recorded.
+func podStoppedAt(pod *corev1.Pod) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if (c.Type == corev1.PodReady || c.Type == corev1.PodScheduled) && c.Status != corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return pod.CreationTimestamp.Time
+}
