@@ -104,7 +104,8 @@ func localVolumes(c *ackov1alpha1.AerospikeCluster) *ackov1alpha1.LocalVolumesSp
 
 // giveUp deletes the pinned pod's local claims and then the pod once the door lets it go: decided is
 // when its time came, so the readings must be newer. It says what happened or why it waits.
-func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterState, p pinnedPod, decided time.Time) (string, error) {
+func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterState, p pinnedPod,
+	decided time.Time) (string, error) {
 	why, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes", kind: actGiveUp,
 		pods: []string{p.pod.Name}, decided: decided})
 	if err != nil || why != "" {
@@ -230,10 +231,10 @@ func nodeLost(node *corev1.Node, pod *corev1.Pod) (string, time.Time) {
 			if c.Status == corev1.ConditionTrue {
 				return "", time.Time{}
 			}
-			return "not Ready", c.LastTransitionTime.Time
+			return stateNotReady, c.LastTransitionTime.Time
 		}
 	}
-	return "not Ready", node.CreationTimestamp.Time // a node that never reported
+	return stateNotReady, node.CreationTimestamp.Time // a node that never reported
 }
 
 // podStoppedAt is when the pod last stopped being Ready, or was found unschedulable; its creation when

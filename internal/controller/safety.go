@@ -15,6 +15,9 @@ import (
 	"github.com/acko-io/acko/internal/resources"
 )
 
+// stateNotReady says a pod (or a Kubernetes node) is not Ready.
+const stateNotReady = "not Ready"
+
 // takeDownCheck is a named safety predicate (as ECK's; ADR-0020, docs/adr/0020-restart-safety.md): it
 // returns "" when the given pods may go down now, or why they may not. Every act that takes Aerospike nodes
 // down runs them through one door (mayActNow) at the moment it acts.
@@ -176,7 +179,7 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 			(resources.SidecarNotReady(pod) && slices.Contains(inCluster, name) || st.split && st.answers(name)):
 			serving[name] = true
 		default:
-			down[name] = "not Ready"
+			down[name] = stateNotReady
 		}
 	}
 	for _, name := range desired {

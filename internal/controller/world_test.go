@@ -174,6 +174,24 @@ func (w *world) step(ctx context.Context) error {
 // storageControllers do what the garbage collector and a volume resizer would: a StatefulSet deleted
 // with orphan propagation lets its pods go (no owner) and then goes; a claim that asks for more holds it.
 func (w *world) storageControllers(ctx context.Context, sets []appsv1.StatefulSet) (bool, error) {
+	orphaned, err := w.orphanPods(ctx, sets)
+	if err != nil {
+		return false, err
+	}
+	claims := &corev1.PersistentVolumeClaimList{}
+	if err := w.c.List(ctx, claims, client.InNamespace(w.namespace)); err != nil {
+		return false, err
+	}
+	released, err := w.releaseClaims(ctx, claims.Items)
+	if err != nil {
+		return false, err
+	}
+	resized, err := w.resizeClaims(ctx, claims.Items)
+	return orphaned || released || resized, err
+}
+
+// orphanPods lets the pods of a StatefulSet deleted with orphan propagation go (no owner), and then it.
+func (w *world) orphanPods(ctx context.Context, sets []appsv1.StatefulSet) (bool, error) {
 	changed := false
 	for i := range sets {
 		sts := &sets[i]
@@ -198,17 +216,14 @@ func (w *world) storageControllers(ctx context.Context, sets []appsv1.StatefulSe
 			return false, err
 		}
 	}
-	claims := &corev1.PersistentVolumeClaimList{}
-	if err := w.c.List(ctx, claims, client.InNamespace(w.namespace)); err != nil {
-		return false, err
-	}
-	released, err := w.releaseClaims(ctx, claims.Items)
-	if err != nil {
-		return false, err
-	}
-	changed = changed || released
-	for i := range claims.Items {
-		pvc := &claims.Items[i]
+	return changed, nil
+}
+
+// resizeClaims binds each claim with the size it asks for, as a provisioner and a volume resizer would.
+func (w *world) resizeClaims(ctx context.Context, claims []corev1.PersistentVolumeClaim) (bool, error) {
+	changed := false
+	for i := range claims {
+		pvc := &claims[i]
 		if pvc.DeletionTimestamp != nil {
 			continue
 		}
@@ -292,7 +307,7 @@ func (w *world) syncSet(ctx context.Context, sts *appsv1.StatefulSet) (bool, err
 			}
 			continue
 		}
-		c, err := w.kubelet(ctx, pod, o)
+		c, err := w.runPod(ctx, pod, o)
 		if err != nil {
 			return changed, err
 		}
@@ -438,13 +453,7 @@ func (w *world) creations() map[string]int {
 // envtest's namespace controller-less world: the test deletes with the default grace, which kube-
 // apiserver applies at once for pods without a node).
 func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool, error) {
-	w.mu.Lock()
-	lost := w.lostNodes[pod.Spec.NodeName]
-	w.mu.Unlock()
-	switch {
-	case lost:
-		return w.lostKubelet(ctx, pod)
-	case pod.DeletionTimestamp != nil:
+	if pod.DeletionTimestamp != nil {
 		return w.confirmDeletion(ctx, pod)
 	}
 	if done, changed, err := w.runInits(ctx, pod); !done || err != nil {
@@ -485,6 +494,18 @@ func (w *world) kubelet(ctx context.Context, pod *corev1.Pod, ordinal int) (bool
 	}
 	pod.Status = *want
 	return true, client.IgnoreNotFound(w.c.Status().Update(ctx, pod))
+}
+
+// runPod runs the pod on its node: its kubelet, or nothing but the node lifecycle controller when the
+// node is lost.
+func (w *world) runPod(ctx context.Context, pod *corev1.Pod, ordinal int) (bool, error) {
+	w.mu.Lock()
+	lost := w.lostNodes[pod.Spec.NodeName]
+	w.mu.Unlock()
+	if lost {
+		return w.lostKubelet(ctx, pod)
+	}
+	return w.kubelet(ctx, pod, ordinal)
 }
 
 // lostKubelet is what becomes of a pod on a lost node: the node lifecycle controller marks it not
