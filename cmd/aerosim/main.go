@@ -47,6 +47,9 @@ func main() {
 		"how long the others keep counting a hung node before they drop it")
 	flag.DurationVar(&opts.CrashLoopBackoff, "crash-loop-backoff", 10*time.Second,
 		"how long a node whose config asd refused waits before it starts again")
+	flag.Int64Var(&opts.LoadRate, "load-rate", 0,
+		"records a second a starting asd reads back from its persistent namespaces (0: at once)")
+	flag.StringVar(&opts.LogDir, "log-dir", "", "where each node's log is written, in the CRI format (none when empty)")
 	flag.Parse()
 	if err := run(*control, *shards, opts); err != nil {
 		log.Fatal(err)

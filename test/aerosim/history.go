@@ -86,7 +86,7 @@ func statusOf(n *node) status {
 	switch {
 	case n.removed:
 		return status{reason: ReasonRemoved}
-	case n.asd.phase == phaseDown:
+	case n.asd.phase == phaseDown || n.asd.phase == phaseLoading:
 		return status{reason: ReasonRestarting}
 	case n.asd.phase == phaseFailed:
 		return status{reason: ReasonFailed}

@@ -39,6 +39,7 @@ const (
 	phaseJoining                 // listening, heartbeating, cluster_size 0 until joinAt
 	phaseActive                  // a member
 	phaseFailed                  // refused its config; starts again at retryAt
+	phaseLoading                 // reading its persistent namespaces back until loadUntil; not listening
 )
 
 // asd is one run of a node's asd process, from start to stop.
@@ -48,6 +49,9 @@ type asd struct {
 	joinAt     time.Time
 	retryAt    time.Time
 	startedAt  time.Time
+	loadUntil  time.Time
+	nextTick   time.Time        // the loading ticker's next line
+	loading    map[string]int64 // records each persistent namespace reads back at start
 	simple     bool
 	conf       nodeConfig
 	live       *liveConfig // running values (nil for a simple node)
@@ -78,7 +82,7 @@ type SeedState struct {
 func (a *asd) answering() bool { return a.phase == phaseJoining || a.phase == phaseActive }
 
 func (a *asd) phaseName() string {
-	return [...]string{PhaseRestarting, PhaseJoining, PhaseMember, PhaseFailed}[a.phase]
+	return [...]string{PhaseRestarting, PhaseJoining, PhaseMember, PhaseFailed, PhaseLoading}[a.phase]
 }
 
 // deadline is when the process moves on by itself (zero: never).
@@ -90,6 +94,11 @@ func (a *asd) deadline() time.Time {
 		return a.joinAt
 	case phaseFailed:
 		return a.retryAt
+	case phaseLoading:
+		if a.nextTick.Before(a.loadUntil) {
+			return a.nextTick
+		}
+		return a.loadUntil
 	}
 	return time.Time{}
 }
@@ -238,6 +247,8 @@ func (s *Sim) step(n *node, t time.Time) {
 		s.start(n, a.downUntil)
 	case a.phase == phaseFailed && !a.retryAt.After(t):
 		s.start(n, a.retryAt)
+	case a.phase == phaseLoading:
+		s.load(n, t)
 	}
 	joined := a.phase == phaseJoining && !a.joinAt.After(t)
 	// A member the others forgot (it hung) is counted again once it heartbeats.
@@ -294,7 +305,61 @@ func (s *Sim) start(n *node, at time.Time) {
 	n.data.Store(s.openStore(n))
 	n.partGen.Store(-1)
 	n.peersGen, n.peers = 0, map[string]*peer{}
+	if s.startLoading(n, at) {
+		return
+	}
 	n.logf(at, "INFO (as): service ready: soon there will be cake!")
+}
+
+// startLoading begins the cold start of the node's persistent namespaces when they hold records and
+// reading them takes time (LoadRate): asd listens only once it has read them all, as in asd, where the
+// info and service ports open after the storage is loaded.
+func (s *Sim) startLoading(n *node, at time.Time) bool {
+	rate := cmp.Or(n.spec.LoadRate, s.opts.LoadRate)
+	a := &n.asd
+	a.loading = map[string]int64{}
+	var total int64
+	objects := n.store().objects()
+	for _, ns := range a.namespaces {
+		if ns.persistent {
+			a.loading[ns.name] = objects[ns.name]
+			total += objects[ns.name]
+		}
+	}
+	if rate <= 0 || total == 0 {
+		return false
+	}
+	a.phase = phaseLoading
+	a.loadUntil = at.Add(time.Duration(float64(total) / float64(rate) * float64(time.Second)))
+	a.joinAt = a.loadUntil.Add(s.opts.JoinDelay)
+	a.nextTick = at.Add(s.opts.LoadTick)
+	for _, name := range slices.Sorted(maps.Keys(a.loading)) {
+		n.logf(at, "INFO (namespace): {%s} beginning cold start", name)
+	}
+	return true
+}
+
+// load moves a cold start on to t: a ticker line per namespace at each tick, then, once every record
+// is read, the end of the load and the ports open.
+func (s *Sim) load(n *node, t time.Time) {
+	a := &n.asd
+	for !a.nextTick.After(t) && a.nextTick.Before(a.loadUntil) {
+		done := float64(a.nextTick.Sub(a.startedAt)) / float64(a.loadUntil.Sub(a.startedAt))
+		for _, name := range slices.Sorted(maps.Keys(a.loading)) {
+			n.logf(a.nextTick, "INFO (drv_ssd): {%s} loaded: objects %d device-pcts (%d)", name,
+				int64(done*float64(a.loading[name])), int(done*100))
+		}
+		a.nextTick = a.nextTick.Add(s.opts.LoadTick)
+	}
+	if a.loadUntil.After(t) {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(a.loading)) {
+		n.logf(a.loadUntil, "INFO (drv_ssd): {%s} read complete: UNIQUE %d (REPLACED 0) (OLDER 0) (EXPIRED 0) (EVICTED 0) records",
+			name, a.loading[name])
+	}
+	a.phase = phaseJoining
+	n.logf(a.loadUntil, "INFO (as): service ready: soon there will be cake!")
 }
 
 // podHost is the node's pod as its asd finds it at start.

@@ -2,6 +2,9 @@ package aerosim
 
 import (
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -426,4 +429,72 @@ func waitMigrations(t *testing.T, s *Sim) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("migrations not done: %+v", s.Nodes())
+}
+
+// A cold start reads a persistent namespace's records back before asd listens: it takes records /
+// LoadRate, the log ticks the progress ("{ns} loaded: objects N device-pcts (P)", also in the node's
+// CRI log file), and afterwards every record is there. A memory namespace starts at once.
+func TestColdStartLoads(t *testing.T) {
+	opts := realTimings
+	opts.LoadRate, opts.LogDir = loadKeys/6, t.TempDir() // 6 s for the node's records
+	s, clk := newFakeSim(t, opts)
+	spec := NodeSpec{Name: "ns/db-0", IP: podIP(0), Config: engineConf("device"), Volume: "pvc-db-0"}
+	st := addNode(t, s, spec)
+	clk.Step(realTimings.JoinDelay)
+	keys := writeLoad(t, connect(t, st))
+	if _, err := s.WarmRestart("ns/db-0"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(realTimings.RestartDowntime + 3*time.Second) // halfway
+	if got, _ := s.Node("ns/db-0"); got.Phase != PhaseLoading {
+		t.Fatalf("phase %s while reading the device, want %s", got.Phase, PhaseLoading)
+	}
+	if answered(st) {
+		t.Fatal("asd answers before its data is loaded")
+	}
+	clk.Step(3*time.Second + realTimings.JoinDelay)
+	if got, _ := s.Node("ns/db-0"); got.Phase != PhaseMember || !answered(st) {
+		t.Fatalf("phase %s after the load, want %s, answering", got.Phase, PhaseMember)
+	}
+	if lost := lostKeys(t, st, keys); lost != 0 {
+		t.Fatalf("%d keys lost across the cold start", lost)
+	}
+	log, _ := s.Log("ns/db-0")
+	ticks := slices.DeleteFunc(slices.Clone(log), func(l string) bool { return !strings.Contains(l, "{test} loaded: objects ") })
+	if len(ticks) != 2 || !strings.HasSuffix(ticks[0], "loaded: objects 1000 device-pcts (33)") ||
+		!strings.HasSuffix(ticks[1], "loaded: objects 2000 device-pcts (66)") {
+		t.Fatalf("ticker lines %q", ticks)
+	}
+	if last := log[len(log)-1]; !strings.HasSuffix(last, "service ready: soon there will be cake!") {
+		t.Fatalf("last line %q", last)
+	}
+	file, err := os.ReadFile(filepath.Join(opts.LogDir, LogFile("ns/db-0")))
+	if err != nil || !strings.Contains(string(file), " stdout F "+ticks[1]+"\n") {
+		t.Fatalf("log file %q: %v", file, err)
+	}
+
+	addNode(t, s, NodeSpec{Name: "mem-0", IP: podIP(1), Config: engineConf("memory"), Volume: "pvc-mem-0"})
+	if _, err := s.WarmRestart("mem-0"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(realTimings.RestartDowntime)
+	if got, _ := s.Node("mem-0"); got.Phase != PhaseJoining {
+		t.Fatalf("a memory namespace's node is %s after its restart, want %s", got.Phase, PhaseJoining)
+	}
+}
+
+// answered: the node answers an info request (a node that does not listen resets the connection).
+func answered(st NodeState) bool {
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(st.IP, "3000"), time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	req := append([]byte{2, 1, 0, 0, 0, 0, 0, 7}, "status\n"...)
+	if _, err := conn.Write(req); err != nil {
+		return false
+	}
+	_, err = conn.Read(make([]byte, 8))
+	return err == nil
 }

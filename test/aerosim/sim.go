@@ -25,7 +25,10 @@ import (
 	"hash/fnv"
 	"maps"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +64,17 @@ type Options struct {
 	// CrashLoopBackoff is how long a node whose config asd refused waits before it starts again,
 	// reading its config file anew (a kubelet's crash-loop back-off; real: 10 s, doubling).
 	CrashLoopBackoff time.Duration
-	Clock            clock.PassiveClock // default clock.RealClock{}
+	// LoadRate is how many records a second a starting asd reads back from its persistent namespaces
+	// (Community Edition always cold starts: it rebuilds the index by reading the devices); 0 reads
+	// them at once. Until it has read them all, asd does not listen, and its log ticks the progress
+	// every LoadTick (real: every 2 s, "{ns} loaded ...").
+	LoadRate int64
+	// LoadTick is the period of the loading ticker; default 2 s.
+	LoadTick time.Duration
+	// LogDir, when set, receives each node's log as a file in the CRI format a kubelet serves
+	// (LogFile), for `kubectl logs`.
+	LogDir string
+	Clock  clock.PassiveClock // default clock.RealClock{}
 }
 
 // NodeSpec describes a node to add. A node is given either a cluster name (simple mode: it joins
@@ -97,6 +110,8 @@ type NodeSpec struct {
 	// settings). By default it fails them, like the reference host (its statistics say
 	// failed_best_practices=true): asd warns and reports it, or stops with enforce-best-practices true.
 	HostPassesBestPractices bool `json:"hostPassesBestPractices,omitempty"`
+	// LoadRate replaces Options.LoadRate for this node (records a second its cold start reads).
+	LoadRate int64 `json:"loadRate,omitempty"`
 }
 
 // DefaultOpenFileLimit is the open-file limit containerd gives a container (soft and hard).
@@ -133,6 +148,7 @@ const (
 	PhaseJoining    = "joining"    // answers, cluster_size 0: not a member yet
 	PhaseMember     = "member"     // a member of a cluster (maybe alone)
 	PhaseFailed     = "failed"     // asd refused its config and exited; it tries again after CrashLoopBackoff
+	PhaseLoading    = "loading"    // started, reading its persistent namespaces back (not listening yet)
 )
 
 // NodeState is a node as seen now. The cluster fields are what the node answers (zero while it
@@ -211,6 +227,7 @@ type node struct {
 	fault     Fault
 	pin       Pin
 	log       []string
+	logFile   string // in Options.LogDir; "" when not set
 	status    status // last recorded in the history
 
 	data     atomic.Pointer[store] // the running asd's records (emptyStore while it is down)
@@ -234,6 +251,9 @@ func New(opts Options) (*Sim, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.LoadTick <= 0 {
+		opts.LoadTick = 2 * time.Second
 	}
 	tmpl, err := loadTemplates()
 	if err != nil {
@@ -272,6 +292,9 @@ func (s *Sim) AddNode(spec NodeSpec) (NodeState, error) {
 		conns: map[net.Conn]struct{}{}, gone: make(chan struct{}), files: maps.Clone(spec.Files), memberInc: -1}
 	if n.files == nil {
 		n.files = map[string]string{}
+	}
+	if s.opts.LogDir != "" {
+		n.logFile = filepath.Join(s.opts.LogDir, LogFile(spec.Name))
 	}
 	n.spec.Files = nil
 	n.asd = asd{phase: phaseDown, downUntil: now}
@@ -357,6 +380,9 @@ func (n *node) restartable() error {
 	}
 	return nil
 }
+
+// LogFile is the name of a node's log file in Options.LogDir.
+func LogFile(name string) string { return strings.ReplaceAll(name, "/", "_") + ".log" }
 
 func (s *Sim) warmRestart(n *node, now time.Time) {
 	n.restarts++
@@ -540,13 +566,21 @@ func (n *node) clusterName() string {
 	return n.asd.conf.clusterName
 }
 
-// logf appends a line in asd's log format.
+// logf appends a line in asd's log format, and to the node's log file in the CRI format.
 func (n *node) logf(at time.Time, format string, args ...any) {
 	const keep = 500
 	line := at.UTC().Format("Jan 02 2006 15:04:05 GMT: ") + fmt.Sprintf(format, args...)
 	n.log = append(n.log, line)
 	if len(n.log) > keep {
 		n.log = slices.Delete(n.log, 0, len(n.log)-keep)
+	}
+	if n.logFile == "" {
+		return
+	}
+	// Best effort, as a container's log is: a full disk loses lines, not the node.
+	if f, err := os.OpenFile(n.logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		_, _ = fmt.Fprintf(f, "%s stdout F %s\n", at.UTC().Format(time.RFC3339Nano), line)
+		_ = f.Close()
 	}
 }
 
