@@ -103,7 +103,7 @@ func (c *Cluster) startAll(ctx context.Context) error {
 
 // prepare writes the PKI, kubeconfigs and kwok's files.
 func (c *Cluster) prepare() error {
-	for _, d := range []string{"run", "logs", kwokName} {
+	for _, d := range []string{"run", "logs", kwokName, podLogsDir} {
 		if err := os.MkdirAll(c.opts.path(d), 0o755); err != nil {
 			return err
 		}
@@ -181,6 +181,7 @@ func (o Options) aerosimSpec() procSpec {
 		"--drop-delay=" + o.DropDelay.String(),
 		"--hang-drop-delay=" + o.HangDropDelay.String(),
 		"--crash-loop-backoff=" + o.CrashLoopBackoff.String(),
+		"--log-dir=" + o.path(podLogsDir),
 	}}
 }
 

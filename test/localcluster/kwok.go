@@ -20,7 +20,7 @@ import (
 	"github.com/acko-io/acko/test/localcluster/fakeinit"
 )
 
-// kwokFiles are the stages and the Exec CRD, copied from the kwok module (see each file's header).
+// kwokFiles are the stages and the Exec and Logs CRDs, copied from the kwok module (see each file's header).
 //
 //go:embed kwok/*.yaml
 var kwokFiles embed.FS
@@ -148,8 +148,8 @@ func (o Options) kwokArgs(k kwokInstance) []string {
 		"--node-ip=127.0.0.1", "--node-port=" + strconv.Itoa(k.port),
 		"--server-address=" + o.addr(k.port),
 		"--tls-cert-file=" + o.path("pki", "kwok.crt"), "--tls-private-key-file=" + o.path("pki", "kwok.key"),
-		// Exec objects come from the API (the sync loop creates one per pod), stages from files.
-		"--enable-crds=Exec",
+		// Exec and Logs objects come from the API (the sync loop creates them per pod), stages from files.
+		"--enable-crds=Exec,Logs",
 		"--node-lease-duration-seconds=40",
 	}, configs...)
 }
@@ -317,8 +317,8 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// kwokManifests are the cluster objects kwok needs: its Exec CRD and the StorageClass its volume
-// stages provision.
+// kwokManifests are the cluster objects kwok needs: its Exec and Logs CRDs and the StorageClass its
+// volume stages provision.
 func (o Options) kwokManifests() []string {
-	return []string{o.path(kwokName, "exec-crd.yaml"), o.path(kwokName, "storageclass.yaml")}
+	return []string{o.path(kwokName, "exec-crd.yaml"), o.path(kwokName, "logs-crd.yaml"), o.path(kwokName, "storageclass.yaml")}
 }

@@ -18,9 +18,12 @@ const (
 	kwokName              = "kwok"
 	kwokPlainName         = "kwok-plain"
 	aerosimName           = "aerosim"
-	managerName           = "manager"
-	prometheusName        = "prometheus"
-	syncName              = "sync"
+	// podLogsDir holds the simulated nodes' logs, which kwok serves as their pods' Aerospike
+	// container logs (`kubectl logs`).
+	podLogsDir     = "pod-logs"
+	managerName    = "manager"
+	prometheusName = "prometheus"
+	syncName       = "sync"
 	// HelmManagerName is the manager the Helm e2e runs with the chart's identity.
 	HelmManagerName = "manager-helm"
 	adminName       = "admin"

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -270,6 +271,7 @@ func nodeSpec(pod *corev1.Pod, vols volumeFiles) aerosim.NodeSpec {
 	if c != nil && mountsCover(c, asdConfigFile) {
 		spec.ConfigFile, spec.Files, spec.Image = asdConfigFile, containerFiles(c, vols), c.Image
 		spec.Volume = claimsMounted(pod, c)
+		spec.LoadRate, _ = strconv.ParseInt(pod.Annotations[AnnotationLoadRate], 10, 64)
 		return spec
 	}
 	spec.Cluster = simclient.ClusterName(pod.Namespace, pod.Labels[ackov1alpha1.LabelInstance])

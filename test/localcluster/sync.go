@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"path"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -42,7 +43,17 @@ const LabelSimulate = "localcluster.acko.io/simulate"
 // before it runs: the kubelet that accepts an exec stream and never answers (`make bench-scale`).
 const AnnotationExecHang = "localcluster.acko.io/exec-hang"
 
-var execGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "execs"}
+var (
+	execGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "execs"}
+	logsGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: logsResource}
+)
+
+// logsResource is kwok's Logs resource, and the field of its spec.
+const logsResource = "logs"
+
+// AnnotationLoadRate on a pod (records a second) sets how fast its simulated asd reads its persistent
+// namespaces back at start (aerosim NodeSpec.LoadRate): a slow cold start.
+const AnnotationLoadRate = "localcluster.acko.io/load-rate"
 
 // SyncQPS is the sync loop's client limit. It stands in for every kubelet: client-go's default of
 // 5 requests per second made it the slowest part of starting 100 clusters (2 to 3 requests a pod).
@@ -97,7 +108,8 @@ type Syncer struct {
 	// entries change only under its own key (and states, which poll writes for every node).
 	mu      sync.Mutex
 	nodes   map[string]types.UID // simulator node → UID of the pod it stands for
-	execs   map[string]execID    // pods (namespace/name) whose Exec exists, as applied
+	execs   map[string]execID    // pods (namespace/name) whose Exec and Logs exist, as applied
+	podLogs string               // where the simulator writes each node's log (Options.LogDir)
 	volumes map[string]*projections
 	inits   map[string]*initFailure // pods (namespace/name) whose init container is failing or waits
 	// prepared: the pod (UID) whose prepare-volumes container ran, by pod key: it never erases twice.
@@ -131,7 +143,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out,
+	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out, podLogs: opts.path(podLogsDir),
 		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet, workers: SyncWorkers,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
@@ -676,10 +688,13 @@ func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 	if applied == id {
 		return nil
 	}
-	_, err := s.dyn.Resource(execGVR).Namespace(pod.Namespace).Apply(ctx, pod.Name, execFor(pod),
-		metav1.ApplyOptions{FieldManager: "acko-localcluster", Force: true})
-	if err != nil {
-		return fmt.Errorf("apply Exec: %w", err)
+	for gvr, obj := range map[schema.GroupVersionResource]*unstructured.Unstructured{
+		execGVR: execFor(pod), logsGVR: s.logsFor(pod)} {
+		_, err := s.dyn.Resource(gvr).Namespace(pod.Namespace).Apply(ctx, pod.Name, obj,
+			metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		if err != nil {
+			return fmt.Errorf("apply %s: %w", obj.GetKind(), err)
+		}
 	}
 	s.mu.Lock()
 	s.execs[key] = id
@@ -688,9 +703,11 @@ func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (s *Syncer) deleteExec(ctx context.Context, namespace, name string) error {
-	err := s.dyn.Resource(execGVR).Namespace(namespace).Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete Exec: %w", err)
+	for _, gvr := range []schema.GroupVersionResource{execGVR, logsGVR} {
+		err := s.dyn.Resource(gvr).Namespace(namespace).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s: %w", gvr.Resource, err)
+		}
 	}
 	s.mu.Lock()
 	delete(s.execs, namespace+"/"+name)
@@ -718,16 +735,35 @@ func execFor(pod *corev1.Pod) *unstructured.Unstructured {
 		}
 		execs = append(execs, map[string]any{"containers": []any{c.Name}, "local": map[string]any{"envs": envs}})
 	}
+	return kwokObject("Exec", pod, map[string]any{"execs": execs})
+}
+
+// fieldManager applies the sync loop's objects.
+const fieldManager = "acko-localcluster"
+
+// kwokObject is one of kwok's per-pod objects (Exec, Logs), named like the pod.
+func kwokObject(kind string, pod *corev1.Pod, spec map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kwok.x-k8s.io/v1alpha1",
-		"kind":       "Exec",
+		"kind":       kind,
 		"metadata": map[string]any{
 			"name":      pod.Name,
 			"namespace": pod.Namespace,
-			"labels":    map[string]any{ackov1alpha1.LabelManagedBy: "acko-localcluster"},
+			"labels":    map[string]any{ackov1alpha1.LabelManagedBy: fieldManager},
 		},
-		"spec": map[string]any{"execs": execs},
+		"spec": spec,
 	}}
+}
+
+// logsFor is the kwok Logs of a pod: its Aerospike container's log is its simulated node's.
+func (s *Syncer) logsFor(pod *corev1.Pod) *unstructured.Unstructured {
+	file := filepath.Join(s.podLogs, aerosim.LogFile(simclient.NodeName(pod.Namespace, pod.Name)))
+	container := ackov1alpha1.AerospikeContainerName
+	if c := aerospikeContainer(pod); c != nil {
+		container = c.Name
+	}
+	return kwokObject("Logs", pod, map[string]any{
+		logsResource: []any{map[string]any{"containers": []any{container}, "logsFile": file}}})
 }
 
 func (s *Syncer) logf(format string, args ...any) {
