@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +29,7 @@ import (
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/internal/status"
 	"github.com/acko-io/acko/internal/tasks"
@@ -119,6 +121,10 @@ func setupController(mgr ctrl.Manager, o options) error {
 	if err != nil {
 		return err
 	}
+	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
 	registerMetrics(mgr)
 	statusWriter := status.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
 	return (&controller.AerospikeClusterReconciler{
@@ -131,6 +137,7 @@ func setupController(mgr ctrl.Manager, o options) error {
 		Tasks:                   runner,
 		Live:                    &liveconfig.Applier{Pods: signaller, Info: info},
 		Limits:                  signaller,
+		Logs:                    pods.LogTail{Client: clientset},
 		ClusterDomain:           o.clusterDomain,
 		MaxConcurrentReconciles: o.maxConcurrent,
 		PodMonitors:             podMonitorsServed(mgr),

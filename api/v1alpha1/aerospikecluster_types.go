@@ -487,11 +487,28 @@ type PodStatus struct {
 	// +listMapKey=name
 	// +optional
 	InitializedVolumes []InitializedVolume `json:"initializedVolumes,omitempty"`
+	// DataLoading is the progress of the pod's asd reading its persistent namespaces back at start
+	// (Community Edition always cold starts; asd answers nothing until it is done), as its log tells
+	// it. Absent once its node answers.
+	// +optional
+	DataLoading *DataLoading `json:"dataLoading,omitempty"`
 	// Update is the change of this pod under way (a rolling-restart step or its removal), recorded
 	// before the pod is touched, so that an operator restarted at any point finishes it without doing
 	// it twice.
 	// +optional
 	Update *PodUpdate `json:"update,omitempty"`
+}
+
+// DataLoading is the progress of a cold start.
+type DataLoading struct {
+	// Message says how far it is, e.g. "loading data: test 1200000 records, 45 of 100 % of its
+	// devices read".
+	Message string `json:"message"`
+	// Records read back so far, over every namespace.
+	Records int64 `json:"records"`
+	// Progressed is when the log last showed progress (or the load began): a restart's progress
+	// deadline counts from here, so a slow start that advances is never stuck.
+	Progressed metav1.Time `json:"progressed"`
 }
 
 // InitializedVolume is a pod's storage volume whose claim is prepared.

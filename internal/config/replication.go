@@ -46,3 +46,19 @@ func NamespaceReplicationFactors(c *v1alpha1.AerospikeCluster) map[string][]int 
 func MaxDown(c *v1alpha1.AerospikeCluster) int {
 	return max(1, min(ReplicationFactor(c), int(c.Spec.Size))-1)
 }
+
+// HasPersistentNamespace reports whether a namespace of any rack keeps its records on storage
+// (storage-engine device, or memory backed by devices or files): asd reads them back at every start.
+func HasPersistentNamespace(c *v1alpha1.AerospikeCluster) bool {
+	for _, rack := range c.RackPlan() {
+		namespaces, _ := mergeRack(c, rack).tree[keyNamespaces].([]any)
+		for _, ns := range namespaces {
+			m, _ := ns.(map[string]any)
+			se, _ := m[keyStorageEngine].(map[string]any)
+			if se[keyType] == engineDevice || se[keyDevices] != nil || se[keyFiles] != nil {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -37,3 +37,31 @@ spec: {size: 3, image: x, aerospikeConfig: {namespaces: [{name: a, storage-engin
 		t.Errorf("a namespace without replication-factor has asd's default 2, got %d", got)
 	}
 }
+
+// Which namespaces asd reads back at start: a device, or memory backed by files, in any rack.
+func TestHasPersistentNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		engine, rack string
+		want         bool
+	}{
+		{engine: "{type: memory, data-size: 1G}"},
+		{engine: "{type: device, devices: [/dev/xvdb]}", want: true},
+		{engine: "{type: device, files: [/opt/aerospike/data/a.dat], filesize: 1G}", want: true},
+		{engine: "{type: memory, files: [/opt/aerospike/data/a.dat], filesize: 1G}", want: true},
+		{engine: "{type: memory, data-size: 1G}", want: true, rack: `rackConfig: {racks: [{id: 1}, {id: 2, aerospikeConfig:
+      {namespaces: [{name: a, storage-engine: {type: device, devices: [/dev/xvdb]}}]}}]}`},
+	} {
+		c := decodeCluster(t, fmt.Sprintf(`
+metadata: {name: c, namespace: ns}
+spec:
+  size: 3
+  image: aerospike:ce-8.1.1.1
+  %s
+  aerospikeConfig:
+    namespaces: [{name: a, storage-engine: %s}]
+`, tt.rack, tt.engine))
+		if got := HasPersistentNamespace(c); got != tt.want {
+			t.Errorf("%s %s: %v, want %v", tt.engine, tt.rack, got, tt.want)
+		}
+	}
+}

@@ -62,6 +62,9 @@ type AerospikeClusterReconciler struct {
 	Limits OpenFileLimiter
 	// openFileLimits are the limits read (a pod's containers keep theirs).
 	openFileLimits openFileLimits
+	// Logs reads a pod's container log: the progress of a cold start is only in asd's log; nil reads
+	// nothing.
+	Logs LogReader
 
 	Clock clock.PassiveClock
 	// PollInterval is the requeue while the cluster is changing (pods coming back, migrations).
@@ -95,6 +98,7 @@ type phase struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create

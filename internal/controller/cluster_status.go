@@ -181,30 +181,37 @@ func (st *clusterState) summarizePods(s *ackov1alpha1.AerospikeClusterStatus) {
 		}
 	}
 	for name, pod := range st.pods {
-		p := next[name]
-		rack, _, _ := c.ParsePodName(name)
-		p.PodIP, p.Rack, p.Image = pod.Status.PodIP, rack, resources.AerospikeImage(pod)
-		p.ConfigHash = pod.Annotations[ackov1alpha1.AnnotationConfigHash]
-		if v, ok := st.initialized[name]; ok {
-			p.InitializedVolumes = v
-		}
-		if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {
-			p.NodeID = n.Facts.NodeID
-		}
-		if st.addresses != nil { // resolved in this reconcile
-			p.ExternalAddress, p.AwaitingAddress = "", st.awaiting[name]
-			if a, ok := st.addresses[name]; ok {
-				p.ExternalAddress = net.JoinHostPort(a.Address, strconv.Itoa(int(a.Port)))
-			}
-		} else if st.cluster.Spec.ExternalAccess == nil && !st.stillAdvertises(name) {
-			p.ExternalAddress, p.AwaitingAddress = "", ""
-		}
-		next[name] = p
+		next[name] = st.podFacts(name, pod, next[name])
 	}
 	if len(next) == 0 {
 		next = nil
 	}
 	s.Pods = next
+}
+
+// podFacts updates a pod's record with what this reconcile observed of it.
+func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.PodStatus) ackov1alpha1.PodStatus {
+	rack, _, _ := st.cluster.ParsePodName(name)
+	p.PodIP, p.Rack, p.Image = pod.Status.PodIP, rack, resources.AerospikeImage(pod)
+	p.ConfigHash = pod.Annotations[ackov1alpha1.AnnotationConfigHash]
+	if v, ok := st.initialized[name]; ok {
+		p.InitializedVolumes = v
+	}
+	if st.loading != nil || st.answers(name) {
+		p.DataLoading = st.loading[name]
+	}
+	if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {
+		p.NodeID = n.Facts.NodeID
+	}
+	if st.addresses != nil { // resolved in this reconcile
+		p.ExternalAddress, p.AwaitingAddress = "", st.awaiting[name]
+		if a, ok := st.addresses[name]; ok {
+			p.ExternalAddress = net.JoinHostPort(a.Address, strconv.Itoa(int(a.Port)))
+		}
+	} else if st.cluster.Spec.ExternalAccess == nil && !st.stillAdvertises(name) {
+		p.ExternalAddress, p.AwaitingAddress = "", ""
+	}
+	return p
 }
 
 // specHash identifies the spec without `paused`, to tell whether changes wait for resume.

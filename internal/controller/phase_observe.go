@@ -160,6 +160,7 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 	st.maxDown = st.runningMaxDown() // again, now that the desired configs are rendered
 	st.outdated = st.findOutdated()
 	st.results = r.takeResults(st)
+	r.observeColdStarts(ctx, st)
 	return false, nil
 }
 

@@ -42,6 +42,7 @@ func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clust
 			}
 			return ""
 		},
+		Loading: st.dataLoading,
 	}
 	if st.work != nil {
 		obs.NotReady = st.work.message

@@ -25,6 +25,9 @@ const (
 	gateTakenDown = "TakenDown"
 	// gateNotRunning: the pod's Aerospike container does not run.
 	gateNotRunning = "NotRunning"
+	// gateLoadingData: the pod's asd reads its persistent namespaces back (a cold start): it has not
+	// opened its ports yet.
+	gateLoadingData = "LoadingData"
 )
 
 // followReadings keeps the readiness gates and the PodDisruptionBudget in step with the prober's
@@ -109,6 +112,9 @@ func (st *clusterState) gateFor(pod string) (bool, string, string) {
 func (st *clusterState) nodeGate(pod string) (bool, string, string) {
 	if !slices.Contains(st.members, pod) {
 		return false, gateNotRunning, "the Aerospike container does not run"
+	}
+	if dl := st.dataLoading(pod); dl != nil {
+		return false, gateLoadingData, dl.Message
 	}
 	return st.health.NodeReady(pod, st.members)
 }

@@ -229,6 +229,9 @@ func (r *AerospikeClusterReconciler) followStarted(ctx context.Context, st *clus
 		default:
 			var why string
 			if why, err = r.followBack(ctx, st, name, u); why != "" {
+				if dl := st.dataLoading(name); dl != nil {
+					why = dl.Message
+				}
 				waiting = append(waiting, name+": "+why)
 				st.checkDeadline(name, u, why)
 			}
@@ -534,6 +537,7 @@ func (st *clusterState) checkDeadline(name string, u *ackov1alpha1.PodUpdate, wh
 	if at := st.cluster.Status.Pods[name].LastRestartTime; u.Done && at != nil {
 		since = at.Time
 	}
+	since = st.progressSince(name, since)
 	pod := st.pods[name]
 	notReady := resources.NotReadyContainers(pod)
 	if st.now.Sub(since) <= deadline || resources.PodReady(pod) || len(notReady) == 0 && st.isMember(name) {
@@ -572,7 +576,8 @@ func (st *clusterState) checkCurrentPods() {
 		pod := st.pods[name]
 		if pod == nil || resources.PodReady(pod) || st.isOutdated(name) || !st.runsDesired(pod) ||
 			st.cluster.Status.Pods[name].Update != nil ||
-			st.broken[name] == "" && len(resources.NotReadyContainers(pod)) == 0 || st.now.Sub(notReadySince(pod)) <= deadline {
+			st.broken[name] == "" && len(resources.NotReadyContainers(pod)) == 0 ||
+			st.now.Sub(st.progressSince(name, notReadySince(pod))) <= deadline {
 			continue
 		}
 		st.stuck = fmt.Sprintf("pod %s, which runs the current spec, has not been Ready for the progress deadline (%s): "+

@@ -63,6 +63,9 @@ type clusterState struct {
 	initialized map[string][]ackov1alpha1.InitializedVolume
 	// grown are the pods whose claims grew past the Block volume size their asd started with.
 	grown map[string]bool
+	// loading are the pods whose asd reads its data back at start, as their logs tell (nil: not read
+	// in this reconcile).
+	loading map[string]*ackov1alpha1.DataLoading
 
 	// Decisions.
 	violations             field.ErrorList // the server's rules the spec breaks (ratcheted: holdViolations)

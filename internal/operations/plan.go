@@ -80,6 +80,9 @@ type Observed struct {
 	MayTakeDown func(ctx context.Context, pod string, warm bool) (string, error)
 	// ConfigHash is the config identity the pod's rack runs now: a WarmRestart loads it.
 	ConfigHash func(pod string) string
+	// Loading is the cold start of each pod whose asd reads its data back (status.pods[*].dataLoading):
+	// a pod's wait counts only time without progress.
+	Loading func(pod string) *ackov1alpha1.DataLoading
 }
 
 // Config tunes the executor.
@@ -266,13 +269,28 @@ func planUnconfirmed(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config)
 
 func planWaitBack(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config) Step {
 	if why := notBack(st, obs); why != "" {
-		if obs.Now.Sub(startTime(st)) > cfg.PodTimeout {
+		since := startTime(st)
+		if dl := obs.loading(st.CurrentPod); dl != nil {
+			why = dl.Message
+			if dl.Progressed.After(since) {
+				since = dl.Progressed.Time
+			}
+		}
+		if obs.Now.Sub(since) > cfg.PodTimeout {
 			return Step{Kind: StepPodFailed, Pod: st.CurrentPod,
 				Reason: fmt.Sprintf("pod %s did not come back within %s: %s", st.CurrentPod, cfg.PodTimeout, why)}
 		}
 		return Step{Kind: StepWait, Pod: st.CurrentPod, Reason: why}
 	}
 	return Step{Kind: StepPodDone, Pod: st.CurrentPod}
+}
+
+// loading is the pod's cold start, nil when it has none (or the observer does not say).
+func (obs Observed) loading(pod string) *ackov1alpha1.DataLoading {
+	if obs.Loading == nil {
+		return nil
+	}
+	return obs.Loading(pod)
 }
 
 // notBack says why the current pod does not count as completed yet ("" when it does): it must be

@@ -390,6 +390,13 @@ var _ = Describe("Plan", func() {
 			current(cold, true), recreated(5*time.Second), notReady("c-1"), at(61*time.Second)),
 		Entry("a pod back after the pod timeout still counts", decide(operations.StepPodDone, "c-1"), "",
 			current(cold, true), recreated(5*time.Second), at(61*time.Second)),
+		// A cold start of a large device takes longer than any timeout: only time without progress counts.
+		Entry("a pod loading its data past the pod timeout, with progress within it, is waited for",
+			decide(operations.StepWait, "c-1"), "loading data: test 2000 records",
+			current(warm, true), notReady("c-1"), loadingProgressed(30*time.Second), at(85*time.Second)),
+		Entry("... and fails once it showed no progress for the pod timeout",
+			decide(operations.StepPodFailed, "c-1"), "pod c-1 did not come back within 1m0s: loading data: test 2000 records",
+			current(warm, true), notReady("c-1"), loadingProgressed(20*time.Second), at(81*time.Second)),
 	)
 
 	// asd's uptime is whole seconds and up to a second ahead: a reading after the signal that shows the
@@ -432,3 +439,18 @@ var _ = Describe("PendingOperation", func() {
 			operation(warm, "a"), ended("c", ackov1alpha1.OperationError, "a", "b")),
 	)
 })
+
+// loadingProgressed: the pod's asd reads its data back (a cold start), its log last showing progress
+// this long after began.
+func loadingProgressed(after time.Duration) change {
+	return func(s *scene) {
+		dl := &ackov1alpha1.DataLoading{Message: "loading data: test 2000 records", Records: 2000,
+			Progressed: metav1.NewTime(began.Add(after))}
+		s.obs.Loading = func(pod string) *ackov1alpha1.DataLoading {
+			if pod == "c-1" {
+				return dl
+			}
+			return nil
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package aerospike
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestParseColdStart(t *testing.T) {
+	const ts = "Dec 03 2026 07:00:00 GMT: "
+	for _, tc := range []struct {
+		name    string
+		lines   []string
+		want    ColdStart
+		loading bool
+	}{
+		{"no start in the lines", []string{ts + "INFO (info): some other line"}, nil, false},
+		{"began, no ticker yet", []string{ts + "INFO (namespace): {test} beginning cold start"},
+			ColdStart{{Namespace: "test", Percent: -1}}, true},
+		{"ticker lines of two namespaces, the latest wins", []string{
+			ts + "INFO (namespace): {test} beginning cold start",
+			ts + "INFO (namespace): {bar} beginning cold start",
+			ts + "INFO (drv_ssd): {test} loaded: objects 1000 device-pcts (10,12)",
+			ts + "INFO (drv_ssd): {bar} loaded: objects 5 device-pcts (1)",
+			ts + "INFO (drv_ssd): {test} loaded: objects 2000 device-pcts (33,20)",
+		}, ColdStart{{Namespace: "bar", Records: 5, Percent: 1}, {Namespace: "test", Records: 2000, Percent: 20}}, true},
+		{"the older form in Aerospike's docs", []string{
+			"Jul 26 2016 23:43:17 GMT-0400: INFO (drv_ssd): (drv_ssd.c:3974) {ns1} loaded 790764 records, 0 subrecords, /dev/sdb 0%",
+			"Dec 25 2014 14:10:12 GMT: INFO (drv_ssd): (drv_ssd.c::4109) {cm} loaded 1476631870 records, /dev/sdb1 69%, /dev/sdc1 68%",
+		}, ColdStart{{Namespace: "cm", Records: 1476631870, Percent: 68}, {Namespace: "ns1", Records: 790764, Percent: 0}}, true},
+		{"ended: the ports are open", []string{
+			ts + "INFO (drv_ssd): {test} loaded: objects 2000 device-pcts (66)",
+			ts + "INFO (drv_ssd): {test} read complete: UNIQUE 3000 (REPLACED 0) (OLDER 0) (EXPIRED 0) (EVICTED 0) records",
+			ts + "INFO (as): service ready: soon there will be cake!",
+		}, nil, false},
+		{"a new start after an earlier one ended", []string{
+			ts + "INFO (drv_ssd): {test} loaded: objects 2000 device-pcts (66)",
+			ts + "INFO (as): service ready: soon there will be cake!",
+			ts + "INFO (as): SIGUSR1 to tini: restarting asd",
+			ts + "INFO (namespace): {test} beginning cold start",
+		}, ColdStart{{Namespace: "test", Percent: -1}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, loading := ParseColdStart(tc.lines)
+			if loading != tc.loading || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v loading=%v, want %+v loading=%v", got, loading, tc.want, tc.loading)
+			}
+		})
+	}
+	cs := ColdStart{{Namespace: "bar", Records: 5, Percent: -1}, {Namespace: "test", Records: 2000, Percent: 33}}
+	if got, want := cs.String(), "loading data: bar 5 records; test 2000 records, 33 of 100 % of its devices read"; got != want {
+		t.Fatalf("String() = %q, want %q", got, want)
+	}
+	if cs.Records() != 2005 {
+		t.Fatalf("Records() = %d", cs.Records())
+	}
+}
