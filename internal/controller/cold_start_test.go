@@ -88,10 +88,18 @@ func TestColdStartProgress(t *testing.T) {
 		t.Fatalf("a wait that began after the last progress counts from its start, got %s", got)
 	}
 
+}
+
+// A cluster of memory namespaces has nothing to read back: no log is read.
+func TestNoColdStartWithoutPersistentNamespaces(t *testing.T) {
+	logs := &fakeLogs{lines: map[string][]string{"c-1": {"INFO (namespace): {test} beginning cold start"}}}
+	r := &AerospikeClusterReconciler{Logs: logs}
 	memory := testcluster.Build()
-	reads := logs.reads
-	observe(memory)
-	if logs.reads != reads || memory.Status.Pods["c-1"].DataLoading != nil {
-		t.Fatalf("a cluster of memory namespaces: %d log reads, dataLoading %+v", logs.reads-reads, memory.Status.Pods["c-1"].DataLoading)
+	st := newClusterState(memory, time.Now())
+	st.members, st.healthOK = []string{"c-1"}, true
+	st.pods = map[string]*corev1.Pod{"c-1": {ObjectMeta: metav1.ObjectMeta{Name: "c-1"}}}
+	r.observeColdStarts(context.Background(), st)
+	if logs.reads != 0 || st.loading != nil {
+		t.Fatalf("%d log reads, loading %+v", logs.reads, st.loading)
 	}
 }
