@@ -489,7 +489,7 @@ type PodStatus struct {
 	InitializedVolumes []InitializedVolume `json:"initializedVolumes,omitempty"`
 	// DataLoading is the progress of the pod's asd reading its persistent namespaces back at start
 	// (Community Edition always cold starts; asd answers nothing until it is done), as its log tells
-	// it. Absent once its node answers.
+	// it; once its node answers, "data loaded; rejoining the cluster" until the pod is Ready.
 	// +optional
 	DataLoading *DataLoading `json:"dataLoading,omitempty"`
 	// Update is the change of this pod under way (a rolling-restart step or its removal), recorded

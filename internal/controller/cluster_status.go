@@ -197,7 +197,7 @@ func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.Po
 	if v, ok := st.initialized[name]; ok {
 		p.InitializedVolumes = v
 	}
-	if st.loading != nil || st.answers(name) {
+	if st.loading != nil {
 		p.DataLoading = st.loading[name]
 	}
 	if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {

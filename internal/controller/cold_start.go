@@ -11,6 +11,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/resources"
 )
 
 // LogReader reads the last lines of a pod's container log (pods.LogTail).
@@ -26,15 +27,23 @@ const coldStartLogLines = 64
 // its asd is reading its persistent namespaces back (aerospike.ParseColdStart): a Community Edition asd
 // always cold starts, opening its ports only once its devices are read, minutes to hours on large ones.
 // The progress goes to status.pods[*].dataLoading, and what counts as progress moves the restart's
-// deadline (progressSince). Only clusters with persistent namespaces, only pods that do not answer:
-// a steady cluster reads no log.
+// deadline (progressSince). The end of the load is progress too: the record stays, "data loaded", until
+// the pod is Ready, so that rejoining has its own deadline. Only clusters with persistent namespaces,
+// only pods that do not answer: a steady cluster reads no log.
 func (r *AerospikeClusterReconciler) observeColdStarts(ctx context.Context, st *clusterState) {
-	if r.Logs == nil || !st.healthOK || !config.HasPersistentNamespace(st.cluster) {
+	if r.Logs == nil || !st.healthOK {
 		return
 	}
 	st.loading = map[string]*ackov1alpha1.DataLoading{}
+	if !config.HasPersistentNamespace(st.cluster) {
+		return
+	}
 	for _, name := range st.members {
+		prev := st.cluster.Status.Pods[name].DataLoading
 		if st.answers(name) {
+			if prev != nil && !resources.PodReady(st.pods[name]) {
+				st.loading[name] = loaded(prev, st.now)
+			}
 			continue
 		}
 		lines, err := r.Logs.Tail(ctx, st.pods[name], ackov1alpha1.AerospikeContainerName, coldStartLogLines)
@@ -48,29 +57,45 @@ func (r *AerospikeClusterReconciler) observeColdStarts(ctx context.Context, st *
 			continue
 		}
 		dl := &ackov1alpha1.DataLoading{Message: cs.String(), Records: cs.Records(), Progressed: metav1.NewTime(st.now)}
-		if prev := st.cluster.Status.Pods[name].DataLoading; prev != nil && prev.Message == dl.Message {
+		if prev != nil && prev.Message == dl.Message {
 			dl.Progressed = prev.Progressed // no progress since
 		}
 		st.loading[name] = dl
 	}
 }
 
-// dataLoading is the pod's cold start as this reconcile read it, else as status last recorded it,
-// while its node answers nothing (nil otherwise).
-func (st *clusterState) dataLoading(pod string) *ackov1alpha1.DataLoading {
-	if st.answers(pod) {
-		return nil
+// dataLoaded is the message of a cold start that ended: the node answers, and rejoins.
+const dataLoaded = "data loaded; rejoining the cluster"
+
+// loaded is the record of a cold start that ended: its end is progress.
+func loaded(prev *ackov1alpha1.DataLoading, now time.Time) *ackov1alpha1.DataLoading {
+	if prev.Message == dataLoaded {
+		return prev
 	}
+	return &ackov1alpha1.DataLoading{Message: dataLoaded, Records: prev.Records, Progressed: metav1.NewTime(now)}
+}
+
+// coldStart is the pod's last cold start as this reconcile read it, else as status last recorded it
+// (nil when none is under way or just ended).
+func (st *clusterState) coldStart(pod string) *ackov1alpha1.DataLoading {
 	if st.loading != nil {
 		return st.loading[pod]
 	}
 	return st.cluster.Status.Pods[pod].DataLoading
 }
 
+// dataLoading is the pod's cold start while its node answers nothing (nil otherwise).
+func (st *clusterState) dataLoading(pod string) *ackov1alpha1.DataLoading {
+	if st.answers(pod) {
+		return nil
+	}
+	return st.coldStart(pod)
+}
+
 // progressSince is when a wait for the pod that began at started last saw progress: a cold start that
-// advances moves it on, so only time without progress counts against a deadline.
+// advances, and its end, move it on, so only time without progress counts against a deadline.
 func (st *clusterState) progressSince(pod string, started time.Time) time.Time {
-	if dl := st.dataLoading(pod); dl != nil && dl.Progressed.After(started) {
+	if dl := st.coldStart(pod); dl != nil && dl.Progressed.After(started) {
 		return dl.Progressed.Time
 	}
 	return started

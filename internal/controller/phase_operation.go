@@ -42,7 +42,7 @@ func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clust
 			}
 			return ""
 		},
-		Loading: st.dataLoading,
+		Loading: st.coldStart,
 	}
 	if st.work != nil {
 		obs.NotReady = st.work.message

@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/acko-io/acko/test/localcluster"
+	"github.com/acko-io/acko/test/workload"
+)
+
+// A cold start that takes longer than the progress deadline (issue 26): a Community Edition asd reads
+// its device back before it opens its ports (the simulator takes records / load-rate), and says how far
+// only in its log. The operator reads that log: the status shows the progress, the readiness gate stays
+// closed, and the deadline counts only time without progress, so the roll is not stuck.
+var _ = Describe("Slow restarts", Label("storage"), func() {
+	It("shows a cold start's progress from asd's log and rolls past the progress deadline while it advances", func() {
+		const ns, name = "e2e-coldstart", "cold"
+		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  progressDeadlineSeconds: 10
+  podSpec:
+    annotations:
+      `+localcluster.AnnotationLoadRate+`: "50"
+  storage:
+    volumes:
+      - name: data
+        path: /dev/xvdb
+        size: 1Gi
+        volumeMode: Block
+`))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		waitRunningObserved(ns, name)
+		w := withWorkloadConfig(ns, name, workload.Config{Keys: 2000, Rate: 500})
+		time.Sleep(10 * time.Second) // every key written: each node holds about 1300 records, 26 s to read back
+		pods := []string{name + "-0", name + "-1", name + "-2"}
+
+		By("a static config change restarts each node in place; each reads its device back for longer than the deadline")
+		start := time.Now()
+		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"log-local-time":true}}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		loading := map[string]string{}
+		Eventually(func() int {
+			for _, p := range pods {
+				msg, _ := field(ns, "asc/"+name, "{.status.pods."+p+".dataLoading.message}")
+				if strings.HasPrefix(msg, "loading data: test ") && strings.Contains(msg, " of 100 % of its devices read") {
+					gate, _ := field(ns, "pod/"+p, `{.status.conditions[?(@.type=="acko.io/aerospike-ready")].status}`)
+					Expect(gate).To(Equal("False"), "the readiness gate of %s while it loads", p)
+					loading[p] = msg
+				}
+			}
+			return len(loading)
+		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Equal(3))
+		waitRunningObserved(ns, name)
+		reportTime("roll in place of 3 nodes that each cold start for about 26 s (deadline 10 s)", time.Since(start))
+
+		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
+			pods[0]: "ConfigChanged", pods[1]: "ConfigChanged", pods[2]: "ConfigChanged"}))
+		Expect(eventMessages(ns, name, "RolloutStuck")).To(BeEmpty(), "a cold start that advances is never stuck")
+		for _, p := range pods {
+			Expect(mustField(ns, "asc/"+name, "{.status.pods."+p+".dataLoading}")).To(BeEmpty(), "cleared once %s answers", p)
+		}
+		Expect(kubectl("logs", pods[0], "-n", ns, "-c", "aerospike-server")).To(
+			ContainSubstring("{test} loaded: objects "), "kubectl logs shows what the operator read")
+		rep := w.expectNothingLost()
+		reportFigure("device namespace rolled with cold starts longer than the deadline",
+			fmt.Sprintf("lost %d of %d acknowledged keys", rep.Lost, rep.Acknowledged))
+	})
+})
