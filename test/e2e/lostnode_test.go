@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/acko-io/acko/test/aerosim"
+	"github.com/acko-io/acko/test/localcluster"
+	"github.com/acko-io/acko/test/localcluster/simclient"
+)
+
+// A Kubernetes node that holds a pod's local volume stops for good (issue 26): its kubelet stops (kwok
+// no longer manages it, so the node controller marks it not Ready) and the pod's asd with it. The
+// operator names the node in the NodeLost condition, and once it has been lost for
+// nodeLostAfterSeconds, with the other nodes holding every copy, deletes the claim and the pod; the pod
+// comes back on another node with a new, empty claim, refilled by migrations. The official client counts
+// what is lost.
+var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
+	It("gives up a lost node's local claim and its pod, and loses nothing", func() {
+		const ns, name = "e2e-lostnode", "lost"
+		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  podSpec:
+    affinity:
+      podAntiAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app.kubernetes.io/instance: `+name+`}}
+            topologyKey: kubernetes.io/hostname
+  storage:
+    volumes:
+      - name: data
+        path: /dev/xvdb
+        size: 1Gi
+        volumeMode: Block
+    localVolumes:
+      storageClasses: [kwok-volume]
+      nodeLostAfterSeconds: 5
+`))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		waitRunningObserved(ns, name)
+		w := withWorkload(ns, name)
+		victim := name + "-1"
+		node := mustField(ns, "pod/"+victim, "{.spec.nodeName}")
+		claim := claimUIDs(ns, []string{victim})[victim]
+
+		By("the node's kubelet stops, and the pod's asd with it")
+		start := time.Now()
+		kubectl("label", "node", node, localcluster.LabelKwok+"-")
+		DeferCleanup(kubectl, "label", "node", node, localcluster.LabelKwok+"=tini")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := sim().SetFault(ctx, simclient.NodeName(ns, victim), aerosim.FaultHang)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() (string, error) {
+			return field(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].message}`)
+		}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(
+			ContainSubstring("pod " + victim + ": its local volumes are on node " + node + ", not Ready since"))
+
+		By("given up: the claim and the pod are deleted, the pod comes back on another node with a new claim")
+		Eventually(func() string { return claimUIDs(ns, []string{victim})[victim] }).WithTimeout(3 * time.Minute).
+			WithPolling(time.Second).ShouldNot(Or(BeEmpty(), Equal(claim)))
+		waitRunningObserved(ns, name)
+		reportTime("node lost (kubelet stopped) to the cluster Running again with the pod elsewhere", time.Since(start))
+		Expect(mustField(ns, "pod/"+victim, "{.spec.nodeName}")).NotTo(Equal(node))
+		Expect(eventMessages(ns, name, "LocalVolumesDeleted")).To(ConsistOf(
+			MatchRegexp(`^Node `+node+` not Ready since .*: deleted claims data-`+victim+` and pod `+victim+`; `)))
+		Expect(eventMessages(ns, name, "NodeLost")).NotTo(BeEmpty())
+		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].status}`)).To(BeEmpty(),
+			"no stale NodeLost condition")
+		w.expectNothingLost()
+	})
+})
