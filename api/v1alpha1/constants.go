@@ -103,7 +103,8 @@ const (
 	ReasonReplacingBrokenPods = "ReplacingBrokenPods"
 	// ReasonApplyingConfig: a config change is applied to the running nodes (Reconciling condition).
 	ReasonApplyingConfig = "ApplyingConfig"
-	// ReasonLocalVolumesPinned: a pod is held by local volumes on a lost node (NodeLost condition).
+	// ReasonLocalVolumesPinned: a pod is held by local volumes on a lost node (NodeLost condition, and
+	// Reconciling while its volumes wait to be given up).
 	ReasonLocalVolumesPinned = "LocalVolumesPinned"
 	// ReasonProgressing: nothing blocks the operator (Stalled condition False).
 	ReasonProgressing = "Progressing"

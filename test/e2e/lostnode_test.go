@@ -54,7 +54,7 @@ var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() (string, error) {
 			return field(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].message}`)
-		}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
 			ContainSubstring("pod " + victim + ": its local volumes are on node " + node + ", not Ready since"))
 
 		By("given up: the claim and the pod are deleted, the pod comes back on another node with a new claim")
@@ -64,7 +64,7 @@ var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
 		reportTime("node lost (kubelet stopped) to the cluster Running again with the pod elsewhere", time.Since(start))
 		Expect(mustField(ns, "pod/"+victim, "{.spec.nodeName}")).NotTo(Equal(node))
 		Expect(eventMessages(ns, name, "LocalVolumesDeleted")).To(ConsistOf(
-			MatchRegexp(`^Node `+node+` not Ready since .*: deleted claims data-`+victim+` and pod `+victim+`; `)))
+			MatchRegexp(`^Node ` + node + ` not Ready since .*: deleted claims data-` + victim + ` and pod ` + victim + `; `)))
 		Expect(eventMessages(ns, name, "NodeLost")).NotTo(BeEmpty())
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].status}`)).To(BeEmpty(),
 			"no stale NodeLost condition")
