@@ -145,6 +145,19 @@ func conditionalWrites(t *testing.T, c *as.Client) {
 	if err := c.Put(gen, k, as.BinMap{"i": 2}); err != nil {
 		t.Fatalf("generation 1: %v", err)
 	}
+	// Higher than the stored generation only (asrestore's default): 2 is not; a new record always is.
+	gt := as.NewWritePolicy(2, 0)
+	gt.GenerationPolicy = as.EXPECT_GEN_GT
+	if err := c.Put(gt, k, as.BinMap{"i": 9}); resultCode(err) != types.GENERATION_ERROR {
+		t.Fatalf("generation greater than 2: %v", err)
+	}
+	fresh := key(t, "demo", "cond-new")
+	if err := c.Put(gt, fresh, as.BinMap{"i": 1}); err != nil {
+		t.Fatalf("generation greater, a new record: %v", err)
+	}
+	if _, err := c.Delete(nil, fresh); err != nil {
+		t.Fatal(err)
+	}
 	create := as.NewWritePolicy(0, 0)
 	create.RecordExistsAction = as.CREATE_ONLY
 	if err := c.Put(create, k, as.BinMap{"i": 3}); resultCode(err) != types.KEY_EXISTS_ERROR {

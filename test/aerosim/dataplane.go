@@ -129,6 +129,8 @@ func checkWrite(req request, old *record) byte {
 		return rcKeyExists
 	case req.info2&info2Generation != 0 && generationOf(old) != req.generation:
 		return rcGeneration
+	case req.info2&info2GenerationGT != 0 && old != nil && req.generation <= old.generation:
+		return rcGeneration
 	}
 	return rcOK
 }

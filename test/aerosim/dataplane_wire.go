@@ -25,6 +25,7 @@ const (
 	info2Write            = 0x01
 	info2Delete           = 0x02
 	info2Generation       = 0x04
+	info2GenerationGT     = 0x08 // write only if the request's generation is higher (asrestore's default)
 	info2CreateOnly       = 0x20
 	info3Last             = 0x01
 	info3UpdateOnly       = 0x08
