@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,16 +14,45 @@ import (
 	"github.com/acko-io/acko/test/localcluster/simclient"
 )
 
+// lostNodeTaint keeps every other spec's pods off the nodes this spec stops for good.
+const lostNodeTaint = "e2e-lost-node"
+
 // A Kubernetes node that holds a pod's local volume stops for good (issue 26): its kubelet stops (kwok
 // no longer manages it, so the node controller marks it not Ready) and the pod's asd with it. The
 // operator names the node in the NodeLost condition, and once it has been lost for
 // nodeLostAfterSeconds, with the other nodes holding every copy, deletes the claim and the pod; the pod
 // comes back on another node with a new, empty claim, refilled by migrations. The official client counts
-// what is lost.
+// what is lost. The cluster runs on kwok nodes of its own (tainted, deleted afterwards): a node whose
+// kwok stopped managing it does not come back whole.
 var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
 	It("gives up a lost node's local claim and its pod, and loses nothing", func() {
 		const ns, name = "e2e-lostnode", "lost"
+		nodes := make([]string, 4) // three for the pods, one for the pod that comes back
+		for i := range nodes {
+			nodes[i] = fmt.Sprintf("kwok-lost-%d", i)
+			applyYAML(fmt.Sprintf(`apiVersion: v1
+kind: Node
+metadata:
+  name: %[1]s
+  labels:
+    kubernetes.io/hostname: %[1]s
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+    %[2]s: tini
+    %[3]s: "true"
+  annotations:
+    kwok.x-k8s.io/node: fake
+spec:
+  taints:
+  - {key: %[3]s, value: "true", effect: NoSchedule}
+`, nodes[i], localcluster.LabelKwok, lostNodeTaint))
+			DeferCleanup(kubectl, "delete", "node", nodes[i], "--wait=false")
+		}
 		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  podSpec:
+    nodeSelector: {`+lostNodeTaint+`: "true"}
+    tolerations:
+      - {key: `+lostNodeTaint+`, operator: Exists, effect: NoSchedule}
     affinity:
       podAntiAffinity:
         requiredDuringSchedulingIgnoredDuringExecution:
@@ -42,19 +73,19 @@ var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
 		w := withWorkload(ns, name)
 		victim := name + "-1"
 		node := mustField(ns, "pod/"+victim, "{.spec.nodeName}")
+		Expect(node).To(HavePrefix("kwok-lost-"))
 		claim := claimUIDs(ns, []string{victim})[victim]
 
 		By("the node's kubelet stops, and the pod's asd with it")
 		start := time.Now()
 		kubectl("label", "node", node, localcluster.LabelKwok+"-")
-		DeferCleanup(kubectl, "label", "node", node, localcluster.LabelKwok+"=tini")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_, err := sim().SetFault(ctx, simclient.NodeName(ns, victim), aerosim.FaultHang)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() (string, error) {
 			return field(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].message}`)
-		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
+		}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(
 			ContainSubstring("pod " + victim + ": its local volumes are on node " + node + ", not Ready since"))
 
 		By("given up: the claim and the pod are deleted, the pod comes back on another node with a new claim")
@@ -62,10 +93,10 @@ var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
 			WithPolling(time.Second).ShouldNot(Or(BeEmpty(), Equal(claim)))
 		waitRunningObserved(ns, name)
 		reportTime("node lost (kubelet stopped) to the cluster Running again with the pod elsewhere", time.Since(start))
-		Expect(mustField(ns, "pod/"+victim, "{.spec.nodeName}")).NotTo(Equal(node))
+		Expect(mustField(ns, "pod/"+victim, "{.spec.nodeName}")).To(And(HavePrefix("kwok-lost-"), Not(Equal(node))))
 		Expect(eventMessages(ns, name, "LocalVolumesDeleted")).To(ConsistOf(
-			MatchRegexp(`^Node ` + node + ` not Ready since .*: deleted claims data-` + victim + ` and pod ` + victim + `; `)))
-		Expect(eventMessages(ns, name, "NodeLost")).NotTo(BeEmpty())
+			MatchRegexp(`^Node `+node+` not Ready since .*: deleted claims data-`+victim+` and pod `+victim+`; `)))
+		Expect(strings.Join(eventMessages(ns, name, "NodeLost"), "\n")).To(ContainSubstring(node))
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].status}`)).To(BeEmpty(),
 			"no stale NodeLost condition")
 		w.expectNothingLost()
