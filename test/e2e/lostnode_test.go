@@ -85,7 +85,7 @@ spec:
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() (string, error) {
 			return field(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].message}`)
-		}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
 			ContainSubstring("pod " + victim + ": its local volumes are on node " + node + ", not Ready since"))
 
 		By("given up: the claim and the pod are deleted, the pod comes back on another node with a new claim")
@@ -95,7 +95,7 @@ spec:
 		reportTime("node lost (kubelet stopped) to the cluster Running again with the pod elsewhere", time.Since(start))
 		Expect(mustField(ns, "pod/"+victim, "{.spec.nodeName}")).To(And(HavePrefix("kwok-lost-"), Not(Equal(node))))
 		Expect(eventMessages(ns, name, "LocalVolumesDeleted")).To(ConsistOf(
-			MatchRegexp(`^Node `+node+` not Ready since .*: deleted claims data-`+victim+` and pod `+victim+`; `)))
+			MatchRegexp(`^Node ` + node + ` not Ready since .*: deleted claims data-` + victim + ` and pod ` + victim + `; `)))
 		Expect(strings.Join(eventMessages(ns, name, "NodeLost"), "\n")).To(ContainSubstring(node))
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].status}`)).To(BeEmpty(),
 			"no stale NodeLost condition")
