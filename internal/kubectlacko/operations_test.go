@@ -54,7 +54,9 @@ func TestOperationIDsAreValidAndDistinct(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if len(seen) != n {
+	// 36^6 random parts: by the birthday bound about 0.02 of a collision is expected among 10000 ids
+	// (a run with one came up in CI); more than 3 would take a broken source of randomness.
+	if n-len(seen) > 3 {
 		t.Errorf("%d distinct ids out of %d drawn in one second", len(seen), n)
 	}
 }

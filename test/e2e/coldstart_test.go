@@ -19,7 +19,7 @@ import (
 var _ = Describe("Slow restarts", Label("storage"), func() {
 	It("shows a cold start's progress from asd's log and rolls past the progress deadline while it advances", func() {
 		const ns, name = "e2e-coldstart", "cold"
-		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  progressDeadlineSeconds: 10
+		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  progressDeadlineSeconds: 15
   podSpec:
     annotations:
       `+localcluster.AnnotationLoadRate+`: "50"
@@ -53,7 +53,7 @@ var _ = Describe("Slow restarts", Label("storage"), func() {
 			return len(loading)
 		}).WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Equal(3))
 		waitRunningObserved(ns, name)
-		reportTime("roll in place of 3 nodes that each cold start for about 26 s (deadline 10 s)", time.Since(start))
+		reportTime("roll in place of 3 nodes that each cold start for about 26 s (deadline 15 s)", time.Since(start))
 
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			pods[0]: "ConfigChanged", pods[1]: "ConfigChanged", pods[2]: "ConfigChanged"}))
