@@ -115,6 +115,22 @@ func TestColdStartProgress(t *testing.T) {
 	}
 }
 
+// The log says the load ended while the readings still show the node silent (found in CI: the roll went
+// RolloutStuck in that moment, its deadline counted from the restart again): the end is progress.
+func TestColdStartEndSeenInTheLogFirst(t *testing.T) {
+	s := newColdScene()
+	s.observe(0)
+	s.logs.lines["c-1"] = append(s.logs.lines["c-1"], "INFO (drv_ssd): {test} read complete: UNIQUE 1300 records",
+		"INFO (as): service ready: soon there will be cake!")
+	st := s.observe(time.Minute)
+	if got := s.loading(); got == nil || got.Message != dataLoaded || !got.Progressed.Time.Equal(coldT0.Add(time.Minute)) {
+		t.Fatalf("after the load, before the node answers: %+v", got)
+	}
+	if got := st.progressSince("c-1", coldT0); !got.Equal(coldT0.Add(time.Minute)) {
+		t.Fatalf("progressSince %s, want the load's end", got)
+	}
+}
+
 // A log that cannot be read (found in CI, under load) keeps the progress last read: dropping it made
 // the deadline count from the restart again.
 func TestColdStartKeptWhenTheLogCannotBeRead(t *testing.T) {
