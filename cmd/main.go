@@ -101,8 +101,8 @@ func parseFlags() (options, zap.Options) {
 	return o, zapOpts
 }
 
-// setupController wires the reconciler to the prober, the background tasks, the operations executor
-// and the metrics.
+// setupController wires the cluster's reconciler to the prober, the background tasks, the operations
+// executor and the metrics, and the backup and restore reconcilers beside it.
 func setupController(mgr ctrl.Manager, o options) error {
 	recorder := mgr.GetEventRecorder("acko")
 	info := aerospike.NewClient(aerospike.ClientOptions{Timeout: o.infoTimeout,
@@ -127,6 +127,15 @@ func setupController(mgr ctrl.Manager, o options) error {
 	}
 	registerMetrics(mgr)
 	statusWriter := status.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
+	logs := pods.LogTail{Client: clientset}
+	if err := (&controller.AerospikeBackupReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs,
+		ClusterDomain: o.clusterDomain}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&controller.AerospikeRestoreReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs,
+		ClusterDomain: o.clusterDomain}).SetupWithManager(mgr); err != nil {
+		return err
+	}
 	return (&controller.AerospikeClusterReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
@@ -137,7 +146,7 @@ func setupController(mgr ctrl.Manager, o options) error {
 		Tasks:                   runner,
 		Live:                    &liveconfig.Applier{Pods: signaller, Info: info},
 		Limits:                  signaller,
-		Logs:                    pods.LogTail{Client: clientset},
+		Logs:                    logs,
 		ClusterDomain:           o.clusterDomain,
 		MaxConcurrentReconciles: o.maxConcurrent,
 		PodMonitors:             podMonitorsServed(mgr),
@@ -166,6 +175,11 @@ func podMonitorsServed(mgr ctrl.Manager) bool {
 func registerMetrics(mgr ctrl.Manager) {
 	metrics.Register(func(ctx context.Context) ([]ackov1alpha1.AerospikeCluster, error) {
 		list := &ackov1alpha1.AerospikeClusterList{}
+		err := mgr.GetCache().List(ctx, list)
+		return list.Items, err
+	}, mgr.Elected())
+	metrics.RegisterBackups(func(ctx context.Context) ([]ackov1alpha1.AerospikeBackup, error) {
+		list := &ackov1alpha1.AerospikeBackupList{}
 		err := mgr.GetCache().List(ctx, list)
 		return list.Items, err
 	}, mgr.Elected())

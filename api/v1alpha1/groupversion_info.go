@@ -1,4 +1,4 @@
-// Package v1alpha1 contains the AerospikeCluster API of the acko.io group.
+// Package v1alpha1 contains the AerospikeCluster, AerospikeBackup and AerospikeRestore API of the acko.io group.
 // +kubebuilder:object:generate=true
 // +groupName=acko.io
 package v1alpha1
@@ -22,7 +22,8 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &AerospikeCluster{}, &AerospikeClusterList{})
+	s.AddKnownTypes(GroupVersion, &AerospikeCluster{}, &AerospikeClusterList{},
+		&AerospikeBackup{}, &AerospikeBackupList{}, &AerospikeRestore{}, &AerospikeRestoreList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -1,6 +1,10 @@
 package config
 
-import "github.com/acko-io/acko/api/v1alpha1"
+import (
+	"slices"
+
+	"github.com/acko-io/acko/api/v1alpha1"
+)
 
 // DefaultReplicationFactor is asd's replication-factor when a namespace sets none.
 const DefaultReplicationFactor = 2
@@ -61,4 +65,19 @@ func HasPersistentNamespace(c *v1alpha1.AerospikeCluster) bool {
 		}
 	}
 	return false
+}
+
+// NamespaceNames are the names of the cluster's namespaces, in config order, over every rack.
+func NamespaceNames(c *v1alpha1.AerospikeCluster) []string {
+	var out []string
+	for _, rack := range c.RackPlan() {
+		namespaces, _ := mergeRack(c, rack).tree[keyNamespaces].([]any)
+		for _, ns := range namespaces {
+			m, _ := ns.(map[string]any)
+			if name, ok := m["name"].(string); ok && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -49,6 +50,7 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&corev1.Service{}:               {Label: own},
 		&appsv1.StatefulSet{}:           {Label: own},
 		&policyv1.PodDisruptionBudget{}: {Label: own},
+		&batchv1.Job{}:                  {Label: own},
 	}
 }
 

@@ -63,12 +63,8 @@ func (c *ClusterCollector) setSource(list ClusterLister, elected <-chan struct{}
 func (c *ClusterCollector) source() ClusterLister {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.elected != nil {
-		select {
-		case <-c.elected:
-		default:
-			return nil
-		}
+	if !closed(c.elected) {
+		return nil
 	}
 	return c.list
 }

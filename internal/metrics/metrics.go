@@ -98,6 +98,7 @@ func Names() []string {
 		}
 		buildInfo.Describe(ch)
 		collector.Describe(ch)
+		backups.Describe(ch)
 		close(ch)
 	}()
 	var names []string

@@ -32,6 +32,13 @@ func Main(ctx context.Context, name string, args []string, stdout, stderr io.Wri
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if common.removeArtifacts {
+		if err := RemoveArtifacts(common.directory, common.file); err != nil {
+			_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		return 0
+	}
 	hosts, err := seeds(common.host, common.port)
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -56,6 +63,8 @@ func Main(ctx context.Context, name string, args []string, stdout, stderr io.Wri
 type commonFlags struct {
 	host, namespace, directory, file string
 	port, parallel                   int
+	// removeArtifacts (asbackup --remove-artifacts): remove the backup files, back up nothing.
+	removeArtifacts bool
 }
 
 func (f *commonFlags) register(fs *flag.FlagSet) {
@@ -90,6 +99,7 @@ func backupFlags(ctx context.Context, fs *flag.FlagSet, common *commonFlags) fun
 	stringFlag(fs, &common.file, "o", "output-file", "the backup file")
 	intFlag(fs, &rps, "L", "records-per-second", 0, "records per second (0: unlimited)")
 	boolFlag(fs, &remove, "r", "remove-files", "remove the directory's backup files first")
+	fs.BoolVar(&common.removeArtifacts, "remove-artifacts", false, "remove the backup files and back up nothing")
 	return func(c *as.Client) (string, error) {
 		cfg := BackupConfig{Namespace: common.namespace, Directory: common.directory, OutputFile: common.file,
 			RemoveFiles: remove, Parallel: common.parallel, RecordsPerSecond: rps}

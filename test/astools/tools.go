@@ -70,6 +70,37 @@ func Backup(ctx context.Context, c *as.Client, cfg BackupConfig) (Stats, error) 
 	return st, errors.Join(errs...)
 }
 
+// RemoveArtifacts removes a backup: the file, or the directory's backup files and then the directory
+// when nothing else is left in it.
+func RemoveArtifacts(directory, file string) error {
+	if (directory == "") == (file == "") {
+		return errors.New("give either --directory or --output-file")
+	}
+	if file != "" {
+		return ignoreMissing(os.Remove(file))
+	}
+	files, err := filepath.Glob(filepath.Join(directory, "*.asb"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	if left, err := os.ReadDir(directory); err == nil && len(left) == 0 {
+		return os.Remove(directory)
+	}
+	return nil
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
 // backupFiles are the files the workers write: one per worker in a directory, or the one file.
 func backupFiles(cfg BackupConfig, workers int) ([]string, error) {
 	switch {

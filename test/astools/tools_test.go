@@ -132,3 +132,32 @@ func normalize(bins as.BinMap) as.BinMap {
 	}
 	return out
 }
+
+// asbackup --remove-artifacts removes a backup's files and its directory, connects to nothing, and
+// leaves a directory that holds other files.
+func TestRemoveArtifacts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run", "test")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"test_00000.asb", "test_00001.asb"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("Version 3.1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, "asbackup", "--remove-artifacts", "--namespace", "test", "--directory", dir)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s still there after --remove-artifacts: %v", dir, err)
+	}
+	keep := t.TempDir()
+	for _, f := range []string{"test_00000.asb", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(keep, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, "asbackup", "--remove-artifacts", "-n", "test", "-d", keep)
+	left, err := os.ReadDir(keep)
+	if err != nil || len(left) != 1 || left[0].Name() != "notes.txt" {
+		t.Fatalf("left in %s: %v %v, want notes.txt alone", keep, left, err)
+	}
+}

@@ -243,6 +243,8 @@ func TestRBACIsTheGeneratedRBAC(t *testing.T) {
 func TestChartFilesAreTheGeneratedFiles(t *testing.T) {
 	for chartFile, source := range map[string]string{
 		"crds/acko.io_aerospikeclusters.yaml": "config/crd/bases/acko.io_aerospikeclusters.yaml",
+		"crds/acko.io_aerospikebackups.yaml":  "config/crd/bases/acko.io_aerospikebackups.yaml",
+		"crds/acko.io_aerospikerestores.yaml": "config/crd/bases/acko.io_aerospikerestores.yaml",
 		"files/webhook.yaml":                  "config/webhook/manifests.yaml",
 		"files/alerts.yaml":                   "config/prometheus/alerts.yaml",
 		"files/dashboard.json":                "config/grafana/acko-dashboard.json",

@@ -1,0 +1,430 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AerospikeBackupSpec declares backups of an AerospikeCluster of the same namespace, taken with Aerospike's
+// own asbackup (Community Edition servers need nothing more): on a schedule, on demand, or both.
+type AerospikeBackupSpec struct {
+	// Cluster is the name of the AerospikeCluster to back up, in this namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Cluster string `json:"cluster"`
+
+	// Namespaces are the Aerospike namespaces to back up, each in a directory of its own; empty: every
+	// namespace of the cluster's config.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+
+	// Sets limits the backup to these sets (asbackup --set); empty: every set.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=set
+	// +optional
+	Sets []string `json:"sets,omitempty"`
+
+	// Destination is where the backup files go.
+	Destination BackupDestination `json:"destination"`
+
+	// Schedule is a cron expression (five fields, or @daily, @hourly, ...; UTC) for scheduled backups.
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// Runs are on-demand backups, keyed by id: each id runs once, when it appears.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=id
+	// +optional
+	Runs []BackupRunSpec `json:"runs,omitempty"`
+
+	// Retention bounds the backups kept: the oldest successful ones beyond it are deleted with their files.
+	// +optional
+	Retention *BackupRetention `json:"retention,omitempty"`
+
+	// Parallel is asbackup's --parallel: how many partition ranges are scanned at once.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +kubebuilder:default=1
+	// +optional
+	Parallel int32 `json:"parallel,omitempty"`
+
+	// RecordsPerSecond throttles the scan (asbackup --records-per-second); 0: unthrottled.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RecordsPerSecond int32 `json:"recordsPerSecond,omitempty"`
+
+	// Image is the aerospike-tools image; empty: the version this operator is tested with.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// WhileChanging lets a backup start while the cluster is mid-roll (not Ready); by default it waits for
+	// the cluster to be Ready. A paused cluster is never backed up: the operator does not watch it then.
+	// +optional
+	WhileChanging bool `json:"whileChanging,omitempty"`
+}
+
+// BackupRunSpec is one on-demand backup.
+type BackupRunSpec struct {
+	// ID names the run; it is part of the backup's path, so it never runs twice.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$`
+	ID string `json:"id"`
+}
+
+// BackupDestination is a volume claim or S3-compatible storage; exactly one.
+// +kubebuilder:validation:XValidation:rule="has(self.volume) != has(self.s3)",message="destination needs exactly one of volume and s3"
+type BackupDestination struct {
+	// Volume is a PersistentVolumeClaim of this namespace that holds the backups.
+	// +optional
+	Volume *VolumeDestination `json:"volume,omitempty"`
+
+	// S3 is a bucket of S3-compatible storage, written by asbackup's own S3 support.
+	// +optional
+	S3 *S3Destination `json:"s3,omitempty"`
+}
+
+// VolumeDestination is a directory on a PersistentVolumeClaim.
+type VolumeDestination struct {
+	// ClaimName is the PersistentVolumeClaim, in this namespace.
+	// +kubebuilder:validation:MinLength=1
+	ClaimName string `json:"claimName"`
+
+	// Path is the directory on the claim under which each backup gets its own; empty: the claim's root.
+	// +kubebuilder:validation:Pattern=`^[^.][^:]*$`
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// S3Destination is a prefix in an S3 bucket.
+type S3Destination struct {
+	// Bucket is the bucket's name.
+	// +kubebuilder:validation:MinLength=1
+	Bucket string `json:"bucket"`
+
+	// Path is the prefix under which each backup gets its own.
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// Region is the bucket's region (asbackup --s3-region).
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// Endpoint overrides the S3 endpoint, for S3-compatible storage (asbackup --s3-endpoint-override).
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// CredentialsSecret is a Secret of this namespace with the keys AWS_ACCESS_KEY_ID and
+	// AWS_SECRET_ACCESS_KEY; the tool reads them from its environment, never from the spec.
+	// +kubebuilder:validation:MinLength=1
+	CredentialsSecret string `json:"credentialsSecret"`
+}
+
+// BackupRetention bounds the successful backups kept.
+type BackupRetention struct {
+	// KeepLast keeps at most this many successful backups.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	KeepLast *int32 `json:"keepLast,omitempty"`
+
+	// KeepFor keeps successful backups this long (e.g. 168h), the newest one always.
+	// +optional
+	KeepFor *metav1.Duration `json:"keepFor,omitempty"`
+}
+
+// BackupPhase is where one backup run is.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type BackupPhase string
+
+const (
+	// BackupPending: the run is due and waits (for the cluster to be Ready, or for the run before it).
+	BackupPending BackupPhase = "Pending"
+	// BackupRunning: the run's Jobs run asbackup.
+	BackupRunning BackupPhase = "Running"
+	// BackupSucceeded: every namespace was backed up.
+	BackupSucceeded BackupPhase = "Succeeded"
+	// BackupFailed: a Job failed; the message says which and why.
+	BackupFailed BackupPhase = "Failed"
+)
+
+// BackupTrigger says why a run started.
+// +kubebuilder:validation:Enum=Schedule;OnDemand
+type BackupTrigger string
+
+const (
+	// TriggerSchedule: spec.schedule came due.
+	TriggerSchedule BackupTrigger = "Schedule"
+	// TriggerOnDemand: an id appeared in spec.runs.
+	TriggerOnDemand BackupTrigger = "OnDemand"
+)
+
+// BackupRunStatus is one backup: its run, its files and what they hold.
+type BackupRunStatus struct {
+	// ID is the run's id: the on-demand id, or the scheduled time (UTC, 20261203-1015).
+	ID string `json:"id"`
+	// Trigger says why it ran.
+	Trigger BackupTrigger `json:"trigger"`
+	// Phase is Pending, Running, Succeeded or Failed.
+	Phase BackupPhase `json:"phase"`
+	// Namespaces are the Aerospike namespaces in this backup, each in Path/<namespace>.
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Path is the backup's directory on the destination (the claim's path, or s3://bucket/prefix).
+	// +optional
+	Path string `json:"path,omitempty"`
+	// StartTime is when its Jobs were created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the last Job ended.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Records is how many records asbackup wrote.
+	// +optional
+	Records int64 `json:"records,omitempty"`
+	// Bytes is how many bytes asbackup wrote.
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// ClusterStable is false when the cluster was seen not Ready, or migrating, during the run: the backup
+	// is valid (asbackup scans by partition) but was taken while data moved.
+	// +optional
+	ClusterStable *bool `json:"clusterStable,omitempty"`
+	// Message says what the run waits for, or why it failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// AerospikeBackupStatus is the observed state of an AerospikeBackup. Only the operator writes it.
+type AerospikeBackupStatus struct {
+	// ObservedGeneration is the generation of the spec last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready (the newest run succeeded), Reconciling (a run is pending or running), Stalled (the
+	// spec cannot be acted on, or the newest run failed).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Backups are the runs, oldest first: those kept by the retention, and the ones that failed (the last 5).
+	// +optional
+	Backups []BackupRunStatus `json:"backups,omitempty"`
+
+	// FinishedRuns are the on-demand ids whose runs the retention dropped (newest last, bounded): they
+	// never run again.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	FinishedRuns []string `json:"finishedRuns,omitempty"`
+
+	// LastScheduleTime is the scheduled time of the newest scheduled run.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+
+	// LastSuccessTime is when the newest successful run completed.
+	// +optional
+	LastSuccessTime *metav1.Time `json:"lastSuccessTime,omitempty"`
+
+	// NextScheduleTime is when the schedule comes due next.
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+}
+
+// AerospikeBackup is a backup policy for an AerospikeCluster and the backups it made.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=asbk,categories=aerospike
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Last-Success",type=date,JSONPath=`.status.lastSuccessTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type AerospikeBackup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec AerospikeBackupSpec `json:"spec"`
+	// +optional
+	Status AerospikeBackupStatus `json:"status,omitempty"`
+}
+
+// AerospikeBackupList contains a list of AerospikeBackup.
+// +kubebuilder:object:root=true
+type AerospikeBackupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AerospikeBackup `json:"items"`
+}
+
+// ConflictPolicy is what asrestore does with a record that exists in the cluster.
+// +kubebuilder:validation:Enum=Generation;Unique;Replace;NoGeneration
+type ConflictPolicy string
+
+const (
+	// ConflictGeneration (asrestore's default): write the record unless the cluster's copy is newer
+	// (a higher generation); bins not in the backup are kept.
+	ConflictGeneration ConflictPolicy = "Generation"
+	// ConflictUnique (--unique): write only records that do not exist.
+	ConflictUnique ConflictPolicy = "Unique"
+	// ConflictReplace (--replace): replace whole records (bins not in the backup are dropped), unless the
+	// cluster's copy is newer.
+	ConflictReplace ConflictPolicy = "Replace"
+	// ConflictNoGeneration (--no-generation): write every record, whatever its generation.
+	ConflictNoGeneration ConflictPolicy = "NoGeneration"
+)
+
+// AerospikeRestoreSpec restores a backup into an AerospikeCluster of the same namespace, once.
+type AerospikeRestoreSpec struct {
+	// Cluster is the name of the AerospikeCluster to restore into, in this namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Cluster string `json:"cluster"`
+
+	// Backup is the AerospikeBackup (this namespace) and the run to restore.
+	Backup BackupReference `json:"backup"`
+
+	// Namespaces maps a namespace of the backup to another of the cluster (source: destination); a
+	// namespace not named keeps its name.
+	// +optional
+	Namespaces map[string]string `json:"namespaces,omitempty"`
+
+	// ConflictPolicy is what happens to records that exist: Generation (default), Unique, Replace or
+	// NoGeneration.
+	// +kubebuilder:default=Generation
+	// +optional
+	ConflictPolicy ConflictPolicy `json:"conflictPolicy,omitempty"`
+
+	// Parallel is asrestore's --parallel.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +kubebuilder:default=1
+	// +optional
+	Parallel int32 `json:"parallel,omitempty"`
+
+	// Image is the aerospike-tools image; empty: the version this operator is tested with.
+	// +optional
+	Image string `json:"image,omitempty"`
+}
+
+// BackupReference names one run of an AerospikeBackup.
+type BackupReference struct {
+	// Name is the AerospikeBackup.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// ID is the run; empty: its newest successful run.
+	// +optional
+	ID string `json:"id,omitempty"`
+}
+
+// AerospikeRestoreStatus is the observed state of an AerospikeRestore. Only the operator writes it.
+type AerospikeRestoreStatus struct {
+	// ObservedGeneration is the generation of the spec acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready (restored), Reconciling (running), Stalled (failed, or cannot start).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Phase is Pending, Running, Succeeded or Failed.
+	// +optional
+	Phase BackupPhase `json:"phase,omitempty"`
+	// BackupID is the backup run restored.
+	// +optional
+	BackupID string `json:"backupID,omitempty"`
+	// Path is where the backup was read.
+	// +optional
+	Path string `json:"path,omitempty"`
+	// StartTime is when its Jobs were created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the last Job ended.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Records is how many records asrestore read from the backup.
+	// +optional
+	Records int64 `json:"records,omitempty"`
+	// Restored is how many records were written.
+	// +optional
+	Restored int64 `json:"restored,omitempty"`
+	// Skipped is how many were not written by the conflict policy (they existed, or were fresher).
+	// +optional
+	Skipped int64 `json:"skipped,omitempty"`
+	// Failures is how many writes failed.
+	// +optional
+	Failures int64 `json:"failures,omitempty"`
+	// Message says what the restore waits for, or why it failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// AerospikeRestore restores one backup into an AerospikeCluster.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=asrs,categories=aerospike
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
+// +kubebuilder:printcolumn:name="Backup",type=string,JSONPath=`.spec.backup.name`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Restored",type=integer,JSONPath=`.status.restored`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || self.spec == oldSelf.spec",message="a restore runs once: create another to restore again"
+type AerospikeRestore struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec AerospikeRestoreSpec `json:"spec"`
+	// +optional
+	Status AerospikeRestoreStatus `json:"status,omitempty"`
+}
+
+// AerospikeRestoreList contains a list of AerospikeRestore.
+// +kubebuilder:object:root=true
+type AerospikeRestoreList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AerospikeRestore `json:"items"`
+}
+
+// Condition reasons of AerospikeBackup and AerospikeRestore (their conditions are Ready, Reconciling and
+// Stalled, as a cluster's).
+const (
+	// ReasonNoBackupYet: no run has ended yet (Ready False).
+	ReasonNoBackupYet = "NoBackupYet"
+	// ReasonBackupSucceeded: the newest ended run succeeded (Ready True).
+	ReasonBackupSucceeded = "BackupSucceeded"
+	// ReasonBackupFailed: the newest ended run failed (Ready False, Stalled True until another run).
+	ReasonBackupFailed = "BackupFailed"
+	// ReasonBackupRunning: a run's Jobs run (Reconciling).
+	ReasonBackupRunning = "BackupRunning"
+	// ReasonWaitingForCluster: a run waits for its cluster to be Ready or resumed (Reconciling).
+	ReasonWaitingForCluster = "WaitingForCluster"
+	// ReasonClusterNotFound: the AerospikeCluster named does not exist (Stalled).
+	ReasonClusterNotFound = "ClusterNotFound"
+	// ReasonBackupNotFound: the backup a restore names does not exist, or has no such successful run (Stalled).
+	ReasonBackupNotFound = "BackupNotFound"
+	// ReasonRestoreRunning: the restore's Jobs run (Reconciling).
+	ReasonRestoreRunning = "RestoreRunning"
+	// ReasonRestoreSucceeded: every namespace was restored (Ready True).
+	ReasonRestoreSucceeded = "RestoreSucceeded"
+	// ReasonRestoreFailed: a restore Job failed (Stalled True).
+	ReasonRestoreFailed = "RestoreFailed"
+)
+
+// Event reasons of AerospikeBackup and AerospikeRestore.
+const (
+	// EventBackupStarted: a run's Jobs were created.
+	EventBackupStarted = "BackupStarted"
+	// EventBackupSucceeded: a run ended with every namespace backed up; the message has records and bytes.
+	EventBackupSucceeded = "BackupSucceeded"
+	// EventBackupFailed: a run failed; the message says which Job and the tool's last words.
+	EventBackupFailed = "BackupFailed"
+	// EventBackupDeleted: the retention dropped a successful run and removes its files.
+	EventBackupDeleted = "BackupDeleted"
+	// EventRestoreStarted: the restore's Jobs were created.
+	EventRestoreStarted = "RestoreStarted"
+	// EventRestoreSucceeded: every namespace was restored; the message has the counts.
+	EventRestoreSucceeded = "RestoreSucceeded"
+	// EventRestoreFailed: a restore Job failed.
+	EventRestoreFailed = "RestoreFailed"
+)

@@ -1,0 +1,352 @@
+// Package backup builds what runs Aerospike's own backup tools (asbackup, asrestore) for an
+// AerospikeBackup or AerospikeRestore: the Jobs, their arguments and ServiceAccount, the schedule, the
+// retention, and the reading of the tools' summaries. Pure functions: the controllers compare and apply.
+package backup
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+)
+
+// DefaultImage is the aerospike-tools image the Jobs run unless the spec names another.
+const DefaultImage = "aerospike/aerospike-tools:11.2.2"
+
+// MountPath is where a volume destination is mounted in the tool's container.
+const MountPath = "/backup"
+
+// JobDeadline bounds every Job: a tool that hangs fails its run instead of holding the next ones.
+const JobDeadline = 24 * time.Hour
+
+// Tool container names: the container is named after the tool it runs, which the log reads name.
+const (
+	BackupTool  = "asbackup"
+	RestoreTool = "asrestore"
+)
+
+// Labels put on the Jobs and their pods (never the cluster's selector labels: they are not its nodes).
+const (
+	LabelBackup    = "acko.io/backup"
+	LabelRestore   = "acko.io/restore"
+	LabelRun       = "acko.io/backup-run"
+	LabelNamespace = "acko.io/aerospike-namespace"
+	LabelComponent = "app.kubernetes.io/component"
+)
+
+// The tools' flags the Jobs pass.
+const (
+	flagHost      = "--host"
+	flagNamespace = "--namespace"
+	flagDirectory = "--directory"
+	flagParallel  = "--parallel"
+)
+
+// volumeName is the destination's volume in the tool's pod.
+const volumeName = "backup"
+
+// MaxNameLength bounds the names of AerospikeBackups and AerospikeRestores: with a run id and a
+// namespace they name Jobs, whose pods' names must stay within 63 characters.
+const MaxNameLength = 40
+
+// ParseSchedule reads a cron expression as CronJobs do: five fields, or a descriptor (@daily...).
+func ParseSchedule(expr string) (cron.Schedule, error) {
+	s, err := cron.ParseStandard(expr)
+	if err != nil {
+		return nil, fmt.Errorf("schedule %q does not parse: %v", expr, err)
+	}
+	return s, nil
+}
+
+// Due is the newest scheduled time in (last, now], if any, and the scheduled time after now. Missed
+// times before the newest are skipped, as a CronJob skips them: one backup makes up for all.
+func Due(s cron.Schedule, last, now time.Time) (due *time.Time, next time.Time) {
+	for t := s.Next(last); !t.After(now); t = s.Next(t) {
+		due = ptr.To(t)
+	}
+	return due, s.Next(now)
+}
+
+// Interval is the schedule's period as seen at t: the time between its next two runs.
+func Interval(s cron.Schedule, t time.Time) time.Duration {
+	first := s.Next(t)
+	return s.Next(first).Sub(first)
+}
+
+// ScheduledID names a scheduled run by its time (UTC, to the minute).
+func ScheduledID(t time.Time) string { return t.UTC().Format("20060102-1504") }
+
+// RunDir is a run's directory relative to the destination's root: <path>/<backup>/<id>.
+func RunDir(bk *ackov1alpha1.AerospikeBackup, id string) string {
+	d := bk.Spec.Destination
+	prefix := ""
+	if d.Volume != nil {
+		prefix = d.Volume.Path
+	} else if d.S3 != nil {
+		prefix = d.S3.Path
+	}
+	return path.Join(strings.Trim(prefix, "/"), bk.Name, id)
+}
+
+// DisplayPath is where a run's files are, as the status says it: claim:/dir or s3://bucket/dir.
+func DisplayPath(bk *ackov1alpha1.AerospikeBackup, id string) string {
+	if s3 := bk.Spec.Destination.S3; s3 != nil {
+		return "s3://" + s3.Bucket + "/" + RunDir(bk, id)
+	}
+	return bk.Spec.Destination.Volume.ClaimName + ":/" + RunDir(bk, id)
+}
+
+// toolDir is the directory one namespace of a run has, as the tool names it.
+func toolDir(bk *ackov1alpha1.AerospikeBackup, id, namespace string) string {
+	if s3 := bk.Spec.Destination.S3; s3 != nil {
+		return "s3://" + s3.Bucket + "/" + path.Join(RunDir(bk, id), namespace)
+	}
+	return path.Join(MountPath, RunDir(bk, id), namespace)
+}
+
+// Namespaces are the Aerospike namespaces a run of bk covers: the spec's, or every namespace of the
+// cluster's config.
+func Namespaces(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster) []string {
+	if len(bk.Spec.Namespaces) > 0 {
+		return slices.Clone(bk.Spec.Namespaces)
+	}
+	return config.NamespaceNames(c)
+}
+
+// JobName names the Job of one namespace of a run: <owner>-<id>-<namespace>, shortened with a hash
+// when that is too long for its pods' names.
+func JobName(owner, id, namespace string) string {
+	name := strings.ToLower(owner + "-" + id + "-" + namespace)
+	name = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, name)
+	if len(name) <= 52 {
+		return name
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	return fmt.Sprintf("%s-%08x", strings.TrimRight(name[:43], "-"), h.Sum32())
+}
+
+// ServiceAccountName is the tools' ServiceAccount in a namespace: it may do nothing on the API server.
+const ServiceAccountName = "acko-backup-tools"
+
+// ServiceAccount is the tools' least-privilege identity: bound to no role, its token never mounted.
+func ServiceAccount(namespace string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: ServiceAccountName, Namespace: namespace,
+			Labels: map[string]string{ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy}},
+		AutomountServiceAccountToken: ptr.To(false),
+	}
+}
+
+// seeds is the cluster's headless Service as the tools' --host: every node, Ready or not, as seeds.
+func seeds(c *ackov1alpha1.AerospikeCluster, clusterDomain string) string {
+	return fmt.Sprintf("%s.%s.svc.%s:3000", c.HeadlessServiceName(), c.Namespace, clusterDomain)
+}
+
+// Job is the Job that backs up one namespace for a run of bk.
+func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, id, namespace,
+	clusterDomain string) *batchv1.Job {
+	args := []string{flagHost, seeds(c, clusterDomain), flagNamespace, namespace,
+		flagDirectory, toolDir(bk, id, namespace), flagParallel, strconv.Itoa(int(max(1, bk.Spec.Parallel))),
+		// A Job's pod that runs again finds the files of the one before: start them afresh.
+		"--remove-files"}
+	if len(bk.Spec.Sets) > 0 {
+		args = append(args, "--set", strings.Join(bk.Spec.Sets, ","))
+	}
+	if bk.Spec.RecordsPerSecond > 0 {
+		args = append(args, "--records-per-second", strconv.Itoa(int(bk.Spec.RecordsPerSecond)))
+	}
+	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: volumeName}
+	return toolJob(bk, JobName(bk.Name, id, namespace), BackupTool, image(bk.Spec.Image), labels,
+		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
+}
+
+// RestoreJob is the Job that restores one namespace of a backup run into c, under the name the restore
+// maps it to.
+func RestoreJob(rs *ackov1alpha1.AerospikeRestore, bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster,
+	id, namespace, clusterDomain string) *batchv1.Job {
+	target := namespace
+	if to, ok := rs.Spec.Namespaces[namespace]; ok {
+		target = to
+	}
+	nsArg := namespace
+	if target != namespace {
+		nsArg = namespace + "," + target
+	}
+	args := []string{flagHost, seeds(c, clusterDomain), flagNamespace, nsArg,
+		flagDirectory, toolDir(bk, id, namespace), flagParallel, strconv.Itoa(int(max(1, rs.Spec.Parallel)))}
+	switch rs.Spec.ConflictPolicy {
+	case ackov1alpha1.ConflictUnique:
+		args = append(args, "--unique")
+	case ackov1alpha1.ConflictReplace:
+		args = append(args, "--replace")
+	case ackov1alpha1.ConflictNoGeneration:
+		args = append(args, "--no-generation")
+	}
+	labels := map[string]string{LabelRestore: rs.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: "restore"}
+	return toolJob(rs, JobName(rs.Name, "restore", namespace), RestoreTool, image(rs.Spec.Image), labels,
+		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
+}
+
+// CleanupJob removes the files of one namespace of a run the retention dropped (asbackup
+// --remove-artifacts: no backup, no connection).
+func CleanupJob(bk *ackov1alpha1.AerospikeBackup, id, namespace string) *batchv1.Job {
+	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: "cleanup"}
+	args := []string{"--remove-artifacts", flagNamespace, namespace, flagDirectory, toolDir(bk, id, namespace)}
+	return toolJob(bk, JobName(bk.Name, id+"-rm", namespace), BackupTool, image(bk.Spec.Image), labels,
+		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
+}
+
+func image(spec string) string {
+	if spec != "" {
+		return spec
+	}
+	return DefaultImage
+}
+
+// withS3 adds the tools' own S3 flags.
+func withS3(args []string, s3 *ackov1alpha1.S3Destination) []string {
+	if s3 == nil {
+		return args
+	}
+	if s3.Region != "" {
+		args = append(args, "--s3-region", s3.Region)
+	}
+	if s3.Endpoint != "" {
+		args = append(args, "--s3-endpoint-override", s3.Endpoint)
+	}
+	return args
+}
+
+// toolJob is a Job that runs one tool once, as the tools' ServiceAccount, owned by owner: no retry (the
+// run reports the failure, the next run starts afresh), a deadline, the destination mounted or its S3
+// credentials in the environment from their Secret.
+func toolJob(owner metav1.Object, name, tool, img string, labels map[string]string, args []string,
+	dest ackov1alpha1.BackupDestination) *batchv1.Job {
+	labels[ackov1alpha1.LabelManagedBy] = ackov1alpha1.ManagedBy
+	container := corev1.Container{
+		Name: tool, Image: img, Command: []string{tool}, Args: args,
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+	}
+	var volumes []corev1.Volume
+	if v := dest.Volume; v != nil {
+		volumes = []corev1.Volume{{Name: volumeName, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.ClaimName}}}}
+		container.VolumeMounts = []corev1.VolumeMount{{Name: volumeName, MountPath: MountPath}}
+	}
+	if s3 := dest.S3; s3 != nil {
+		for _, key := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+			container.Env = append(container.Env, corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: s3.CredentialsSecret}, Key: key}}})
+		}
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: owner.GetNamespace(), Labels: labels},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](0),
+			ActiveDeadlineSeconds: ptr.To(int64(JobDeadline / time.Second)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					ServiceAccountName:           ServiceAccountName,
+					AutomountServiceAccountToken: ptr.To(false),
+					Containers:                   []corev1.Container{container},
+					Volumes:                      volumes,
+				},
+			},
+		},
+	}
+}
+
+// Summary is what asbackup says it wrote.
+type Summary struct{ Records, Bytes int64 }
+
+var backedUp = regexp.MustCompile(`Backed up (\d+) record\(s\).*?(\d+) byte\(s\) in total`)
+
+// ParseBackupLog finds asbackup's closing summary in its log.
+func ParseBackupLog(lines []string) (Summary, bool) {
+	for _, l := range slices.Backward(lines) {
+		if m := backedUp.FindStringSubmatch(l); m != nil {
+			records, _ := strconv.ParseInt(m[1], 10, 64)
+			bytes, _ := strconv.ParseInt(m[2], 10, 64)
+			return Summary{Records: records, Bytes: bytes}, true
+		}
+	}
+	return Summary{}, false
+}
+
+// RestoreSummary is what asrestore says became of the records it read.
+type RestoreSummary struct{ Records, Inserted, Existed, Fresher, Expired, Failed int64 }
+
+var processed = regexp.MustCompile(`Processed (\d+) record\(s\): (\d+) inserted, (\d+) existed, (\d+) fresher, ` +
+	`(\d+) expired, (\d+) failed`)
+
+// ParseRestoreLog finds asrestore's closing summary in its log.
+func ParseRestoreLog(lines []string) (RestoreSummary, bool) {
+	for _, l := range slices.Backward(lines) {
+		if m := processed.FindStringSubmatch(l); m != nil {
+			n := make([]int64, 6)
+			for i := range n {
+				n[i], _ = strconv.ParseInt(m[i+1], 10, 64)
+			}
+			return RestoreSummary{Records: n[0], Inserted: n[1], Existed: n[2], Fresher: n[3], Expired: n[4],
+				Failed: n[5]}, true
+		}
+	}
+	return RestoreSummary{}, false
+}
+
+// keptFailures is how many failed runs the status keeps, for their messages.
+const keptFailures = 5
+
+// Prune splits the ended runs into those the retention keeps and those it drops (oldest first, as
+// given). The newest successful run is always kept; runs that have not ended are never dropped.
+func Prune(runs []ackov1alpha1.BackupRunStatus, r *ackov1alpha1.BackupRetention, now time.Time) (
+	keep, drop []ackov1alpha1.BackupRunStatus) {
+	successes, failures := 0, 0
+	for i := len(runs) - 1; i >= 0; i-- {
+		run := runs[i]
+		switch run.Phase {
+		case ackov1alpha1.BackupSucceeded:
+			successes++
+			if successes > 1 && r != nil && (r.KeepLast != nil && successes > int(*r.KeepLast) ||
+				r.KeepFor != nil && run.CompletionTime != nil && now.Sub(run.CompletionTime.Time) > r.KeepFor.Duration) {
+				drop = append(drop, run)
+				continue
+			}
+		case ackov1alpha1.BackupFailed:
+			failures++
+			if failures > keptFailures {
+				drop = append(drop, run)
+				continue
+			}
+		}
+		keep = append(keep, run)
+	}
+	slices.Reverse(keep)
+	slices.Reverse(drop)
+	return keep, drop
+}

@@ -1,0 +1,181 @@
+package backup
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+)
+
+func sample() (*ackov1alpha1.AerospikeBackup, *ackov1alpha1.AerospikeCluster) {
+	bk := &ackov1alpha1.AerospikeBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "db"},
+		Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Parallel: 4, Sets: []string{"a", "b"},
+			RecordsPerSecond: 5000,
+			Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{
+				ClaimName: "backups", Path: "/aerospike/"}}},
+	}
+	c := &ackov1alpha1.AerospikeCluster{ObjectMeta: metav1.ObjectMeta{Name: "prod", Namespace: "db"}}
+	return bk, c
+}
+
+func TestJob(t *testing.T) {
+	bk, c := sample()
+	job := Job(bk, c, "first", "test", "cluster.local")
+	if job.Name != "nightly-first-test" || job.Namespace != "db" {
+		t.Fatalf("job %s/%s", job.Namespace, job.Name)
+	}
+	pod := job.Spec.Template.Spec
+	tool := pod.Containers[0]
+	want := []string{"--host", "prod-headless.db.svc.cluster.local:3000", "--namespace", "test",
+		"--directory", "/backup/aerospike/nightly/first/test", "--parallel", "4", "--remove-files",
+		"--set", "a,b", "--records-per-second", "5000"}
+	if tool.Name != BackupTool || !slices.Equal(tool.Command, []string{"asbackup"}) || !slices.Equal(tool.Args, want) {
+		t.Fatalf("container %s %v %v,\nwant args %v", tool.Name, tool.Command, tool.Args, want)
+	}
+	if tool.Image != DefaultImage || pod.Volumes[0].PersistentVolumeClaim.ClaimName != "backups" ||
+		tool.VolumeMounts[0].MountPath != MountPath {
+		t.Fatalf("image %s, volumes %+v, mounts %+v", tool.Image, pod.Volumes, tool.VolumeMounts)
+	}
+	if pod.ServiceAccountName != ServiceAccountName || *pod.AutomountServiceAccountToken ||
+		*job.Spec.BackoffLimit != 0 || job.Spec.ActiveDeadlineSeconds == nil || pod.RestartPolicy != "Never" {
+		t.Fatalf("pod runs as %s (token %v), backoff %d, deadline %v", pod.ServiceAccountName,
+			*pod.AutomountServiceAccountToken, *job.Spec.BackoffLimit, job.Spec.ActiveDeadlineSeconds)
+	}
+}
+
+// The tools' pods are not the cluster's nodes, and the status names where the files are.
+func TestJobIsNoNodeAndSaysWhere(t *testing.T) {
+	bk, c := sample()
+	job := Job(bk, c, "first", "test", "cluster.local")
+	if _, own := job.Spec.Template.Labels[ackov1alpha1.LabelInstance]; own {
+		t.Fatal("a tool pod carries the cluster's instance label: the cluster would take it for a node")
+	}
+	if got := DisplayPath(bk, "first"); got != "backups:/aerospike/nightly/first" {
+		t.Fatalf("path %s", got)
+	}
+}
+
+// S3: the tools' own flags, credentials from the Secret by reference only.
+func TestBackupJobS3(t *testing.T) {
+	bk, c := sample()
+	bk.Spec.Destination = ackov1alpha1.BackupDestination{S3: &ackov1alpha1.S3Destination{Bucket: "b", Path: "p",
+		Region: "eu-west-1", Endpoint: "https://minio:9000", CredentialsSecret: "s3-creds"}}
+	tool := Job(bk, c, "first", "test", "cluster.local").Spec.Template.Spec.Containers[0]
+	args := strings.Join(tool.Args, " ")
+	for _, want := range []string{"--directory s3://b/p/nightly/first/test", "--s3-region eu-west-1",
+		"--s3-endpoint-override https://minio:9000"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if len(tool.VolumeMounts) != 0 || len(tool.Env) != 2 {
+		t.Fatalf("mounts %v env %v", tool.VolumeMounts, tool.Env)
+	}
+	for _, e := range tool.Env {
+		if e.Value != "" || e.ValueFrom.SecretKeyRef.Name != "s3-creds" || e.ValueFrom.SecretKeyRef.Key != e.Name {
+			t.Errorf("env %+v: want the Secret's key of the same name, no value", e)
+		}
+	}
+}
+
+func TestRestoreJob(t *testing.T) {
+	bk, c := sample()
+	for policy, flag := range map[ackov1alpha1.ConflictPolicy]string{
+		ackov1alpha1.ConflictGeneration: "", ackov1alpha1.ConflictUnique: "--unique",
+		ackov1alpha1.ConflictReplace: "--replace", ackov1alpha1.ConflictNoGeneration: "--no-generation",
+	} {
+		rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
+			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", ConflictPolicy: policy,
+				Namespaces: map[string]string{"test": "copy"}}}
+		job := RestoreJob(rs, bk, c, "first", "test", "cluster.local")
+		args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+		want := "--host prod-headless.db.svc.cluster.local:3000 --namespace test,copy --directory /backup/aerospike/nightly/first/test --parallel 1"
+		if flag != "" {
+			want += " " + flag
+		}
+		if args != want || job.Name != "back-restore-test" {
+			t.Errorf("%s: job %s args %q, want %q", policy, job.Name, args, want)
+		}
+	}
+}
+
+func TestJobNameFitsPodNames(t *testing.T) {
+	long := JobName(strings.Repeat("b", 40), "20261203-1015", "a-very-long-namespace-name-x")
+	if len(long) > 52 || JobName(strings.Repeat("b", 40), "20261203-1015", "a-very-long-namespace-name-y") == long {
+		t.Fatalf("%s (%d): too long, or not distinct", long, len(long))
+	}
+	if got := JobName("n", "id", "Test_NS"); got != "n-id-test-ns" {
+		t.Fatalf("%s", got)
+	}
+}
+
+func TestDue(t *testing.T) {
+	s, err := ParseSchedule("0 * * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 12, 3, h, m, 0, 0, time.UTC) }
+	due, next := Due(s, at(10, 30), at(10, 59))
+	if due != nil || !next.Equal(at(11, 0)) {
+		t.Fatalf("nothing due before 11:00: due %v next %v", due, next)
+	}
+	due, next = Due(s, at(10, 30), at(13, 5))
+	if due == nil || !due.Equal(at(13, 0)) || !next.Equal(at(14, 0)) {
+		t.Fatalf("missed 11:00 and 12:00, due 13:00: due %v next %v", due, next)
+	}
+	if Interval(s, at(10, 30)) != time.Hour || ScheduledID(at(13, 0)) != "20261203-1300" {
+		t.Fatal("interval or id")
+	}
+	if _, err := ParseSchedule("every night"); err == nil || !strings.Contains(err.Error(), `schedule "every night" does not parse`) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestParseLogs(t *testing.T) {
+	b, ok := ParseBackupLog([]string{"connecting", "Backed up 1200 record(s), 0 secondary index(es), 0 UDF file(s), 98765 byte(s) in total", ""})
+	if !ok || b != (Summary{Records: 1200, Bytes: 98765}) {
+		t.Fatalf("%+v %v", b, ok)
+	}
+	r, ok := ParseRestoreLog([]string{"Processed 10 record(s): 7 inserted, 1 existed, 1 fresher, 0 expired, 1 failed"})
+	if !ok || r != (RestoreSummary{Records: 10, Inserted: 7, Existed: 1, Fresher: 1, Failed: 1}) {
+		t.Fatalf("%+v %v", r, ok)
+	}
+	if _, ok := ParseBackupLog([]string{"error: connect"}); ok {
+		t.Fatal("a summary found in a log without one")
+	}
+}
+
+func TestPrune(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	run := func(id string, phase ackov1alpha1.BackupPhase, age time.Duration) ackov1alpha1.BackupRunStatus {
+		return ackov1alpha1.BackupRunStatus{ID: id, Phase: phase, CompletionTime: &metav1.Time{Time: now.Add(-age)}}
+	}
+	runs := []ackov1alpha1.BackupRunStatus{
+		run("a", ackov1alpha1.BackupSucceeded, 72*time.Hour), run("b", ackov1alpha1.BackupSucceeded, 48*time.Hour),
+		run("c", ackov1alpha1.BackupFailed, 30*time.Hour), run("d", ackov1alpha1.BackupSucceeded, 24*time.Hour),
+		{ID: "e", Phase: ackov1alpha1.BackupRunning},
+	}
+	ids := func(rs []ackov1alpha1.BackupRunStatus) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	keep, drop := Prune(runs, &ackov1alpha1.BackupRetention{KeepLast: ptr.To[int32](2)}, now)
+	if !slices.Equal(ids(keep), []string{"b", "c", "d", "e"}) || !slices.Equal(ids(drop), []string{"a"}) {
+		t.Fatalf("keepLast 2: keep %v drop %v", ids(keep), ids(drop))
+	}
+	keep, drop = Prune(runs, &ackov1alpha1.BackupRetention{KeepFor: &metav1.Duration{Duration: time.Hour}}, now)
+	if !slices.Equal(ids(keep), []string{"c", "d", "e"}) || !slices.Equal(ids(drop), []string{"a", "b"}) {
+		t.Fatalf("keepFor 1h: keep %v drop %v (the newest success stays)", ids(keep), ids(drop))
+	}
+	if keep, drop = Prune(runs, nil, now); len(keep) != len(runs) || len(drop) != 0 {
+		t.Fatalf("no retention: keep %v drop %v", ids(keep), ids(drop))
+	}
+}

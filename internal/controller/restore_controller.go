@@ -1,0 +1,226 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/backup"
+)
+
+// AerospikeRestoreReconciler restores a backup into a cluster once, as Jobs with asrestore.
+type AerospikeRestoreReconciler struct {
+	client.Client
+	Recorder      events.EventRecorder
+	Logs          LogReader
+	Clock         clock.PassiveClock
+	ClusterDomain string
+}
+
+// Reconcile starts the restore when its cluster is Ready and its backup run is known, follows its Jobs,
+// and writes the status once, at the version it was decided on. A restore that ended is left alone.
+func (r *AerospikeRestoreReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rs := &ackov1alpha1.AerospikeRestore{}
+	if err := r.Get(ctx, req.NamespacedName, rs); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if ended(rs.Status.Phase) {
+		return ctrl.Result{}, nil
+	}
+	next := rs.Status.DeepCopy()
+	next.ObservedGeneration = rs.Generation
+	stalled, reason, err := r.advance(ctx, rs, next, r.Clock.Now())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	setRestoreConditions(rs, next, stalled, reason)
+	if err := r.writeStatus(ctx, rs, next); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil // decided on an older version: decide again
+		}
+		return ctrl.Result{}, err
+	}
+	if ended(next.Phase) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: toolPoll}, nil
+}
+
+// advance moves the restore one step; stalled says why it cannot start (with its reason).
+func (r *AerospikeRestoreReconciler) advance(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
+	next *ackov1alpha1.AerospikeRestoreStatus, now time.Time) (stalled, reason string, err error) {
+	bk := &ackov1alpha1.AerospikeBackup{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: rs.Namespace, Name: rs.Spec.Backup.Name}, bk); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Sprintf("AerospikeBackup %q not found in namespace %q", rs.Spec.Backup.Name, rs.Namespace),
+				ackov1alpha1.ReasonBackupNotFound, nil
+		}
+		return "", "", err
+	}
+	run := restorableRun(bk, cmp.Or(next.BackupID, rs.Spec.Backup.ID))
+	if run == nil {
+		return fmt.Sprintf("AerospikeBackup %q has no successful backup %s", bk.Name, cmp.Or(rs.Spec.Backup.ID, "yet")),
+			ackov1alpha1.ReasonBackupNotFound, nil
+	}
+	cluster := &ackov1alpha1.AerospikeCluster{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: rs.Namespace, Name: rs.Spec.Cluster}, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Sprintf("AerospikeCluster %q not found in namespace %q", rs.Spec.Cluster, rs.Namespace),
+				ackov1alpha1.ReasonClusterNotFound, nil
+		}
+		return "", "", err
+	}
+	if next.Phase == ackov1alpha1.BackupRunning {
+		return "", "", r.follow(ctx, rs, run, next, now)
+	}
+	if wait := clusterNotReadyFor(cluster, false); wait != "" {
+		next.Phase, next.Message = ackov1alpha1.BackupPending, wait
+		return "", "", nil
+	}
+	if err := ensureToolAccount(ctx, r.Client, rs.Namespace); err != nil {
+		return "", "", err
+	}
+	for _, ns := range run.Namespaces {
+		if err := createOwned(ctx, r.Client, rs, backup.RestoreJob(rs, bk, cluster, run.ID, ns, r.ClusterDomain)); err != nil {
+			return "", "", err
+		}
+	}
+	next.Phase, next.Message, next.BackupID, next.Path = ackov1alpha1.BackupRunning, "", run.ID, run.Path
+	next.StartTime = &metav1.Time{Time: now}
+	return "", "", nil
+}
+
+// restorableRun is the successful run named id, or the newest successful one when id is empty.
+func restorableRun(bk *ackov1alpha1.AerospikeBackup, id string) *ackov1alpha1.BackupRunStatus {
+	for i := len(bk.Status.Backups) - 1; i >= 0; i-- {
+		run := &bk.Status.Backups[i]
+		if run.Phase == ackov1alpha1.BackupSucceeded && (id == "" || run.ID == id) {
+			return run
+		}
+	}
+	return nil
+}
+
+// follow reads the restore's Jobs and sums what asrestore says of the records.
+func (r *AerospikeRestoreReconciler) follow(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
+	run *ackov1alpha1.BackupRunStatus, next *ackov1alpha1.AerospikeRestoreStatus, now time.Time) error {
+	var total backup.RestoreSummary
+	for _, ns := range run.Namespaces {
+		name := backup.JobName(rs.Name, "restore", ns)
+		done, failure, lines, err := jobOutcome(ctx, r.Client, r.Logs, rs.Namespace, name, backup.RestoreTool)
+		if err != nil || !done {
+			return err
+		}
+		if failure != "" {
+			next.Phase, next.Message, next.CompletionTime = ackov1alpha1.BackupFailed, failure, &metav1.Time{Time: now}
+			return nil
+		}
+		s, _ := backup.ParseRestoreLog(lines)
+		total.Records += s.Records
+		total.Inserted += s.Inserted
+		total.Existed += s.Existed
+		total.Fresher += s.Fresher
+		total.Failed += s.Failed
+	}
+	next.Phase, next.CompletionTime = ackov1alpha1.BackupSucceeded, &metav1.Time{Time: now}
+	next.Records, next.Restored, next.Failures = total.Records, total.Inserted, total.Failed
+	next.Skipped = total.Existed + total.Fresher
+	return nil
+}
+
+// setRestoreConditions: Ready once restored; Reconciling while pending or running; Stalled when it
+// cannot start or failed.
+func setRestoreConditions(rs *ackov1alpha1.AerospikeRestore, next *ackov1alpha1.AerospikeRestoreStatus,
+	stalled, reason string) {
+	if stalled != "" {
+		next.Message = stalled
+		next.Phase = cmp.Or(next.Phase, ackov1alpha1.BackupPending)
+	}
+	var ready, reconciling *metav1.Condition
+	switch next.Phase {
+	case ackov1alpha1.BackupSucceeded:
+		ready = newCondition(metav1.ConditionTrue, ackov1alpha1.ReasonRestoreSucceeded,
+			fmt.Sprintf("restored %d of %d records from %s (%d skipped by the conflict policy, %d failed)",
+				next.Restored, next.Records, next.Path, next.Skipped, next.Failures))
+	case ackov1alpha1.BackupFailed:
+		ready = newCondition(metav1.ConditionFalse, ackov1alpha1.ReasonRestoreFailed, next.Message)
+		stalled, reason = next.Message, ackov1alpha1.ReasonRestoreFailed
+	case ackov1alpha1.BackupRunning:
+		ready = newCondition(metav1.ConditionFalse, ackov1alpha1.ReasonRestoreRunning, "restoring from "+next.Path)
+		reconciling = ready
+	default:
+		ready = newCondition(metav1.ConditionFalse, cmp.Or(reason, ackov1alpha1.ReasonWaitingForCluster), next.Message)
+		if stalled == "" {
+			reconciling = ready
+		}
+	}
+	conditions := conditionSetter{list: &next.Conditions, generation: rs.Generation}
+	conditions.set(ackov1alpha1.ConditionReady, ready)
+	if reconciling != nil {
+		reconciling = newCondition(metav1.ConditionTrue, reconciling.Reason, reconciling.Message)
+	}
+	conditions.set(ackov1alpha1.ConditionReconciling, reconciling)
+	var stalledCond *metav1.Condition
+	if stalled != "" {
+		stalledCond = newCondition(metav1.ConditionTrue, reason, stalled)
+	}
+	conditions.set(ackov1alpha1.ConditionStalled, stalledCond)
+}
+
+func (r *AerospikeRestoreReconciler) writeStatus(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
+	next *ackov1alpha1.AerospikeRestoreStatus) error {
+	if equality.Semantic.DeepEqual(&rs.Status, next) {
+		return nil
+	}
+	before := rs.Status.Phase
+	rs.Status = *next
+	if err := r.Status().Update(ctx, rs); err != nil {
+		return err
+	}
+	if before == next.Phase {
+		return nil
+	}
+	switch next.Phase {
+	case ackov1alpha1.BackupRunning:
+		r.Recorder.Eventf(rs, nil, corev1.EventTypeNormal, ackov1alpha1.EventRestoreStarted, "Restore",
+			"restoring backup %s (%s) into %s", next.BackupID, next.Path, rs.Spec.Cluster)
+	case ackov1alpha1.BackupSucceeded:
+		r.Recorder.Eventf(rs, nil, corev1.EventTypeNormal, ackov1alpha1.EventRestoreSucceeded, "Restore",
+			"restored %d of %d records into %s (%d skipped, %d failed)", next.Restored, next.Records, rs.Spec.Cluster,
+			next.Skipped, next.Failures)
+	case ackov1alpha1.BackupFailed:
+		r.Recorder.Eventf(rs, nil, corev1.EventTypeWarning, ackov1alpha1.EventRestoreFailed, "Restore",
+			"restore into %s failed: %s", rs.Spec.Cluster, strings.TrimSpace(next.Message))
+	}
+	return nil
+}
+
+// SetupWithManager registers the controller: the restores, and the Jobs they own.
+func (r *AerospikeRestoreReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.ClusterDomain == "" {
+		r.ClusterDomain = ackov1alpha1.DefaultClusterDomain
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&ackov1alpha1.AerospikeRestore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&batchv1.Job{}).
+		Named("aerospikerestore").
+		Complete(r)
+}

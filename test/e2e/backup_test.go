@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	as "github.com/aerospike/aerospike-client-go/v7"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// Issue 27: a cluster filled by the official client's workload is backed up by an AerospikeBackup (a
+// Job running asbackup onto a volume claim), a second cluster is created, an AerospikeRestore restores
+// the backup into it, and every record reads back equal. The test bed runs the Jobs' pods with a stand-in
+// of the tools (test/astools) that takes their flags and writes their .asb format with the official
+// client, so the Jobs, arguments and status are what a real cluster gets.
+var _ = Describe("Backup and restore", Label("backup"), func() {
+	It("backs a cluster up to a volume claim and restores it into another cluster: every record equal", func() {
+		const ns = "e2e-backup"
+		createCluster(ns, "src", 3, "")
+		allUp(ns+"/src-", 3)
+		w := withWorkload(ns, "src")
+		w.expectNothingLost()
+		source := scanRecords(ns, "src")
+		Expect(len(source)).To(BeNumerically(">=", workloadKeys))
+
+		By("a restore of a backup that does not exist: Stalled, and nothing started")
+		applyYAML(restoreYAML(ns, "too-soon", "dst", "nightly", "first"))
+		Eventually(func() (string, error) {
+			return field(ns, "asrs/too-soon", `{.status.conditions[?(@.type=="Stalled")].reason}`)
+		}).Should(Equal("BackupNotFound"))
+		Expect(kubectl("get", "jobs", "-n", ns, "-o", "name")).To(BeEmpty())
+		kubectl("delete", "asrs", "too-soon", "-n", ns)
+
+		By("an on-demand backup onto a volume claim")
+		start := time.Now()
+		applyYAML(fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: backups
+  namespace: %[1]s
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+---
+apiVersion: acko.io/v1alpha1
+kind: AerospikeBackup
+metadata:
+  name: nightly
+  namespace: %[1]s
+spec:
+  cluster: src
+  schedule: "@daily"
+  parallel: 2
+  destination:
+    volume:
+      claimName: backups
+      path: aerospike
+  runs:
+  - id: first
+`, ns))
+		Eventually(func() (string, error) {
+			return field(ns, "asbk/nightly", `{.status.backups[?(@.id=="first")].phase}`)
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
+		reportTime("backup of 3 nodes", time.Since(start))
+		records, err := strconv.Atoi(mustField(ns, "asbk/nightly", `{.status.backups[?(@.id=="first")].records}`))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(records).To(Equal(len(source)), "records the status says were backed up")
+		Expect(mustField(ns, "asbk/nightly", `{.status.backups[?(@.id=="first")].path}`)).To(Equal("backups:/aerospike/nightly/first"))
+		Expect(mustField(ns, "asbk/nightly", `{.status.backups[?(@.id=="first")].clusterStable}`)).To(Equal("true"))
+		Expect(mustField(ns, "asbk/nightly", `{.status.conditions[?(@.type=="Ready")].status}`)).To(Equal("True"))
+		Expect(mustField(ns, "asbk/nightly", `{.status.nextScheduleTime}`)).NotTo(BeEmpty())
+		Expect(eventMessages(ns, "nightly", "BackupSucceeded")).To(ContainElement(
+			ContainSubstring(fmt.Sprintf("backup first: %d records", records))))
+		Expect(kubectl("logs", "-n", ns, "job/nightly-first-test")).To(ContainSubstring("Backed up"))
+
+		By("a second cluster, and the backup restored into it")
+		applyYAML(clusterYAML(ns, "dst", 3, ""))
+		waitRunningObserved(ns, "dst")
+		allUp(ns+"/dst-", 3)
+		Expect(scanRecords(ns, "dst")).To(BeEmpty())
+		applyYAML(restoreYAML(ns, "from-first", "dst", "nightly", "first"))
+		Eventually(func() (string, error) { return field(ns, "asrs/from-first", "{.status.phase}") }).
+			WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
+		Expect(mustField(ns, "asrs/from-first", "{.status.restored}")).To(Equal(strconv.Itoa(len(source))))
+		Expect(eventMessages(ns, "from-first", "RestoreSucceeded")).NotTo(BeEmpty())
+
+		By("every record of the source reads back equal from the restored cluster")
+		restored := scanRecords(ns, "dst")
+		Expect(restored).To(HaveLen(len(source)))
+		for key, bins := range source {
+			Expect(restored).To(HaveKeyWithValue(key, bins), "record %s", key)
+		}
+	})
+})
+
+// restoreYAML is an AerospikeRestore of one backup run into a cluster.
+func restoreYAML(namespace, name, cluster, backupName, id string) string {
+	return fmt.Sprintf(`apiVersion: acko.io/v1alpha1
+kind: AerospikeRestore
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  cluster: %s
+  backup:
+    name: %s
+    id: %s
+`, name, namespace, cluster, backupName, id)
+}
+
+// scanRecords reads every record of namespace test of a cluster with the official client: set and
+// digest to bins.
+func scanRecords(namespace, name string) map[string]as.BinMap {
+	GinkgoHelper()
+	var hosts []*as.Host
+	for _, seed := range podSeeds(namespace, name) {
+		host, _, _ := strings.Cut(seed, ":")
+		hosts = append(hosts, as.NewHost(host, 3000))
+	}
+	policy := as.NewClientPolicy()
+	policy.ClusterName = name
+	c, err := as.NewClientWithPolicyAndHost(policy, hosts...)
+	Expect(err).NotTo(HaveOccurred())
+	defer c.Close()
+	rs, err := c.ScanAll(nil, "test", "")
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]as.BinMap{}
+	for r := range rs.Results() {
+		Expect(r.Err).NotTo(HaveOccurred())
+		out[fmt.Sprintf("%s/%x", r.Record.Key.SetName(), r.Record.Key.Digest())] = r.Record.Bins
+	}
+	return out
+}
