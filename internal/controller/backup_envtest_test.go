@@ -1,0 +1,195 @@
+package controller
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/backup"
+)
+
+// toolLogs stands in for the kubelet's logs: the envtest runs no pod, so the test says what each tool
+// pod printed.
+type toolLogs struct {
+	mu    sync.Mutex
+	lines map[string][]string // pod name to its log
+}
+
+func (l *toolLogs) Tail(_ context.Context, pod *corev1.Pod, _ string, _ int64) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lines[pod.Name], nil
+}
+
+func (l *toolLogs) set(pod string, lines ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines[pod] = lines
+}
+
+// startBackupOperator runs the backup and restore reconcilers alone, on namespace ns.
+func startBackupOperator(ns string, logs LogReader) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0", Cache: cacheFor(ns), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	Expect(err).NotTo(HaveOccurred())
+	recorder := mgr.GetEventRecorder("acko")
+	Expect((&AerospikeBackupReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&AerospikeRestoreReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = mgr.Start(ctx)
+	}()
+	DeferCleanup(func() { cancel(); <-done })
+}
+
+// readyCluster creates a cluster and says it is Ready, as the cluster's reconciler would.
+func readyCluster(ns, name string) *ackov1alpha1.AerospikeCluster {
+	c := &ackov1alpha1.AerospikeCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: ackov1alpha1.AerospikeClusterSpec{Size: 1, Image: "aerospike:ce-8.1.1.1",
+			AerospikeConfig: &ackov1alpha1.AerospikeConfig{Value: map[string]any{"namespaces": []any{
+				map[string]any{"name": "test", "replication-factor": 1, "storage-engine": map[string]any{"type": "memory"}}}}}}}
+	Expect(k8s.Create(context.Background(), c)).To(Succeed())
+	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: ackov1alpha1.ConditionReady,
+		Status: metav1.ConditionTrue, Reason: ackov1alpha1.ReasonClusterReady, ObservedGeneration: c.Generation})
+	c.Status.Phase = ackov1alpha1.PhaseRunning
+	Expect(k8s.Status().Update(context.Background(), c)).To(Succeed())
+	return c
+}
+
+// endJob ends a tool Job as the Job controller would once its pod ended, with a pod whose log says logs.
+func endJob(ns, name string, ok bool, logs *toolLogs, lines ...string) {
+	ctx := context.Background()
+	job := &batchv1.Job{}
+	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job) }).Should(Succeed())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-abcde",
+		Labels: map[string]string{batchv1.JobNameLabel: name, ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy}},
+		Spec: job.Spec.Template.Spec}
+	Expect(k8s.Create(ctx, pod)).To(Succeed())
+	logs.set(pod.Name, lines...)
+	now := metav1.Now()
+	job.Status.StartTime = &now
+	if ok {
+		job.Status.CompletionTime, job.Status.Succeeded = &now, 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+	} else {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded",
+				Message: "Job has reached the specified backoff limit", LastTransitionTime: now}}
+	}
+	Expect(k8s.Status().Update(ctx, job)).To(Succeed())
+}
+
+func jobNames(ns string) []string {
+	list := &batchv1.JobList{}
+	Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, j := range list.Items {
+		out = append(out, j.Name)
+	}
+	return out
+}
+
+var _ = Describe("Backups and restores", func() {
+	It("run as Jobs, report what the tools say, wait for a paused cluster, and refuse what names nothing", func() {
+		ctx := context.Background()
+		ns, _ := newNamespace()
+		logs := &toolLogs{lines: map[string][]string{}}
+		startBackupOperator(ns, logs)
+		readyCluster(ns, "prod")
+		backupOf := func(name string) func() *ackov1alpha1.AerospikeBackup {
+			return func() *ackov1alpha1.AerospikeBackup {
+				bk := &ackov1alpha1.AerospikeBackup{}
+				Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bk)).To(Succeed())
+				return bk
+			}
+		}
+		runOf := func(bk *ackov1alpha1.AerospikeBackup, id string) ackov1alpha1.BackupRunStatus {
+			for _, r := range bk.Status.Backups {
+				if r.ID == id {
+					return r
+				}
+			}
+			return ackov1alpha1.BackupRunStatus{}
+		}
+
+		By("an on-demand run: a Job per namespace, as the tools' ServiceAccount, then Succeeded with the tool's figures")
+		bk := &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"},
+			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Parallel: 1, Runs: []ackov1alpha1.BackupRunSpec{{ID: "one"}},
+				Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "backups"}}}}
+		Expect(k8s.Create(ctx, bk)).To(Succeed())
+		Eventually(func() ackov1alpha1.BackupPhase { return runOf(backupOf("nightly")(), "one").Phase }).
+			Should(Equal(ackov1alpha1.BackupRunning))
+		Expect(jobNames(ns)).To(ConsistOf("nightly-one-test"))
+		sa := &corev1.ServiceAccount{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: backup.ServiceAccountName}, sa)).To(Succeed())
+		Expect(sa.AutomountServiceAccountToken).To(Equal(ptr.To(false)))
+		Expect(meta.IsStatusConditionTrue(backupOf("nightly")().Status.Conditions, ackov1alpha1.ConditionReconciling)).To(BeTrue())
+		endJob(ns, "nightly-one-test", true, logs,
+			"Backed up 42 record(s), 0 secondary index(es), 0 UDF file(s), 4200 byte(s) in total")
+		Eventually(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf("nightly")(), "one") }).Should(And(
+			HaveField("Phase", ackov1alpha1.BackupSucceeded), HaveField("Records", int64(42)), HaveField("Bytes", int64(4200)),
+			HaveField("Path", "backups:/nightly/one"), HaveField("ClusterStable", ptr.To(true))))
+		done := backupOf("nightly")()
+		Expect(meta.IsStatusConditionTrue(done.Status.Conditions, ackov1alpha1.ConditionReady)).To(BeTrue())
+		Expect(meta.FindStatusCondition(done.Status.Conditions, ackov1alpha1.ConditionReconciling)).To(BeNil())
+		Expect(done.Status.LastSuccessTime).NotTo(BeNil())
+
+		By("a restore whose tool fails: Failed and Stalled, with the tool's last words")
+		rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "back"},
+			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", Backup: ackov1alpha1.BackupReference{Name: "nightly"},
+				ConflictPolicy: ackov1alpha1.ConflictUnique, Parallel: 1}}
+		Expect(k8s.Create(ctx, rs)).To(Succeed())
+		endJob(ns, "back-restore-test", false, logs, "asrestore: connect: no node answered")
+		restore := &ackov1alpha1.AerospikeRestore{}
+		Eventually(func() ackov1alpha1.BackupPhase {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rs), restore)).To(Succeed())
+			return restore.Status.Phase
+		}).Should(Equal(ackov1alpha1.BackupFailed))
+		Expect(restore.Status.BackupID).To(Equal("one"), "the newest successful run")
+		Expect(restore.Status.Message).To(ContainSubstring("asrestore: connect: no node answered"))
+		Expect(meta.FindStatusCondition(restore.Status.Conditions, ackov1alpha1.ConditionStalled)).To(
+			HaveField("Reason", ackov1alpha1.ReasonRestoreFailed))
+
+		By("a run asked while the cluster is paused waits, and starts nothing")
+		c := &ackov1alpha1.AerospikeCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prod"}, c)).To(Succeed())
+		c.Spec.Paused = true
+		Expect(k8s.Update(ctx, c)).To(Succeed())
+		current := backupOf("nightly")()
+		current.Spec.Runs = append(current.Spec.Runs, ackov1alpha1.BackupRunSpec{ID: "two"})
+		Expect(k8s.Update(ctx, current)).To(Succeed())
+		Eventually(func() string { return runOf(backupOf("nightly")(), "two").Message }).
+			Should(Equal("waiting: cluster prod is paused"))
+		Consistently(func() []string { return jobNames(ns) }).WithTimeout(2 * time.Second).
+			Should(ConsistOf("nightly-one-test", "back-restore-test"))
+
+		By("a backup of a cluster that does not exist: Stalled, and nothing started")
+		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orphan"},
+			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "nope", Runs: []ackov1alpha1.BackupRunSpec{{ID: "x"}},
+				Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "backups"}}}})).To(Succeed())
+		Eventually(func() *metav1.Condition {
+			return meta.FindStatusCondition(backupOf("orphan")().Status.Conditions, ackov1alpha1.ConditionStalled)
+		}).Should(And(Not(BeNil()), HaveField("Reason", ackov1alpha1.ReasonClusterNotFound),
+			HaveField("Message", `AerospikeCluster "nope" not found in namespace "`+ns+`"`)))
+		Expect(jobNames(ns)).To(ConsistOf("nightly-one-test", "back-restore-test"))
+	})
+})
