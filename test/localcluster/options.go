@@ -19,8 +19,12 @@ const (
 	kwokPlainName         = "kwok-plain"
 	aerosimName           = "aerosim"
 	// podLogsDir holds the simulated nodes' logs, which kwok serves as their pods' Aerospike
-	// container logs (`kubectl logs`).
-	podLogsDir     = "pod-logs"
+	// container logs (`kubectl logs`), and those of the backup-tool pods (tools.go).
+	podLogsDir = "pod-logs"
+	// claimsDir holds the files backup-tool pods write to their claims, a directory a claim;
+	// scratchDir those of their other paths, a directory a pod (tools.go).
+	claimsDir      = "claims"
+	scratchDir     = "pod-scratch"
 	managerName    = "manager"
 	prometheusName = "prometheus"
 	syncName       = "sync"

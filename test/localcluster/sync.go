@@ -86,7 +86,8 @@ const nodePollInterval = 500 * time.Millisecond
 //   - the Aerospike container crash-loops while the simulator's asd refuses its config, and a pod
 //     is Ready only when its containers are and its readiness gates are True;
 //   - an init container whose `cp` finds no source fails: no node starts, and the init container
-//     runs again after the kubelet's back-off, on the volumes as they are then.
+//     runs again after the kubelet's back-off, on the volumes as they are then;
+//   - a backup-tool pod (asbackup, asrestore) runs its tool, and ends as its exit code says (tools.go).
 //
 // A pod recreated under the same name (new UID) is a node that restarted: the old node goes, a new
 // one starts with uptime 0.
@@ -110,11 +111,15 @@ type Syncer struct {
 	nodes   map[string]types.UID // simulator node → UID of the pod it stands for
 	execs   map[string]execID    // pods (namespace/name) whose Exec and Logs exist, as applied
 	podLogs string               // where the simulator writes each node's log (Options.LogDir)
+	tools   map[string]toolRun   // backup-tool pods (namespace/name) whose tool was started
 	volumes map[string]*projections
 	inits   map[string]*initFailure // pods (namespace/name) whose init container is failing or waits
 	// prepared: the pod (UID) whose prepare-volumes container ran, by pod key: it never erases twice.
 	prepared map[string]types.UID
 	states   map[string]aerosim.NodeState // simulator node → its state at the last poll
+	// claimsDir and scratchDir hold the files of the tool pods' claims and of their other paths.
+	claimsDir, scratchDir string
+	runs                  sync.WaitGroup // the tools running; Run waits for them
 }
 
 // execID is what a pod's Exec was applied for: the pod's UID and its AnnotationExecHang.
@@ -144,6 +149,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		return nil, err
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out, podLogs: opts.path(podLogsDir),
+		claimsDir: opts.path(claimsDir), scratchDir: opts.path(scratchDir), tools: map[string]toolRun{},
 		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet, workers: SyncWorkers,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
@@ -212,6 +218,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		})
 	}
 	workers.Wait()
+	s.runs.Wait()
 	return nil
 }
 
@@ -244,7 +251,7 @@ func (s *Syncer) enqueuePod(obj any) {
 		return
 	}
 	s.queue.Add(dnsKey)
-	if simulated(pod) || len(pod.Spec.ReadinessGates) > 0 {
+	if simulated(pod) || len(pod.Spec.ReadinessGates) > 0 || toolName(pod) != "" {
 		s.queue.Add(pod.Namespace + "/" + pod.Name)
 	}
 }
@@ -313,9 +320,11 @@ func (s *Syncer) resize(ctx context.Context, key string) error {
 	return nil
 }
 
-// simulated reports whether the pod belongs in the simulated world.
+// simulated reports whether the pod belongs in the simulated world: a pod of ACKO's (or the
+// self-test's), but not a backup-tool pod, which is no Aerospike node even when ACKO labels it.
 func simulated(pod *corev1.Pod) bool {
-	return pod.Labels[ackov1alpha1.LabelManagedBy] == ackov1alpha1.ManagedBy || pod.Labels[LabelSimulate] == "true"
+	return (pod.Labels[ackov1alpha1.LabelManagedBy] == ackov1alpha1.ManagedBy || pod.Labels[LabelSimulate] == "true") &&
+		toolName(pod) == ""
 }
 
 func (s *Syncer) next(ctx context.Context) bool {
@@ -358,6 +367,9 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if tool := toolName(pod); tool != "" {
+		return s.syncTool(ctx, key, pod, tool) // its status is the tool's, not the readiness one
+	}
 	if simulated(pod) {
 		if err := s.syncSimulated(ctx, key, pod); err != nil {
 			return err
@@ -387,6 +399,10 @@ func (s *Syncer) forget(key string) {
 	delete(s.volumes, key)
 	delete(s.inits, key)
 	delete(s.prepared, key)
+	if run, ok := s.tools[key]; ok {
+		run.cancel()
+		delete(s.tools, key)
+	}
 }
 
 // running: the pod is up with an IP and not shutting down (asd stops at deletion, not after it).
@@ -643,15 +659,10 @@ func (s *Syncer) poll(ctx context.Context) error {
 
 // syncDNS pushes the cluster DNS to the simulator when it changed.
 func (s *Syncer) syncDNS(ctx context.Context) error {
-	services, err := s.services.List(labels.Everything())
+	records, err := s.dnsView()
 	if err != nil {
 		return err
 	}
-	pods, err := s.pods.List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	records := dnsRecords(services, pods, ackov1alpha1.DefaultClusterDomain)
 	if s.dnsPushed != nil && reflect.DeepEqual(records, s.dnsPushed) {
 		return nil
 	}
@@ -660,6 +671,20 @@ func (s *Syncer) syncDNS(ctx context.Context) error {
 	}
 	s.dnsPushed = records
 	return nil
+}
+
+// dnsView is the cluster DNS as the listers show it now: what the simulated nodes and the tools
+// resolve names with.
+func (s *Syncer) dnsView() (map[string][]string, error) {
+	services, err := s.services.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	pods, err := s.pods.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	return dnsRecords(services, pods, ackov1alpha1.DefaultClusterDomain), nil
 }
 
 func (s *Syncer) removeNode(ctx context.Context, name string) error {
@@ -690,15 +715,23 @@ func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 	}
 	for gvr, obj := range map[schema.GroupVersionResource]*unstructured.Unstructured{
 		execGVR: execFor(pod), logsGVR: s.logsFor(pod)} {
-		_, err := s.dyn.Resource(gvr).Namespace(pod.Namespace).Apply(ctx, pod.Name, obj,
-			metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
-		if err != nil {
-			return fmt.Errorf("apply %s: %w", obj.GetKind(), err)
+		if err := s.apply(ctx, gvr, obj); err != nil {
+			return err
 		}
 	}
 	s.mu.Lock()
 	s.execs[key] = id
 	s.mu.Unlock()
+	return nil
+}
+
+// apply applies one of a pod's kwok objects (kwokObject), as the sync loop's own.
+func (s *Syncer) apply(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
+	_, err := s.dyn.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
+		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", obj.GetKind(), err)
+	}
 	return nil
 }
 
@@ -755,15 +788,21 @@ func kwokObject(kind string, pod *corev1.Pod, spec map[string]any) *unstructured
 	}}
 }
 
-// logsFor is the kwok Logs of a pod: its Aerospike container's log is its simulated node's.
+// logsFor is the kwok Logs of a pod: its Aerospike container's log is its simulated node's (a tool
+// pod's first container's, its tool's output).
 func (s *Syncer) logsFor(pod *corev1.Pod) *unstructured.Unstructured {
-	file := filepath.Join(s.podLogs, aerosim.LogFile(simclient.NodeName(pod.Namespace, pod.Name)))
+	file := s.logFile(pod)
 	container := ackov1alpha1.AerospikeContainerName
 	if c := aerospikeContainer(pod); c != nil {
 		container = c.Name
 	}
 	return kwokObject("Logs", pod, map[string]any{
 		logsResource: []any{map[string]any{"containers": []any{container}, "logsFile": file}}})
+}
+
+// logFile is where the pod's log is: in the simulator's LogDir, named as its nodes' logs are.
+func (s *Syncer) logFile(pod *corev1.Pod) string {
+	return filepath.Join(s.podLogs, aerosim.LogFile(simclient.NodeName(pod.Namespace, pod.Name)))
 }
 
 func (s *Syncer) logf(format string, args ...any) {

@@ -41,13 +41,19 @@ func acko(t *testing.T) (*corev1.Pod, *corev1.ConfigMap) {
 
 func configMapLister(t *testing.T, cms ...*corev1.ConfigMap) corelisters.ConfigMapLister {
 	t.Helper()
+	return corelisters.NewConfigMapLister(indexer(t, cms...))
+}
+
+// indexer holds objects for a lister.
+func indexer[T any](t *testing.T, objs ...T) cache.Indexer {
+	t.Helper()
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	for _, cm := range cms {
-		if err := idx.Add(cm); err != nil {
+	for _, o := range objs {
+		if err := idx.Add(o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return corelisters.NewConfigMapLister(idx)
+	return idx
 }
 
 // A pod's persistent data lives on the claims its aerospike container mounts; without one it lives
