@@ -269,12 +269,17 @@ func jobOutcome(ctx context.Context, c client.Client, logs LogReader, namespace,
 		return false, "", nil, err
 	}
 	complete, failed := jobFinished(job)
-	if !complete && !failed {
-		return false, "", nil, nil
-	}
 	pod, err := jobPod(ctx, c, job)
 	if err != nil {
 		return false, "", nil, err
+	}
+	if !complete && !failed {
+		if why := cannotStart(pod); why != "" {
+			// The kubelet would retry until the Job's deadline: say it now, and take the Job away.
+			err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			return true, fmt.Sprintf("job %s cannot start: %s", name, why), nil, client.IgnoreNotFound(err)
+		}
+		return false, "", nil, nil
 	}
 	if pod != nil {
 		if lines, err = logs.Tail(ctx, pod, tool, logLines); err != nil {
@@ -285,6 +290,20 @@ func jobOutcome(ctx context.Context, c client.Client, logs LogReader, namespace,
 		failure = fmt.Sprintf("job %s failed: %s", name, lastLine(lines, jobFailure(job)))
 	}
 	return true, failure, lines, nil
+}
+
+// cannotStart is why the tool's container cannot start without the user: a Secret or key it names is
+// missing (a destination without credentials), or its image does not exist.
+func cannotStart(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && (w.Reason == "CreateContainerConfigError" || w.Reason == "InvalidImageName") {
+			return w.Reason + ": " + w.Message
+		}
+	}
+	return ""
 }
 
 func jobFinished(job *batchv1.Job) (complete, failed bool) {

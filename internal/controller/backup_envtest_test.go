@@ -169,6 +169,27 @@ var _ = Describe("Backups and restores", func() {
 		Expect(meta.FindStatusCondition(restore.Status.Conditions, ackov1alpha1.ConditionStalled)).To(
 			HaveField("Reason", ackov1alpha1.ReasonRestoreFailed))
 
+		By("a run whose credentials Secret does not exist fails with the kubelet's reason, and its Job is deleted")
+		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "offsite"},
+			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Runs: []ackov1alpha1.BackupRunSpec{{ID: "x"}},
+				Destination: ackov1alpha1.BackupDestination{S3: &ackov1alpha1.S3Destination{
+					Bucket: "b", CredentialsSecret: "s3-creds"}}}})).To(Succeed())
+		Eventually(func() []string { return jobNames(ns) }).Should(ContainElement("offsite-x-test"))
+		stuck := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "offsite-x-test-abcde",
+			Labels: map[string]string{batchv1.JobNameLabel: "offsite-x-test", ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: backup.BackupTool, Image: backup.DefaultImage}}}}
+		Expect(k8s.Create(ctx, stuck)).To(Succeed())
+		stuck.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: backup.BackupTool, Image: backup.DefaultImage,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError",
+				Message: `secret "s3-creds" not found`}}}}
+		Expect(k8s.Status().Update(ctx, stuck)).To(Succeed())
+		// Pods are not watched: the run's poll sees it.
+		Eventually(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf("offsite")(), "x") }).
+			WithTimeout(2 * toolPoll).Should(And(
+			HaveField("Phase", ackov1alpha1.BackupFailed),
+			HaveField("Message", `job offsite-x-test cannot start: CreateContainerConfigError: secret "s3-creds" not found`)))
+		Eventually(func() []string { return jobNames(ns) }).ShouldNot(ContainElement("offsite-x-test"))
+
 		By("a run asked while the cluster is paused waits, and starts nothing")
 		c := &ackov1alpha1.AerospikeCluster{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prod"}, c)).To(Succeed())
@@ -190,6 +211,7 @@ var _ = Describe("Backups and restores", func() {
 			return meta.FindStatusCondition(backupOf("orphan")().Status.Conditions, ackov1alpha1.ConditionStalled)
 		}).Should(And(Not(BeNil()), HaveField("Reason", ackov1alpha1.ReasonClusterNotFound),
 			HaveField("Message", `AerospikeCluster "nope" not found in namespace "`+ns+`"`)))
-		Expect(jobNames(ns)).To(ConsistOf("nightly-one-test", "back-restore-test"))
+		Consistently(func() []string { return jobNames(ns) }).WithTimeout(time.Second).
+			Should(ConsistOf("nightly-one-test", "back-restore-test"))
 	})
 })

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -114,6 +113,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := webhookv1alpha1.SetupAerospikeClusterWebhookWithManager(mgr, o.ClusterDomain); err != nil {
 		return err
 	}
+	if err := webhookv1alpha1.SetupBackupWebhooksWithManager(mgr); err != nil {
+		return err
+	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return err
 	}
@@ -158,7 +160,7 @@ func (o Options) certsOptions() certs.Options {
 	co := certs.Options{
 		CertDir:           o.certDir(),
 		ConfigurationName: cmp.Or(o.ConfigurationName, ConfigurationName),
-		Webhooks:          []admissionregistrationv1.ValidatingWebhook{webhookv1alpha1.ValidatingWebhook()},
+		Webhooks:          webhookv1alpha1.ValidatingWebhooks(),
 		NamespaceSelector: NamespaceSelector(o.WatchNamespaces),
 	}
 	if o.SelfSignedHost != "" {

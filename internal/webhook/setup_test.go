@@ -84,17 +84,20 @@ var _ = Describe("self-signed mode", Ordered, func() {
 	It("registers the configuration with the URL and the CA bundle of its certificate", func() {
 		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: ConfigurationName}, vwc)).To(Succeed())
-		Expect(vwc.Webhooks).To(HaveLen(1))
-		hook := vwc.Webhooks[0]
-		Expect(hook.ClientConfig.URL).To(HaveValue(Equal(
-			"https://127.0.0.1:" + strconv.Itoa(opts.Port) + "/validate-acko-io-v1alpha1-aerospikecluster")))
+		want := webhookv1alpha1.ValidatingWebhooks()
+		Expect(vwc.Webhooks).To(HaveLen(len(want)))
 		ca, err := os.ReadFile(filepath.Join(opts.CertDir, certs.CAFile))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(hook.ClientConfig.CABundle).To(Equal(ca))
-		Expect(hook.FailurePolicy).To(HaveValue(Equal(admissionregistrationv1.Fail)))
-		rules := webhookv1alpha1.ValidatingWebhook().Rules
-		rules[0].Scope = ptr.To(admissionregistrationv1.AllScopes) // the API server's default
-		Expect(hook.Rules).To(Equal(rules))
+		for i, hook := range vwc.Webhooks {
+			Expect(hook.ClientConfig.URL).To(HaveValue(Equal(
+				"https://127.0.0.1:" + strconv.Itoa(opts.Port) + *want[i].ClientConfig.Service.Path)))
+			Expect(hook.ClientConfig.CABundle).To(Equal(ca))
+			Expect(hook.FailurePolicy).To(HaveValue(Equal(admissionregistrationv1.Fail)))
+			rules := want[i].Rules
+			rules[0].Scope = ptr.To(admissionregistrationv1.AllScopes) // the API server's default
+			Expect(hook.Rules).To(Equal(rules))
+		}
+		Expect(*want[1].ClientConfig.Service.Path).To(Equal("/validate-acko-io-v1alpha1-aerospikecluster"))
 	})
 
 	It("rejects a bad cluster through it", func() {

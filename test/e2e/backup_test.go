@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -26,13 +28,12 @@ var _ = Describe("Backup and restore", Label("backup"), func() {
 		source := scanRecords(ns, "src")
 		Expect(len(source)).To(BeNumerically(">=", workloadKeys))
 
-		By("a restore of a backup that does not exist: Stalled, and nothing started")
-		applyYAML(restoreYAML(ns, "too-soon", "dst", "nightly", "first"))
-		Eventually(func() (string, error) {
-			return field(ns, "asrs/too-soon", `{.status.conditions[?(@.type=="Stalled")].reason}`)
-		}).Should(Equal("BackupNotFound"))
-		Expect(kubectl("get", "jobs", "-n", ns, "-o", "name")).To(BeEmpty())
-		kubectl("delete", "asrs", "too-soon", "-n", ns)
+		By("bad input is refused with the reason, and nothing starts")
+		_, err := kubectlErr("apply", "-f", writeManifest(restoreYAML(ns, "too-soon", "src", "nightly", "first")))
+		Expect(err).To(MatchError(ContainSubstring(`AerospikeBackup "nightly" not found in namespace "` + ns + `"`)))
+		_, err = kubectlErr("apply", "-f", writeManifest(backupYAML(ns, "nightly", "src", "every night")))
+		Expect(err).To(MatchError(ContainSubstring(`spec.schedule: Invalid value: "every night"`)))
+		Expect(kubectl("get", "jobs,asbk,asrs", "-n", ns, "-o", "name")).To(BeEmpty())
 
 		By("an on-demand backup onto a volume claim")
 		start := time.Now()
@@ -40,29 +41,14 @@ var _ = Describe("Backup and restore", Label("backup"), func() {
 kind: PersistentVolumeClaim
 metadata:
   name: backups
-  namespace: %[1]s
+  namespace: %s
 spec:
   accessModes: [ReadWriteOnce]
   resources:
     requests:
       storage: 1Gi
 ---
-apiVersion: acko.io/v1alpha1
-kind: AerospikeBackup
-metadata:
-  name: nightly
-  namespace: %[1]s
-spec:
-  cluster: src
-  schedule: "@daily"
-  parallel: 2
-  destination:
-    volume:
-      claimName: backups
-      path: aerospike
-  runs:
-  - id: first
-`, ns))
+%s`, ns, backupYAML(ns, "nightly", "src", "@daily")))
 		Eventually(func() (string, error) {
 			return field(ns, "asbk/nightly", `{.status.backups[?(@.id=="first")].phase}`)
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
@@ -97,6 +83,34 @@ spec:
 		}
 	})
 })
+
+// backupYAML is an AerospikeBackup of a cluster onto the claim "backups", with one on-demand run, "first".
+func backupYAML(namespace, name, cluster, schedule string) string {
+	return fmt.Sprintf(`apiVersion: acko.io/v1alpha1
+kind: AerospikeBackup
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  cluster: %s
+  schedule: %q
+  parallel: 2
+  destination:
+    volume:
+      claimName: backups
+      path: aerospike
+  runs:
+  - id: first
+`, name, namespace, cluster, schedule)
+}
+
+// writeManifest writes a manifest to a file of the spec's, for kubectl apply -f.
+func writeManifest(manifest string) string {
+	GinkgoHelper()
+	path := filepath.Join(GinkgoT().TempDir(), "manifest.yaml")
+	Expect(os.WriteFile(path, []byte(manifest), 0o600)).To(Succeed())
+	return path
+}
 
 // restoreYAML is an AerospikeRestore of one backup run into a cluster.
 func restoreYAML(namespace, name, cluster, backupName, id string) string {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,9 +56,7 @@ func createCluster(namespace, name string, size int, extra string) {
 // applyYAML applies manifests through a file (kubectl's stdin is fine, but a file shows in logs).
 func applyYAML(manifest string) {
 	GinkgoHelper()
-	path := filepath.Join(GinkgoT().TempDir(), "manifest.yaml")
-	Expect(os.WriteFile(path, []byte(manifest), 0o600)).To(Succeed())
-	kubectl("apply", "-f", path)
+	kubectl("apply", "-f", writeManifest(manifest))
 }
 
 func mergePatch(namespace, name, patch string) (string, error) {

@@ -136,25 +136,29 @@ func (o Options) installWebhookConfiguration(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hook := webhookv1alpha1.ValidatingWebhook()
-	url := certs.URLBase("127.0.0.1", o.Ports.Webhook) + *hook.ClientConfig.Service.Path
-	hook.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url}
+	hooks := webhookv1alpha1.ValidatingWebhooks()
+	for i := range hooks {
+		url := certs.URLBase("127.0.0.1", o.Ports.Webhook) + *hooks[i].ClientConfig.Service.Path
+		hooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url}
+	}
 	api := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	existing, err := api.Get(ctx, ackowebhook.ConfigurationName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = api.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
 			ObjectMeta: metav1.ObjectMeta{Name: ackowebhook.ConfigurationName},
-			Webhooks:   []admissionregistrationv1.ValidatingWebhook{hook},
+			Webhooks:   hooks,
 		}, metav1.CreateOptions{})
 		return err
 	}
 	if err != nil {
 		return err
 	}
-	if len(existing.Webhooks) == 1 {
-		hook.ClientConfig.CABundle = existing.Webhooks[0].ClientConfig.CABundle // the manager's, kept
+	if len(existing.Webhooks) > 0 {
+		for i := range hooks { // the manager's CA bundle, kept
+			hooks[i].ClientConfig.CABundle = existing.Webhooks[0].ClientConfig.CABundle
+		}
 	}
-	existing.Webhooks = []admissionregistrationv1.ValidatingWebhook{hook}
+	existing.Webhooks = hooks
 	_, err = api.Update(ctx, existing, metav1.UpdateOptions{})
 	return err
 }

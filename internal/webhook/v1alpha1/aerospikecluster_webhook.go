@@ -36,14 +36,22 @@ func SetupAerospikeClusterWebhookWithManager(mgr ctrl.Manager, clusterDomain str
 		Complete()
 }
 
-// ValidatingWebhook is the webhook as the marker generates it into config/webhook/manifests.yaml
-// (a test keeps the two equal), for the manager to register itself in self-signed mode.
-func ValidatingWebhook() admissionregistrationv1.ValidatingWebhook {
+// ValidatingWebhooks are the webhooks as the markers generate them into config/webhook/manifests.yaml
+// in their order there (a test keeps the two equal), for the manager to register itself in self-signed mode.
+func ValidatingWebhooks() []admissionregistrationv1.ValidatingWebhook {
+	return []admissionregistrationv1.ValidatingWebhook{
+		validatingWebhook(BackupName, BackupPath, "aerospikebackups"),
+		validatingWebhook(Name, Path, "aerospikeclusters"),
+		validatingWebhook(RestoreName, RestorePath, "aerospikerestores"),
+	}
+}
+
+func validatingWebhook(name, path, resource string) admissionregistrationv1.ValidatingWebhook {
 	return admissionregistrationv1.ValidatingWebhook{
-		Name: Name,
+		Name: name,
 		ClientConfig: admissionregistrationv1.WebhookClientConfig{
 			Service: &admissionregistrationv1.ServiceReference{
-				Name: "webhook-service", Namespace: "system", Path: ptr.To(Path),
+				Name: "webhook-service", Namespace: "system", Path: ptr.To(path),
 			},
 		},
 		Rules: []admissionregistrationv1.RuleWithOperations{{
@@ -53,7 +61,7 @@ func ValidatingWebhook() admissionregistrationv1.ValidatingWebhook {
 			Rule: admissionregistrationv1.Rule{
 				APIGroups:   []string{ackov1alpha1.GroupVersion.Group},
 				APIVersions: []string{ackov1alpha1.GroupVersion.Version},
-				Resources:   []string{"aerospikeclusters"},
+				Resources:   []string{resource},
 			},
 		}},
 		FailurePolicy:           ptr.To(admissionregistrationv1.Fail),

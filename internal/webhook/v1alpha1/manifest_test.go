@@ -12,8 +12,8 @@ import (
 	"github.com/acko-io/acko/test/testenv"
 )
 
-// ValidatingWebhook (used in self-signed mode) must describe the webhook as `make manifests` generates
-// it from the marker (used in a cluster), so both modes check the same requests.
+// ValidatingWebhooks (used in self-signed mode) must describe the webhooks as `make manifests` generates
+// it from the markers (used in a cluster), so both modes check the same requests.
 func TestValidatingWebhookMatchesGeneratedManifest(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "webhook", "manifests.yaml"))
 	if err != nil {
@@ -23,8 +23,8 @@ func TestValidatingWebhookMatchesGeneratedManifest(t *testing.T) {
 	if err := yaml.UnmarshalStrict(data, &generated); err != nil {
 		t.Fatal(err)
 	}
-	want := []admissionregistrationv1.ValidatingWebhook{ValidatingWebhook()}
+	want := ValidatingWebhooks()
 	if !apiequality.Semantic.DeepEqual(generated.Webhooks, want) {
-		t.Errorf("config/webhook/manifests.yaml and ValidatingWebhook() differ:\n%+v\n%+v", generated.Webhooks, want)
+		t.Errorf("config/webhook/manifests.yaml and ValidatingWebhooks() differ:\n%+v\n%+v", generated.Webhooks, want)
 	}
 }

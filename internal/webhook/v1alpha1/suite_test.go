@@ -91,6 +91,7 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(SetupAerospikeClusterWebhookWithManager(mgr, ackov1alpha1.DefaultClusterDomain)).To(Succeed())
+	Expect(SetupBackupWebhooksWithManager(mgr)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

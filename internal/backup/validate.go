@@ -1,0 +1,75 @@
+package backup
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
+)
+
+// ValidateBackup checks an AerospikeBackup against the cluster it names (nil: there is none). A cluster
+// is only looked for when the backup is new or names another one: a backup of a deleted cluster can
+// still be changed (its runs listed, its retention shortened).
+func ValidateBackup(bk *ackov1alpha1.AerospikeBackup, cluster *ackov1alpha1.AerospikeCluster, checkCluster bool) field.ErrorList {
+	errs := nameErrors(bk.Name)
+	spec := field.NewPath("spec")
+	if checkCluster && cluster == nil {
+		errs = append(errs, clusterNotFound(spec, bk.Spec.Cluster, bk.Namespace))
+	}
+	if cluster != nil {
+		have := config.NamespaceNames(cluster)
+		for i, ns := range bk.Spec.Namespaces {
+			if !slices.Contains(have, ns) {
+				errs = append(errs, field.NotSupported(spec.Child("namespaces").Index(i), ns, have))
+			}
+		}
+	}
+	if bk.Spec.Schedule != "" {
+		if _, err := ParseSchedule(bk.Spec.Schedule); err != nil {
+			errs = append(errs, field.Invalid(spec.Child("schedule"), bk.Spec.Schedule, err.Error()))
+		}
+	}
+	if s3 := bk.Spec.Destination.S3; s3 != nil && s3.CredentialsSecret == "" {
+		errs = append(errs, field.Required(spec.Child("destination", "s3", "credentialsSecret"),
+			"an S3 destination needs the Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
+	}
+	return errs
+}
+
+// ValidateRestore checks a new AerospikeRestore against the cluster and the backup it names (nil:
+// there is none).
+func ValidateRestore(rs *ackov1alpha1.AerospikeRestore, cluster *ackov1alpha1.AerospikeCluster,
+	bk *ackov1alpha1.AerospikeBackup) field.ErrorList {
+	errs := nameErrors(rs.Name)
+	spec := field.NewPath("spec")
+	if cluster == nil {
+		errs = append(errs, clusterNotFound(spec, rs.Spec.Cluster, rs.Namespace))
+	} else {
+		have := config.NamespaceNames(cluster)
+		for _, from := range slices.Sorted(maps.Keys(rs.Spec.Namespaces)) {
+			if to := rs.Spec.Namespaces[from]; !slices.Contains(have, to) {
+				errs = append(errs, field.NotSupported(spec.Child("namespaces").Key(from), to, have))
+			}
+		}
+	}
+	if bk == nil {
+		errs = append(errs, field.Invalid(spec.Child("backup", "name"), rs.Spec.Backup.Name,
+			fmt.Sprintf("AerospikeBackup %q not found in namespace %q", rs.Spec.Backup.Name, rs.Namespace)))
+	}
+	return errs
+}
+
+func nameErrors(name string) field.ErrorList {
+	if len(name) > MaxNameLength {
+		return field.ErrorList{field.TooLong(field.NewPath("metadata", "name"), name, MaxNameLength)}
+	}
+	return nil
+}
+
+func clusterNotFound(spec *field.Path, name, namespace string) *field.Error {
+	return field.Invalid(spec.Child("cluster"), name, fmt.Sprintf("AerospikeCluster %q not found in namespace %q", name, namespace))
+}
