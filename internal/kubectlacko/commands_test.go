@@ -181,6 +181,8 @@ var _ = Describe("kubectl acko on a real API server", Ordered, func() {
 			`kubectl acko status demo -n follow`))
 	})
 
+	backupSpecs()
+
 	It("says when the server does not serve AerospikeClusters", func(ctx SpecContext) {
 		crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "aerospikeclusters.acko.io"}}
 		Expect(k8s.Delete(ctx, crd)).To(Succeed())

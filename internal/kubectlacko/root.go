@@ -1,5 +1,6 @@
 // Package kubectlacko is the kubectl plugin `kubectl acko`: status, list, pause, resume and restart
-// of AerospikeClusters, with kubectl's standard flags (k8s.io/cli-runtime) and shell completion.
+// of AerospikeClusters, on-demand backups and restores (AerospikeBackup, AerospikeRestore), with
+// kubectl's standard flags (k8s.io/cli-runtime) and shell completion.
 // cmd/kubectl-acko and cmd/kubectl_complete-acko are its thin mains.
 package kubectlacko
 
@@ -42,9 +43,10 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &options{flags: genericclioptions.NewConfigFlags(true), streams: streams, now: time.Now}
 	root := &cobra.Command{
 		Use:   "kubectl-acko",
-		Short: "See, pause, resume and restart ACKO's Aerospike clusters",
+		Short: "See, pause, resume, restart, back up and restore ACKO's Aerospike clusters",
 		Long: "kubectl acko shows and drives AerospikeClusters managed by ACKO: status, list, pause, resume " +
-			"and restart (WarmRestart and PodRestart operations). It uses kubectl's flags and kubeconfig.",
+			"and restart (WarmRestart and PodRestart operations), and runs backups (AerospikeBackup) and " +
+			"restores (AerospikeRestore). It uses kubectl's flags and kubeconfig.",
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -60,7 +62,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o.flags.AddFlags(root.PersistentFlags())
 	o.registerNamespaceCompletion(root)
 	root.AddCommand(o.newStatusCommand(), o.newListCommand(), o.newPauseCommand(true), o.newPauseCommand(false),
-		o.newRestartCommand())
+		o.newRestartCommand(), o.newBackupCommand(), o.newRestoreCommand())
 	return root
 }
 

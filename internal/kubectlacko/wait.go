@@ -22,6 +22,8 @@ const (
 	readTimeout    = time.Minute
 	pauseTimeout   = 2 * time.Minute
 	restartTimeout = 30 * time.Minute
+	// backupTimeout bounds backup and restore: asbackup and asrestore take as long as the data needs.
+	backupTimeout = 2 * time.Hour
 )
 
 // watchCluster calls observe with the cluster as it is and after every change, until observe says
@@ -29,32 +31,40 @@ const (
 // wait survives API server timeouts.
 func (s *session) watchCluster(ctx context.Context, name string,
 	observe func(*ackov1alpha1.AerospikeCluster) (bool, error)) error {
+	return watchNamed(ctx, s, "AerospikeCluster", name, &ackov1alpha1.AerospikeCluster{},
+		func() client.ObjectList { return &ackov1alpha1.AerospikeClusterList{} }, observe)
+}
+
+// watchNamed is watchCluster for any kind: obj is an empty object of the kind, newList an empty list
+// of it.
+func watchNamed[T client.Object](ctx context.Context, s *session, kind, name string, obj T,
+	newList func() client.ObjectList, observe func(T) (bool, error)) error {
 	one := func(raw metav1.ListOptions) []client.ListOption {
 		return []client.ListOption{client.InNamespace(s.namespace), client.MatchingFields{"metadata.name": name},
 			&client.ListOptions{Raw: &raw}}
 	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, raw metav1.ListOptions) (runtime.Object, error) {
-			list := &ackov1alpha1.AerospikeClusterList{}
+			list := newList()
 			return list, s.client.List(ctx, list, one(raw)...)
 		},
 		WatchFuncWithContext: func(ctx context.Context, raw metav1.ListOptions) (watch.Interface, error) {
-			return s.client.Watch(ctx, &ackov1alpha1.AerospikeClusterList{}, one(raw)...)
+			return s.client.Watch(ctx, newList(), one(raw)...)
 		},
 	}
-	_, err := watchtools.UntilWithSync(ctx, lw, &ackov1alpha1.AerospikeCluster{}, nil,
+	_, err := watchtools.UntilWithSync(ctx, lw, obj, nil,
 		func(ev watch.Event) (bool, error) {
 			switch ev.Type {
 			case watch.Deleted:
-				return false, fmt.Errorf("AerospikeCluster %s/%s was deleted", s.namespace, name)
+				return false, fmt.Errorf("%s %s/%s was deleted", kind, s.namespace, name)
 			case watch.Error:
 				return false, apierrors.FromObject(ev.Object)
 			}
-			c, ok := ev.Object.(*ackov1alpha1.AerospikeCluster)
+			o, ok := ev.Object.(T)
 			if !ok {
 				return false, nil
 			}
-			return observe(c)
+			return observe(o)
 		})
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
