@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -22,8 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/backup"
@@ -31,6 +34,7 @@ import (
 
 // +kubebuilder:rbac:groups=acko.io,resources=aerospikebackups;aerospikerestores,verbs=get;list;watch
 // +kubebuilder:rbac:groups=acko.io,resources=aerospikebackups/status;aerospikerestores/status,verbs=get;update
+// +kubebuilder:rbac:groups=acko.io,resources=aerospikebackups/finalizers;aerospikerestores/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 
@@ -356,8 +360,8 @@ func jobPod(ctx context.Context, c client.Client, job *batchv1.Job) (*corev1.Pod
 	return newest, nil
 }
 
-// applyRetention drops the runs the retention no longer keeps: their Jobs deleted, their files removed by
-// a cleanup Job, on-demand ids remembered so that they never run again.
+// applyRetention drops the runs the retention no longer keeps: their Jobs deleted, their files (a failed
+// run's partial ones too) removed by a cleanup Job, on-demand ids remembered so that they never run again.
 func (r *AerospikeBackupReconciler) applyRetention(ctx context.Context, bk *ackov1alpha1.AerospikeBackup,
 	next *ackov1alpha1.AerospikeBackupStatus, now time.Time) error {
 	keep, drop := backup.Prune(next.Backups, bk.Spec.Retention, now)
@@ -385,9 +389,6 @@ func (r *AerospikeBackupReconciler) dropRun(ctx context.Context, bk *ackov1alpha
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: bk.Namespace, Name: backup.JobName(bk.Name, run.ID, ns)}}
 		if err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return err
-		}
-		if run.Phase != ackov1alpha1.BackupSucceeded {
-			continue // a failed run's files are started afresh by the next run of its id
 		}
 		if err := createOwned(ctx, r.Client, bk, backup.CleanupJob(bk, run.ID, ns)); err != nil {
 			return err
@@ -533,6 +534,35 @@ func (r *AerospikeBackupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&ackov1alpha1.AerospikeBackup{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
+		Watches(&ackov1alpha1.AerospikeCluster{}, handler.EnqueueRequestsFromMapFunc(
+			namingCluster(r.Client, &ackov1alpha1.AerospikeBackupList{}))).
 		Named("aerospikebackup").
 		Complete(r)
+}
+
+// namingCluster maps a cluster to the backups or restores (list) of its namespace that name it: a run
+// that waits for the cluster to be Ready or resumed goes as soon as it is.
+func namingCluster[L client.ObjectList](c client.Reader, list L) handler.MapFunc {
+	return func(ctx context.Context, cluster client.Object) []reconcile.Request {
+		l := list.DeepCopyObject().(L)
+		if err := c.List(ctx, l, client.InNamespace(cluster.GetNamespace())); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		_ = meta.EachListItem(l, func(o runtime.Object) error {
+			var named string
+			switch obj := o.(type) {
+			case *ackov1alpha1.AerospikeBackup:
+				named = obj.Spec.Cluster
+			case *ackov1alpha1.AerospikeRestore:
+				named = obj.Spec.Cluster
+			}
+			if named == cluster.GetName() {
+				item := o.(client.Object)
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(item)})
+			}
+			return nil
+		})
+		return out
+	}
 }

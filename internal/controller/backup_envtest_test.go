@@ -64,11 +64,16 @@ func readyCluster(ns, name string) *ackov1alpha1.AerospikeCluster {
 			AerospikeConfig: &ackov1alpha1.AerospikeConfig{Value: map[string]any{"namespaces": []any{
 				map[string]any{"name": "test", "replication-factor": 1, "storage-engine": map[string]any{"type": "memory"}}}}}}}
 	Expect(k8s.Create(context.Background(), c)).To(Succeed())
+	markReady(c)
+	return c
+}
+
+// markReady says the cluster is Ready at its generation, as the cluster's reconciler would.
+func markReady(c *ackov1alpha1.AerospikeCluster) {
 	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: ackov1alpha1.ConditionReady,
 		Status: metav1.ConditionTrue, Reason: ackov1alpha1.ReasonClusterReady, ObservedGeneration: c.Generation})
 	c.Status.Phase = ackov1alpha1.PhaseRunning
 	Expect(k8s.Status().Update(context.Background(), c)).To(Succeed())
-	return c
 }
 
 // endJob ends a tool Job as the Job controller would once its pod ended, with a pod whose log says logs.
@@ -213,5 +218,28 @@ var _ = Describe("Backups and restores", func() {
 			HaveField("Message", `AerospikeCluster "nope" not found in namespace "`+ns+`"`)))
 		Consistently(func() []string { return jobNames(ns) }).WithTimeout(time.Second).
 			Should(ConsistOf("nightly-one-test", "back-restore-test"))
+
+		By("resumed, the waiting run goes; with keepLast 1 its success drops the first: Job deleted, files removed, id never again")
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prod"}, c)).To(Succeed())
+		c.Spec.Paused = false
+		Expect(k8s.Update(ctx, c)).To(Succeed())
+		markReady(c)              // as the cluster's reconciler does once it has acted on the resume
+		Eventually(func() error { // the operator writes the status meanwhile
+			current := backupOf("nightly")()
+			current.Spec.Retention = &ackov1alpha1.BackupRetention{KeepLast: ptr.To[int32](1)}
+			return k8s.Update(ctx, current)
+		}).Should(Succeed())
+		endJob(ns, "nightly-two-test", true, logs, "Backed up 7 record(s), 0 secondary index(es), 0 UDF file(s), 700 byte(s) in total")
+		Eventually(func() []ackov1alpha1.BackupRunStatus { return backupOf("nightly")().Status.Backups }).Should(ConsistOf(
+			And(HaveField("ID", "two"), HaveField("Phase", ackov1alpha1.BackupSucceeded), HaveField("Records", int64(7)))))
+		Expect(backupOf("nightly")().Status.FinishedRuns).To(Equal([]string{"one"}))
+		Eventually(func() []string { return jobNames(ns) }).Should(ConsistOf(
+			"nightly-two-test", "nightly-one-rm-test", "back-restore-test"))
+		cleanup := &batchv1.Job{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly-one-rm-test"}, cleanup)).To(Succeed())
+		Expect(cleanup.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{
+			"--remove-artifacts", "--namespace", "test", "--directory", "/backup/nightly/one/test"}))
+		Consistently(func() []ackov1alpha1.BackupRunStatus { return backupOf("nightly")().Status.Backups }).
+			WithTimeout(time.Second).Should(HaveLen(1), "the dropped id stays listed in spec.runs and never runs again")
 	})
 })

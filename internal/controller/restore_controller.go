@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -221,6 +222,8 @@ func (r *AerospikeRestoreReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&ackov1alpha1.AerospikeRestore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
+		Watches(&ackov1alpha1.AerospikeCluster{}, handler.EnqueueRequestsFromMapFunc(
+			namingCluster(r.Client, &ackov1alpha1.AerospikeRestoreList{}))).
 		Named("aerospikerestore").
 		Complete(r)
 }
