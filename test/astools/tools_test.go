@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/acko-io/acko/test/aerosim"
 )
@@ -27,10 +31,18 @@ func cluster(t *testing.T, s *aerosim.Sim, name string, ips ...string) string {
 	return strings.Join(ips, ",")
 }
 
+// noEnv is an environment without a variable.
+func noEnv(string) string { return "" }
+
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
+	return runWith(t, noEnv, name, args...)
+}
+
+func runWith(t *testing.T, env func(string) string, name string, args ...string) string {
+	t.Helper()
 	var out, errs bytes.Buffer
-	if code := Main(context.Background(), name, args, &out, &errs); code != 0 {
+	if code := Main(context.Background(), name, args, env, &out, &errs); code != 0 {
 		t.Fatalf("%s %v: exit %d: %s", name, args, code, errs.String())
 	}
 	return out.String()
@@ -79,7 +91,7 @@ func TestBackupAndRestoreAnotherCluster(t *testing.T) {
 		}
 	}
 
-	if code := Main(context.Background(), "asbackup", []string{"-h", source, "-n", "test", "-d", dir}, os.Stdout, os.Stderr); code != 1 {
+	if code := Main(context.Background(), "asbackup", []string{"-h", source, "-n", "test", "-d", dir}, noEnv, os.Stdout, os.Stderr); code != 1 {
 		t.Fatalf("a directory that holds backup files: exit %d, want 1", code)
 	}
 }
@@ -159,5 +171,49 @@ func TestRemoveArtifacts(t *testing.T) {
 	left, err := os.ReadDir(keep)
 	if err != nil || len(left) != 1 || left[0].Name() != "notes.txt" {
 		t.Fatalf("left in %s: %v %v, want notes.txt alone", keep, left, err)
+	}
+}
+
+// An s3:// directory, as the tools' own S3 support takes it: the files are objects under the prefix of
+// an S3-compatible store (here gofakes3), with the credentials of the environment; a restore reads them
+// back, --remove-artifacts removes them, and without credentials nothing runs.
+func TestBackupToS3(t *testing.T) {
+	s, err := aerosim.New(aerosim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	source := cluster(t, s, "src", "127.0.92.1")
+	target := cluster(t, s, "dst", "127.0.92.2")
+	time.Sleep(100 * time.Millisecond)
+	want := fill(t, "127.0.92.1")
+	store := httptest.NewServer(gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(true)).Server())
+	t.Cleanup(store.Close)
+	env := func(k string) string {
+		return map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}[k]
+	}
+	s3Args := []string{"-d", "s3://backups/nightly/one/test", "--s3-endpoint-override", store.URL, "--s3-region", "eu-west-1"}
+	if out := runWith(t, env, "asbackup", append([]string{"-h", source, "-n", "test", "--parallel", "2"}, s3Args...)...); !strings.HasPrefix(out, "Backed up 300 record(s)") {
+		t.Fatalf("asbackup said %q", out)
+	}
+	var errs bytes.Buffer
+	if code := Main(context.Background(), "asbackup", append([]string{"-h", source, "-n", "test"}, s3Args...), env, io.Discard, &errs); code != 1 ||
+		!strings.Contains(errs.String(), "already holds backup files") {
+		t.Fatalf("a second backup without --remove-files: exit %d, %s", code, errs.String())
+	}
+	if out := runWith(t, env, "asrestore", append([]string{"-h", target}, s3Args...)...); !strings.HasPrefix(out, "Processed 300 record(s): 300 inserted") {
+		t.Fatalf("asrestore said %q", out)
+	}
+	expectRecords(t, "127.0.92.2", want)
+	errs.Reset()
+	if code := Main(context.Background(), "asrestore", append([]string{"-h", target}, s3Args...), noEnv, io.Discard, &errs); code != 1 ||
+		!strings.Contains(errs.String(), "no S3 credentials") {
+		t.Fatalf("without credentials: exit %d, %s", code, errs.String())
+	}
+	runWith(t, env, "asbackup", append([]string{"--remove-artifacts", "-n", "test"}, s3Args...)...)
+	errs.Reset()
+	if code := Main(context.Background(), "asrestore", append([]string{"-h", target}, s3Args...), env, io.Discard, &errs); code != 1 ||
+		!strings.Contains(errs.String(), "no backup files in directory s3://backups/nightly/one/test") {
+		t.Fatalf("after --remove-artifacts: exit %d, %s", code, errs.String())
 	}
 }

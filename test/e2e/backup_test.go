@@ -18,14 +18,17 @@ import (
 // the backup into it, and every record reads back equal. The test bed runs the Jobs' pods with a stand-in
 // of the tools (test/astools) that takes their flags and writes their .asb format with the official
 // client, so the Jobs, arguments and status are what a real cluster gets.
+// backupNamespace holds the clusters, backups and restores of the spec.
+const backupNamespace = "e2e-backup"
+
 var _ = Describe("Backup and restore", Label("backup"), func() {
 	It("backs a cluster up to a volume claim and restores it into another cluster: every record equal", func() {
-		const ns = "e2e-backup"
+		const ns = backupNamespace
 		createCluster(ns, "src", 3, "")
 		allUp(ns+"/src-", 3)
 		w := withWorkload(ns, "src")
 		w.expectNothingLost()
-		source := scanRecords(ns, "src")
+		source := scanRecords("src")
 		Expect(len(source)).To(BeNumerically(">=", workloadKeys))
 
 		By("bad input is refused with the reason, and nothing starts")
@@ -68,7 +71,7 @@ spec:
 		applyYAML(clusterYAML(ns, "dst", 3, ""))
 		waitRunningObserved(ns, "dst")
 		allUp(ns+"/dst-", 3)
-		Expect(scanRecords(ns, "dst")).To(BeEmpty())
+		Expect(scanRecords("dst")).To(BeEmpty())
 		applyYAML(restoreYAML(ns, "from-first", "dst", "nightly", "first"))
 		Eventually(func() (string, error) { return field(ns, "asrs/from-first", "{.status.phase}") }).
 			WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
@@ -76,13 +79,72 @@ spec:
 		Expect(eventMessages(ns, "from-first", "RestoreSucceeded")).NotTo(BeEmpty())
 
 		By("every record of the source reads back equal from the restored cluster")
-		restored := scanRecords(ns, "dst")
+		restored := scanRecords("dst")
 		Expect(restored).To(HaveLen(len(source)))
 		for key, bins := range source {
 			Expect(restored).To(HaveKeyWithValue(key, bins), "record %s", key)
 		}
+
+		By("a backup to S3-compatible storage with its credentials from a Secret, restored over the copy: every record again")
+		const secretValue = "s3-secret-value-never-shown"
+		applyYAML(fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata:
+  name: s3-creds
+  namespace: %[1]s
+stringData:
+  AWS_ACCESS_KEY_ID: acko
+  AWS_SECRET_ACCESS_KEY: %[2]s
+---
+%[3]s`, ns, secretValue, s3BackupYAML(ns, "offsite", "s3-creds")))
+		Eventually(func() (string, error) {
+			return field(ns, "asbk/offsite", `{.status.backups[?(@.id=="first")].phase}`)
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
+		Expect(mustField(ns, "asbk/offsite", `{.status.backups[?(@.id=="first")].path}`)).To(Equal("s3://acko-backups/prod/offsite/first"))
+		Expect(mustField(ns, "asbk/offsite", `{.status.backups[?(@.id=="first")].records}`)).To(Equal(strconv.Itoa(len(source))))
+		applyYAML(strings.Replace(restoreYAML(ns, "from-offsite", "dst", "offsite", "first"), "spec:\n",
+			"spec:\n  conflictPolicy: NoGeneration\n", 1))
+		Eventually(func() (string, error) { return field(ns, "asrs/from-offsite", "{.status.phase}") }).
+			WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
+		Expect(mustField(ns, "asrs/from-offsite", "{.status.restored}")).To(Equal(strconv.Itoa(len(source))),
+			"NoGeneration writes every record")
+		Expect(scanRecords("dst")).To(Equal(source))
+		for _, shown := range []string{kubectl("get", "asbk,asrs", "-n", ns, "-o", "yaml"),
+			kubectl("get", "events", "-n", ns, "-o", "yaml")} {
+			Expect(shown).NotTo(ContainSubstring(secretValue), "no Secret content in status or events")
+		}
+
+		By("an S3 destination whose Secret does not exist: the run fails at once with the kubelet's reason")
+		applyYAML(s3BackupYAML(ns, "nocreds", "missing"))
+		Eventually(func() (string, error) {
+			return field(ns, "asbk/nocreds", `{.status.backups[?(@.id=="first")].message}`)
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(ContainSubstring(
+			`cannot start: CreateContainerConfigError: secret "missing" not found`))
+		Expect(eventMessages(ns, "nocreds", "BackupFailed")).To(ContainElement(ContainSubstring(`secret "missing" not found`)))
 	})
 })
+
+// s3BackupYAML is an AerospikeBackup of cluster src to the test bed's S3-compatible store, with one
+// on-demand run, "first".
+func s3BackupYAML(namespace, name, secret string) string {
+	return fmt.Sprintf(`apiVersion: acko.io/v1alpha1
+kind: AerospikeBackup
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  cluster: src
+  destination:
+    s3:
+      bucket: acko-backups
+      path: prod
+      region: eu-west-1
+      endpoint: %s
+      credentialsSecret: %s
+  runs:
+  - id: first
+`, name, namespace, opts.S3URL(), secret)
+}
 
 // backupYAML is an AerospikeBackup of a cluster onto the claim "backups", with one on-demand run, "first".
 func backupYAML(namespace, name, cluster, schedule string) string {
@@ -127,12 +189,12 @@ spec:
 `, name, namespace, cluster, backupName, id)
 }
 
-// scanRecords reads every record of namespace test of a cluster with the official client: set and
+// scanRecords reads every record of namespace test of a cluster of backupNamespace with the official client: set and
 // digest to bins.
-func scanRecords(namespace, name string) map[string]as.BinMap {
+func scanRecords(name string) map[string]as.BinMap {
 	GinkgoHelper()
 	var hosts []*as.Host
-	for _, seed := range podSeeds(namespace, name) {
+	for _, seed := range podSeeds(backupNamespace, name) {
 		host, _, _ := strings.Cut(seed, ":")
 		hosts = append(hosts, as.NewHost(host, 3000))
 	}

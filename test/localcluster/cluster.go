@@ -158,6 +158,9 @@ func (c *Cluster) installManifests(ctx context.Context) error {
 	return nil
 }
 
+// S3URL is the endpoint of the sync loop's S3-compatible store (any bucket exists; any credentials do).
+func (o Options) S3URL() string { return "http://" + o.addr(o.Ports.S3) }
+
 // AerosimURL is the simulator's control API; with several shards, theirs comma-separated in order
 // (simclient.New takes either).
 func (o Options) AerosimURL() string {

@@ -44,6 +44,7 @@ type Ports struct {
 	Metrics, Health   int // manager
 	Webhook           int // manager
 	Prometheus        int
+	S3                int // the sync loop's S3-compatible store, the backups' s3:// destination
 }
 
 // Options say where a cluster keeps its state and which addresses it uses. Two presets exist so
@@ -94,7 +95,7 @@ func LocalOptions() Options {
 		Ports: Ports{
 			Etcd: 12379, EtcdPeer: 12380, APIServer: 6443, ControllerManager: 12257, Scheduler: 12259,
 			Kwok: 12250, KwokPlain: 12251, Aerosim: 3099, Metrics: 8443, Health: 8081, Webhook: 9443,
-			Prometheus: 9090,
+			Prometheus: 9090, S3: 9000,
 		},
 		PodCIDR:         "127.1.0.0/16",
 		PlainPodCIDR:    "127.2.0.0/16",
@@ -124,7 +125,7 @@ func E2EOptions() Options {
 	o.Dir = filepath.Join(o.Dir, e2eSubdir)
 	p := &o.Ports
 	for _, port := range []*int{&p.Etcd, &p.EtcdPeer, &p.APIServer, &p.ControllerManager, &p.Scheduler,
-		&p.Kwok, &p.KwokPlain, &p.Aerosim, &p.Metrics, &p.Health, &p.Webhook, &p.Prometheus} {
+		&p.Kwok, &p.KwokPlain, &p.Aerosim, &p.Metrics, &p.Health, &p.Webhook, &p.Prometheus, &p.S3} {
 		*port += 20000
 	}
 	o.PodCIDR, o.PlainPodCIDR = "127.21.0.0/16", "127.22.0.0/16"

@@ -119,6 +119,7 @@ type Syncer struct {
 	states   map[string]aerosim.NodeState // simulator node → its state at the last poll
 	// claimsDir and scratchDir hold the files of the tool pods' claims and of their other paths.
 	claimsDir, scratchDir string
+	s3Addr                string         // where the S3-compatible store listens (Options.Ports.S3)
 	runs                  sync.WaitGroup // the tools running; Run waits for them
 }
 
@@ -150,6 +151,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out, podLogs: opts.path(podLogsDir),
 		claimsDir: opts.path(claimsDir), scratchDir: opts.path(scratchDir), tools: map[string]toolRun{},
+		s3Addr:     opts.addr(opts.Ports.S3),
 		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet, workers: SyncWorkers,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
@@ -197,6 +199,11 @@ func (s *Syncer) Run(ctx context.Context) error {
 		stopProxy()
 		<-proxyDone
 	}()
+	stopStore, err := serveS3(s.s3Addr)
+	if err != nil {
+		return err
+	}
+	defer stopStore()
 	for informer := range handlers {
 		if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 			return ctx.Err()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,6 +77,21 @@ func (s *Syncer) startTool(ctx context.Context, key string, pod *corev1.Pod, too
 	if err != nil {
 		return err
 	}
+	env, configErr, err := s.containerEnv(ctx, pod)
+	if err != nil {
+		return err
+	}
+	if configErr != "" {
+		// The kubelet does not start a container whose environment names a missing Secret or key.
+		if err := s.cannotStart(ctx, pod, configErr); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.tools[key] = toolRun{uid: pod.UID, cancel: func() {}}
+		s.mu.Unlock()
+		return nil
+	}
+	call.env = env
 	if err := s.apply(ctx, logsGVR, s.logsFor(pod)); err != nil {
 		return err
 	}
@@ -100,6 +118,7 @@ type toolCall struct {
 	err  error    // why they cannot: a host that does not resolve; the tool fails as the real one would
 	// paths puts the pod's paths back in what the tool says, as the real one says it.
 	paths *strings.Replacer
+	env   map[string]string // the container's environment, its Secrets' values resolved
 }
 
 // toolCallOf is the pod's tool run on this host: its hosts resolved with the cluster DNS, and its
@@ -121,6 +140,9 @@ func (s *Syncer) toolCallOf(pod *corev1.Pod, tool string) (toolCall, error) {
 			return resolveHosts(list, records, pod.Namespace)
 		},
 		func(p string) (string, error) {
+			if strings.HasPrefix(p, "s3://") {
+				return p, nil // the tool's own S3 support: the test bed's store (Options.S3URL)
+			}
 			hp := hostPath(c, p, claims, scratch)
 			undo = append(undo, hp, p)
 			// Its parent is there: the kubelet makes a mount's directory, and the image has its own.
@@ -141,7 +163,7 @@ func (s *Syncer) runTool(ctx context.Context, pod *corev1.Pod, call toolCall, lo
 	if call.err != nil {
 		_, _ = fmt.Fprintf(stderr, "%s: %v\n", call.tool, call.err)
 	} else {
-		code = astools.Main(ctx, call.tool, call.args, stdout, stderr)
+		code = astools.Main(ctx, call.tool, call.args, func(k string) string { return call.env[k] }, stdout, stderr)
 	}
 	stdout.flush()
 	stderr.flush()
@@ -155,6 +177,50 @@ func (s *Syncer) runTool(ctx context.Context, pod *corev1.Pod, call toolCall, lo
 	}
 	s.logf("tool %s: %s %s exit %d (%s)", key, call.tool, strings.Join(call.args, " "), code,
 		time.Since(started).Round(time.Millisecond))
+}
+
+// containerEnv is the tool container's environment as the kubelet gives it: values, and the keys of
+// Secrets; configErr is the kubelet's message when a Secret or key it names is missing.
+func (s *Syncer) containerEnv(ctx context.Context, pod *corev1.Pod) (env map[string]string, configErr string, err error) {
+	env = map[string]string{}
+	for _, e := range pod.Spec.Containers[0].Env {
+		ref := e.ValueFrom
+		if ref == nil || ref.SecretKeyRef == nil {
+			env[e.Name] = e.Value
+			continue
+		}
+		secret, err := s.kube.CoreV1().Secrets(pod.Namespace).Get(ctx, ref.SecretKeyRef.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Sprintf("secret %q not found", ref.SecretKeyRef.Name), nil
+		case err != nil:
+			return nil, "", err
+		}
+		value, ok := secret.Data[ref.SecretKeyRef.Key]
+		if !ok {
+			return nil, fmt.Sprintf("couldn't find key %s in Secret %s/%s", ref.SecretKeyRef.Key, pod.Namespace,
+				ref.SecretKeyRef.Name), nil
+		}
+		env[e.Name] = string(value)
+	}
+	return env, "", nil
+}
+
+// cannotStart writes what the kubelet writes of a container it cannot create: Pending, the container
+// waiting with CreateContainerConfigError and why.
+func (s *Syncer) cannotStart(ctx context.Context, pod *corev1.Pod, message string) error {
+	cur := pod.DeepCopy()
+	cur.Status.Phase = corev1.PodPending
+	for i := range cur.Status.ContainerStatuses {
+		if cs := &cur.Status.ContainerStatuses[i]; cs.Name == pod.Spec.Containers[0].Name {
+			cs.Ready, cs.Started = false, ptrTo(false)
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason: "CreateContainerConfigError", Message: message}}
+		}
+	}
+	_, err := s.kube.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+	s.logf("tool %s/%s: %s cannot start: %s", pod.Namespace, pod.Name, toolName(pod), message)
+	return err
 }
 
 // endPod writes the status of the pod ended with the tool's exit code. Any error but the pod's
@@ -347,4 +413,17 @@ func (c *criWriter) flush() {
 func (c *criWriter) line(b []byte) {
 	_, _ = fmt.Fprintf(c.w, "%s %s F %s\n", time.Now().UTC().Format(time.RFC3339Nano), c.stream,
 		c.paths.Replace(string(b)))
+}
+
+// serveS3 serves an S3-compatible store in memory at addr, for the backups' s3:// destinations (the
+// tools' own S3 support, --s3-endpoint-override): buckets are made as they are written. stop ends it.
+func serveS3(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("S3 store: %w", err)
+	}
+	srv := &http.Server{Handler: gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(true)).Server(),
+		ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := astools.Main(ctx, filepath.Base(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr)
+	code := astools.Main(ctx, filepath.Base(os.Args[0]), os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
