@@ -2,7 +2,10 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -40,14 +44,21 @@ func (l *toolLogs) set(pod string, lines ...string) {
 	l.lines[pod] = lines
 }
 
-// startBackupOperator runs the backup and restore reconcilers alone, on namespace ns.
-func startBackupOperator(ns string, logs LogReader) {
+// startBackupOperator runs the backup and restore reconcilers alone, on namespace ns; wrap, if any,
+// wraps the client they write with.
+func startBackupOperator(ns string, logs LogReader, wrap ...func(client.WithWatch) client.Client) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Cache: cacheFor(ns), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	Expect(err).NotTo(HaveOccurred())
+	c := mgr.GetClient()
+	for _, w := range wrap {
+		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: mgr.GetCache()}})
+		Expect(err).NotTo(HaveOccurred())
+		c = w(direct)
+	}
 	recorder := mgr.GetEventRecorder("acko")
-	Expect((&AerospikeBackupReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
-	Expect((&AerospikeRestoreReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&AerospikeBackupReconciler{Client: c, Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&AerospikeRestoreReconciler{Client: c, Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -58,14 +69,13 @@ func startBackupOperator(ns string, logs LogReader) {
 }
 
 // readyCluster creates a cluster and says it is Ready, as the cluster's reconciler would.
-func readyCluster(ns, name string) *ackov1alpha1.AerospikeCluster {
+func readyCluster(ns, name string) {
 	c := &ackov1alpha1.AerospikeCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: ackov1alpha1.AerospikeClusterSpec{Size: 1, Image: "aerospike:ce-8.1.1.1",
 			AerospikeConfig: &ackov1alpha1.AerospikeConfig{Value: map[string]any{"namespaces": []any{
 				map[string]any{"name": "test", "replication-factor": 1, "storage-engine": map[string]any{"type": "memory"}}}}}}}
 	Expect(k8s.Create(context.Background(), c)).To(Succeed())
 	markReady(c)
-	return c
 }
 
 // markReady says the cluster is Ready at its generation, as the cluster's reconciler would.
@@ -242,4 +252,65 @@ var _ = Describe("Backups and restores", func() {
 		Consistently(func() []ackov1alpha1.BackupRunStatus { return backupOf("nightly")().Status.Backups }).
 			WithTimeout(time.Second).Should(HaveLen(1), "the dropped id stays listed in spec.runs and never runs again")
 	})
+})
+
+// errCrash is the error of a write that was made and then "crashed after": the reconcile ends there, as
+// a killed operator's would, and the backup reconciler keeps nothing in memory, so the next reconcile
+// is a restarted operator's.
+var errCrash = errors.New("crashed after the write")
+
+// crashAfter makes the write numbered k (from 1) of the client's life, then ends the reconcile.
+func crashAfter(k int64, crashed *atomic.Bool) func(client.WithWatch) client.Client {
+	return func(c client.WithWatch) client.Client {
+		var n atomic.Int64
+		after := func(write func() error) error {
+			if err := write(); err != nil {
+				return err
+			}
+			if n.Add(1) == k {
+				crashed.Store(true)
+				return errCrash
+			}
+			return nil
+		}
+		return interceptor.NewClient(c, interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				return after(func() error { return c.Create(ctx, obj, opts...) })
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				return after(func() error { return c.Delete(ctx, obj, opts...) })
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object,
+				opts ...client.SubResourceUpdateOption) error {
+				return after(func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
+			},
+		})
+	}
+}
+
+// A run's writes: the ServiceAccount, the Job, the status Running, the status Succeeded. Killed after
+// any of them, the operator finishes the run without a second Job and with the tool's figures.
+var _ = Describe("A backup run killed after each write", func() {
+	for k := int64(1); k <= 4; k++ {
+		It(fmt.Sprintf("finishes the run once, killed after write %d", k), func() {
+			ns, _ := newNamespace()
+			logs := &toolLogs{lines: map[string][]string{}}
+			crashed := &atomic.Bool{}
+			startBackupOperator(ns, logs, crashAfter(k, crashed))
+			readyCluster(ns, "prod")
+			Expect(k8s.Create(context.Background(), &ackov1alpha1.AerospikeBackup{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"},
+				Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Parallel: 1, Runs: []ackov1alpha1.BackupRunSpec{{ID: "one"}},
+					Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "b"}}}})).To(Succeed())
+			endJob(ns, "nightly-one-test", true, logs, "Backed up 42 record(s), 0 secondary index(es), 0 UDF file(s), 4200 byte(s) in total")
+			Eventually(func() []ackov1alpha1.BackupRunStatus {
+				bk := &ackov1alpha1.AerospikeBackup{}
+				Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "nightly"}, bk)).To(Succeed())
+				return bk.Status.Backups
+			}).WithTimeout(15 * time.Second).Should(ConsistOf(And(HaveField("Phase", ackov1alpha1.BackupSucceeded),
+				HaveField("Records", int64(42)))))
+			Expect(crashed.Load()).To(BeTrue(), "write %d was made and the reconcile ended there", k)
+			Expect(jobNames(ns)).To(ConsistOf("nightly-one-test"))
+		})
+	}
 })
