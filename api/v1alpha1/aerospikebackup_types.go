@@ -59,8 +59,9 @@ type AerospikeBackupSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// WhileChanging lets a backup start while the cluster is mid-roll (not Ready); by default it waits for
-	// the cluster to be Ready. A paused cluster is never backed up: the operator does not watch it then.
+	// WhileChanging lets a backup start while the operator changes the cluster (a roll, a scale, an
+	// operation); by default it waits until every pod is Ready and nothing but Aerospike's migrations is
+	// left (the run then says the cluster was not stable). A paused cluster is never backed up.
 	// +optional
 	WhileChanging bool `json:"whileChanging,omitempty"`
 }

@@ -167,15 +167,26 @@ func (r *AerospikeBackupReconciler) advance(ctx context.Context, bk *ackov1alpha
 	return 0, nil
 }
 
-// clusterNotReadyFor says why a backup or restore waits for the cluster, or "" when it may run.
+// clusterNotReadyFor says why a backup or restore waits for the cluster, or "" when it may run: never
+// while paused; while the operator changes the cluster (a roll, a scale, an operation) only when asked.
 func clusterNotReadyFor(c *ackov1alpha1.AerospikeCluster, whileChanging bool) string {
 	switch {
 	case c.Spec.Paused:
 		return fmt.Sprintf("waiting: cluster %s is paused", c.Name)
-	case !whileChanging && !clusterReady(c):
-		return fmt.Sprintf("waiting for cluster %s to be Ready (it is %s)", c.Name, cmp.Or(string(c.Status.Phase), "starting"))
+	case whileChanging || clusterReady(c) || onlyMigrating(c):
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("waiting for cluster %s to be Ready (it is %s)", c.Name, cmp.Or(string(c.Status.Phase), "starting"))
+}
+
+// onlyMigrating: every pod is Ready at the current spec and nothing is in progress but Aerospike's own
+// migrations. A backup may run then (the tools scan by partition); its status says the cluster was not
+// stable.
+func onlyMigrating(c *ackov1alpha1.AerospikeCluster) bool {
+	ready := meta.FindStatusCondition(c.Status.Conditions, ackov1alpha1.ConditionReady)
+	reconciling := meta.FindStatusCondition(c.Status.Conditions, ackov1alpha1.ConditionReconciling)
+	return ready != nil && ready.ObservedGeneration == c.Generation && ready.Reason == ackov1alpha1.ReasonAerospikeNotStable &&
+		(reconciling == nil || reconciling.Status != metav1.ConditionTrue || reconciling.Reason == ackov1alpha1.ReasonApplying)
 }
 
 // clusterReady: every pod Ready at the current spec and Aerospike stable, no migrations.

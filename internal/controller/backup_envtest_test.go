@@ -314,3 +314,51 @@ var _ = Describe("A backup run killed after each write", func() {
 		})
 	}
 })
+
+// Settled in issue 27: a backup of a migrating cluster runs, and says the cluster was not stable; one
+// asked mid-roll waits.
+var _ = Describe("A backup of a cluster that is not stable", func() {
+	It("runs while Aerospike only migrates, saying so, and waits while the cluster rolls", func() {
+		ctx := context.Background()
+		ns, _ := newNamespace()
+		logs := &toolLogs{lines: map[string][]string{}}
+		startBackupOperator(ns, logs)
+		readyCluster(ns, "prod")
+		c := &ackov1alpha1.AerospikeCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prod"}, c)).To(Succeed())
+		state := func(readyReason, reconcilingReason string) {
+			meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: ackov1alpha1.ConditionReady,
+				Status: metav1.ConditionFalse, Reason: readyReason, ObservedGeneration: c.Generation})
+			meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: ackov1alpha1.ConditionReconciling,
+				Status: metav1.ConditionTrue, Reason: reconcilingReason, ObservedGeneration: c.Generation})
+			c.Status.Phase = ackov1alpha1.PhaseReconciling
+			Expect(k8s.Status().Update(ctx, c)).To(Succeed())
+		}
+		backupWith := func(name string) func() ackov1alpha1.BackupRunStatus {
+			Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Runs: []ackov1alpha1.BackupRunSpec{{ID: "one"}},
+					Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "b"}}}})).To(Succeed())
+			return func() ackov1alpha1.BackupRunStatus {
+				bk := &ackov1alpha1.AerospikeBackup{}
+				Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bk)).To(Succeed())
+				if len(bk.Status.Backups) == 0 {
+					return ackov1alpha1.BackupRunStatus{}
+				}
+				return bk.Status.Backups[0]
+			}
+		}
+
+		state(ackov1alpha1.ReasonPodsNotReady, ackov1alpha1.ReasonRollingRestart)
+		rolling := backupWith("rolling")
+		Eventually(rolling).Should(HaveField("Message", "waiting for cluster prod to be Ready (it is Reconciling)"))
+		Consistently(func() []string { return jobNames(ns) }).WithTimeout(time.Second).Should(BeEmpty())
+
+		state(ackov1alpha1.ReasonAerospikeNotStable, ackov1alpha1.ReasonApplying)
+		migrating := backupWith("migrating")
+		endJob(ns, "migrating-one-test", true, logs, "Backed up 5 record(s), 0 secondary index(es), 0 UDF file(s), 50 byte(s) in total")
+		Eventually(migrating).Should(And(HaveField("Phase", ackov1alpha1.BackupSucceeded),
+			HaveField("ClusterStable", ptr.To(false)),
+			HaveField("Message", "cluster prod was not stable (not Ready, or migrating) during the backup")))
+		Eventually(rolling).Should(HaveField("Phase", ackov1alpha1.BackupRunning), "the roll is over: it goes too")
+	})
+})
