@@ -282,7 +282,13 @@ type AerospikeRestoreSpec struct {
 	Cluster string `json:"cluster"`
 
 	// Backup is the AerospikeBackup (this namespace) and the run to restore.
-	Backup BackupReference `json:"backup"`
+	// +optional
+	Backup *BackupReference `json:"backup,omitempty"`
+
+	// Source is a backup by where its files are, for one no AerospikeBackup of this namespace records: made
+	// in another Kubernetes namespace or cluster, or by hand.
+	// +optional
+	Source *RestoreSource `json:"source,omitempty"`
 
 	// Namespaces maps a namespace of the backup to another of the cluster (source: destination); a
 	// namespace not named keeps its name.
@@ -305,6 +311,30 @@ type AerospikeRestoreSpec struct {
 	// Image is the aerospike-tools image; empty: the version this operator is tested with.
 	// +optional
 	Image string `json:"image,omitempty"`
+}
+
+// RestoreSource is a backup's files: a directory on a claim of this namespace, or in S3, that holds a
+// directory of .asb files per Aerospike namespace (as a run of an AerospikeBackup writes them).
+// +kubebuilder:validation:XValidation:rule="has(self.volume) != has(self.s3)",message="source needs exactly one of volume and s3"
+type RestoreSource struct {
+	// Volume is the claim, and on it the backup's directory (path).
+	// +optional
+	Volume *VolumeDestination `json:"volume,omitempty"`
+
+	// S3 is the bucket, and in it the backup's prefix (path), with the credentials Secret.
+	// +optional
+	S3 *S3Destination `json:"s3,omitempty"`
+
+	// Namespaces are the Aerospike namespaces to restore, each from the directory of its name.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	Namespaces []string `json:"namespaces"`
+}
+
+// Destination is where the source's files are, in the form of a backup's destination.
+func (s *RestoreSource) Destination() BackupDestination {
+	return BackupDestination{Volume: s.Volume, S3: s.S3}
 }
 
 // BackupReference names one run of an AerospikeBackup.
@@ -336,6 +366,9 @@ type AerospikeRestoreStatus struct {
 	// Path is where the backup was read.
 	// +optional
 	Path string `json:"path,omitempty"`
+	// Namespaces are the Aerospike namespaces restored (as the backup names them).
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
 	// StartTime is when its Jobs were created.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -369,6 +402,7 @@ type AerospikeRestoreStatus struct {
 // +kubebuilder:printcolumn:name="Restored",type=integer,JSONPath=`.status.restored`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || self.spec == oldSelf.spec",message="a restore runs once: create another to restore again"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.backup) != has(self.spec.source)",message="name exactly one of spec.backup and spec.source"
 type AerospikeRestore struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

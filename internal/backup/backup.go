@@ -89,8 +89,15 @@ func Interval(s cron.Schedule, t time.Time) time.Duration {
 // ScheduledID names a scheduled run by its time (UTC, to the minute).
 func ScheduledID(t time.Time) string { return t.UTC().Format("20060102-1504") }
 
-// RunDir is a run's directory relative to the destination's root: <path>/<backup>/<id>.
-func RunDir(bk *ackov1alpha1.AerospikeBackup, id string) string {
+// Files is where a backup's files are: a destination and, relative to its root, the backup's directory,
+// which holds a directory of .asb files per Aerospike namespace.
+type Files struct {
+	Destination ackov1alpha1.BackupDestination
+	Dir         string
+}
+
+// RunFiles are a run's files: <path>/<backup>/<id> on the backup's destination.
+func RunFiles(bk *ackov1alpha1.AerospikeBackup, id string) Files {
 	d := bk.Spec.Destination
 	prefix := ""
 	if d.Volume != nil {
@@ -98,23 +105,34 @@ func RunDir(bk *ackov1alpha1.AerospikeBackup, id string) string {
 	} else if d.S3 != nil {
 		prefix = d.S3.Path
 	}
-	return path.Join(strings.Trim(prefix, "/"), bk.Name, id)
+	return Files{Destination: d, Dir: path.Join(strings.Trim(prefix, "/"), bk.Name, id)}
 }
 
-// DisplayPath is where a run's files are, as the status says it: claim:/dir or s3://bucket/dir.
-func DisplayPath(bk *ackov1alpha1.AerospikeBackup, id string) string {
-	if s3 := bk.Spec.Destination.S3; s3 != nil {
-		return "s3://" + s3.Bucket + "/" + RunDir(bk, id)
+// SourceFiles are the files a restore's source names: its path is the backup's directory.
+func SourceFiles(src *ackov1alpha1.RestoreSource) Files {
+	dir := ""
+	if src.Volume != nil {
+		dir = src.Volume.Path
+	} else if src.S3 != nil {
+		dir = src.S3.Path
 	}
-	return bk.Spec.Destination.Volume.ClaimName + ":/" + RunDir(bk, id)
+	return Files{Destination: src.Destination(), Dir: strings.Trim(dir, "/")}
 }
 
-// toolDir is the directory one namespace of a run has, as the tool names it.
-func toolDir(bk *ackov1alpha1.AerospikeBackup, id, namespace string) string {
-	if s3 := bk.Spec.Destination.S3; s3 != nil {
-		return "s3://" + s3.Bucket + "/" + path.Join(RunDir(bk, id), namespace)
+// String is where the files are, as the status says it: claim:/dir or s3://bucket/dir.
+func (f Files) String() string {
+	if s3 := f.Destination.S3; s3 != nil {
+		return "s3://" + s3.Bucket + "/" + f.Dir
 	}
-	return path.Join(MountPath, RunDir(bk, id), namespace)
+	return f.Destination.Volume.ClaimName + ":/" + f.Dir
+}
+
+// toolDir is the directory of one namespace's files, as the tool names it.
+func (f Files) toolDir(namespace string) string {
+	if s3 := f.Destination.S3; s3 != nil {
+		return "s3://" + s3.Bucket + "/" + path.Join(f.Dir, namespace)
+	}
+	return path.Join(MountPath, f.Dir, namespace)
 }
 
 // Namespaces are the Aerospike namespaces a run of bk covers: the spec's, or every namespace of the
@@ -165,7 +183,7 @@ func seeds(c *ackov1alpha1.AerospikeCluster, clusterDomain string) string {
 func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, id, namespace,
 	clusterDomain string) *batchv1.Job {
 	args := []string{flagHost, seeds(c, clusterDomain), flagNamespace, namespace,
-		flagDirectory, toolDir(bk, id, namespace), flagParallel, strconv.Itoa(int(max(1, bk.Spec.Parallel))),
+		flagDirectory, RunFiles(bk, id).toolDir(namespace), flagParallel, strconv.Itoa(int(max(1, bk.Spec.Parallel))),
 		// A Job's pod that runs again finds the files of the one before: start them afresh.
 		"--remove-files"}
 	if len(bk.Spec.Sets) > 0 {
@@ -179,10 +197,10 @@ func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, id,
 		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
 }
 
-// RestoreJob is the Job that restores one namespace of a backup run into c, under the name the restore
-// maps it to.
-func RestoreJob(rs *ackov1alpha1.AerospikeRestore, bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster,
-	id, namespace, clusterDomain string) *batchv1.Job {
+// RestoreJob is the Job that restores one namespace of the backup's files into c, under the name the
+// restore maps it to.
+func RestoreJob(rs *ackov1alpha1.AerospikeRestore, c *ackov1alpha1.AerospikeCluster, files Files,
+	namespace, clusterDomain string) *batchv1.Job {
 	target := namespace
 	if to, ok := rs.Spec.Namespaces[namespace]; ok {
 		target = to
@@ -192,7 +210,7 @@ func RestoreJob(rs *ackov1alpha1.AerospikeRestore, bk *ackov1alpha1.AerospikeBac
 		nsArg = namespace + "," + target
 	}
 	args := []string{flagHost, seeds(c, clusterDomain), flagNamespace, nsArg,
-		flagDirectory, toolDir(bk, id, namespace), flagParallel, strconv.Itoa(int(max(1, rs.Spec.Parallel)))}
+		flagDirectory, files.toolDir(namespace), flagParallel, strconv.Itoa(int(max(1, rs.Spec.Parallel)))}
 	switch rs.Spec.ConflictPolicy {
 	case ackov1alpha1.ConflictUnique:
 		args = append(args, "--unique")
@@ -201,16 +219,16 @@ func RestoreJob(rs *ackov1alpha1.AerospikeRestore, bk *ackov1alpha1.AerospikeBac
 	case ackov1alpha1.ConflictNoGeneration:
 		args = append(args, "--no-generation")
 	}
-	labels := map[string]string{LabelRestore: rs.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: "restore"}
+	labels := map[string]string{LabelRestore: rs.Name, LabelNamespace: namespace, LabelComponent: "restore"}
 	return toolJob(rs, JobName(rs.Name, "restore", namespace), RestoreTool, image(rs.Spec.Image), labels,
-		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
+		withS3(args, files.Destination.S3), files.Destination)
 }
 
 // CleanupJob removes the files of one namespace of a run the retention dropped (asbackup
 // --remove-artifacts: no backup, no connection).
 func CleanupJob(bk *ackov1alpha1.AerospikeBackup, id, namespace string) *batchv1.Job {
 	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: "cleanup"}
-	args := []string{"--remove-artifacts", flagNamespace, namespace, flagDirectory, toolDir(bk, id, namespace)}
+	args := []string{"--remove-artifacts", flagNamespace, namespace, flagDirectory, RunFiles(bk, id).toolDir(namespace)}
 	return toolJob(bk, JobName(bk.Name, id+"-rm", namespace), BackupTool, image(bk.Spec.Image), labels,
 		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
 }

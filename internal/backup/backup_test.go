@@ -56,7 +56,7 @@ func TestJobIsNoNodeAndSaysWhere(t *testing.T) {
 	if _, own := job.Spec.Template.Labels[ackov1alpha1.LabelInstance]; own {
 		t.Fatal("a tool pod carries the cluster's instance label: the cluster would take it for a node")
 	}
-	if got := DisplayPath(bk, "first"); got != "backups:/aerospike/nightly/first" {
+	if got := RunFiles(bk, "first").String(); got != "backups:/aerospike/nightly/first" {
 		t.Fatalf("path %s", got)
 	}
 }
@@ -93,7 +93,7 @@ func TestRestoreJob(t *testing.T) {
 		rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
 			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", ConflictPolicy: policy,
 				Namespaces: map[string]string{"test": "copy"}}}
-		job := RestoreJob(rs, bk, c, "first", "test", "cluster.local")
+		job := RestoreJob(rs, c, RunFiles(bk, "first"), "test", "cluster.local")
 		args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
 		want := "--host prod-headless.db.svc.cluster.local:3000 --namespace test,copy --directory /backup/aerospike/nightly/first/test --parallel 1"
 		if flag != "" {
@@ -102,6 +102,28 @@ func TestRestoreJob(t *testing.T) {
 		if args != want || job.Name != "back-restore-test" {
 			t.Errorf("%s: job %s args %q, want %q", policy, job.Name, args, want)
 		}
+	}
+}
+
+// A restore's source names the backup's own directory, on a claim or in S3 (with its credentials).
+func TestRestoreJobFromSource(t *testing.T) {
+	_, c := sample()
+	rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
+		Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", Source: &ackov1alpha1.RestoreSource{
+			S3:         &ackov1alpha1.S3Destination{Bucket: "b", Path: "/elsewhere/nightly/first/", CredentialsSecret: "creds"},
+			Namespaces: []string{"test"}}}}
+	files := SourceFiles(rs.Spec.Source)
+	tool := RestoreJob(rs, c, files, "test", "cluster.local").Spec.Template.Spec.Containers[0]
+	if args := strings.Join(tool.Args, " "); !strings.Contains(args, "--directory s3://b/elsewhere/nightly/first/test") ||
+		len(tool.Env) != 2 || files.String() != "s3://b/elsewhere/nightly/first" {
+		t.Fatalf("args %q, env %v, files %s", args, tool.Env, files)
+	}
+	rs.Spec.Source = &ackov1alpha1.RestoreSource{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "old", Path: "a/b"},
+		Namespaces: []string{"test"}}
+	tool = RestoreJob(rs, c, SourceFiles(rs.Spec.Source), "test", "cluster.local").Spec.Template.Spec.Containers[0]
+	if args := strings.Join(tool.Args, " "); !strings.Contains(args, "--directory /backup/a/b/test") ||
+		tool.VolumeMounts[0].MountPath != MountPath {
+		t.Fatalf("args %q, mounts %v", args, tool.VolumeMounts)
 	}
 }
 

@@ -41,7 +41,7 @@ func ValidateBackup(bk *ackov1alpha1.AerospikeBackup, cluster *ackov1alpha1.Aero
 }
 
 // ValidateRestore checks a new AerospikeRestore against the cluster and the backup it names (nil:
-// there is none).
+// there is none, or it names files instead).
 func ValidateRestore(rs *ackov1alpha1.AerospikeRestore, cluster *ackov1alpha1.AerospikeCluster,
 	bk *ackov1alpha1.AerospikeBackup) field.ErrorList {
 	errs := nameErrors(rs.Name)
@@ -56,9 +56,13 @@ func ValidateRestore(rs *ackov1alpha1.AerospikeRestore, cluster *ackov1alpha1.Ae
 			}
 		}
 	}
-	if bk == nil {
-		errs = append(errs, field.Invalid(spec.Child("backup", "name"), rs.Spec.Backup.Name,
-			fmt.Sprintf("AerospikeBackup %q not found in namespace %q", rs.Spec.Backup.Name, rs.Namespace)))
+	if ref := rs.Spec.Backup; ref != nil && bk == nil {
+		errs = append(errs, field.Invalid(spec.Child("backup", "name"), ref.Name,
+			fmt.Sprintf("AerospikeBackup %q not found in namespace %q", ref.Name, rs.Namespace)))
+	}
+	if src := rs.Spec.Source; src != nil && src.S3 != nil && src.S3.CredentialsSecret == "" {
+		errs = append(errs, field.Required(spec.Child("source", "s3", "credentialsSecret"),
+			"an S3 source needs the Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
 	}
 	return errs
 }

@@ -208,7 +208,7 @@ func (r *AerospikeBackupReconciler) start(ctx context.Context, bk *ackov1alpha1.
 		}
 	}
 	run.Phase, run.Message = ackov1alpha1.BackupRunning, ""
-	run.Namespaces, run.Path = namespaces, backup.DisplayPath(bk, run.ID)
+	run.Namespaces, run.Path = namespaces, backup.RunFiles(bk, run.ID).String()
 	run.StartTime = &metav1.Time{Time: now}
 	run.ClusterStable = ptr.To(clusterReady(cluster))
 	return nil

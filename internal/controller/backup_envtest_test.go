@@ -25,6 +25,14 @@ import (
 	"github.com/acko-io/acko/internal/backup"
 )
 
+// toolWait bounds the waits of these specs: they share 2 cores with the e2e suite in CI.
+const toolWait = 20 * time.Second
+
+// eventuallyTool is Eventually with toolWait.
+func eventuallyTool(actual any) AsyncAssertion {
+	return Eventually(actual).WithTimeout(toolWait)
+}
+
 // toolLogs stands in for the kubelet's logs: the envtest runs no pod, so the test says what each tool
 // pod printed.
 type toolLogs struct {
@@ -90,7 +98,7 @@ func markReady(c *ackov1alpha1.AerospikeCluster) {
 func endJob(ns, name string, ok bool, logs *toolLogs, lines ...string) {
 	ctx := context.Background()
 	job := &batchv1.Job{}
-	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job) }).Should(Succeed())
+	eventuallyTool(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job) }).Should(Succeed())
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-abcde",
 		Labels: map[string]string{batchv1.JobNameLabel: name, ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy}},
 		Spec: job.Spec.Template.Spec}
@@ -151,7 +159,7 @@ var _ = Describe("Backups and restores", func() {
 			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Parallel: 1, Runs: []ackov1alpha1.BackupRunSpec{{ID: "one"}},
 				Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "backups"}}}}
 		Expect(k8s.Create(ctx, bk)).To(Succeed())
-		Eventually(func() ackov1alpha1.BackupPhase { return runOf(backupOf("nightly")(), "one").Phase }).
+		eventuallyTool(func() ackov1alpha1.BackupPhase { return runOf(backupOf("nightly")(), "one").Phase }).
 			Should(Equal(ackov1alpha1.BackupRunning))
 		Expect(jobNames(ns)).To(ConsistOf("nightly-one-test"))
 		sa := &corev1.ServiceAccount{}
@@ -160,7 +168,7 @@ var _ = Describe("Backups and restores", func() {
 		Expect(meta.IsStatusConditionTrue(backupOf("nightly")().Status.Conditions, ackov1alpha1.ConditionReconciling)).To(BeTrue())
 		endJob(ns, "nightly-one-test", true, logs,
 			"Backed up 42 record(s), 0 secondary index(es), 0 UDF file(s), 4200 byte(s) in total")
-		Eventually(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf("nightly")(), "one") }).Should(And(
+		eventuallyTool(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf("nightly")(), "one") }).Should(And(
 			HaveField("Phase", ackov1alpha1.BackupSucceeded), HaveField("Records", int64(42)), HaveField("Bytes", int64(4200)),
 			HaveField("Path", "backups:/nightly/one"), HaveField("ClusterStable", ptr.To(true))))
 		done := backupOf("nightly")()
@@ -170,12 +178,12 @@ var _ = Describe("Backups and restores", func() {
 
 		By("a restore whose tool fails: Failed and Stalled, with the tool's last words")
 		rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "back"},
-			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", Backup: ackov1alpha1.BackupReference{Name: "nightly"},
+			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", Backup: &ackov1alpha1.BackupReference{Name: "nightly"},
 				ConflictPolicy: ackov1alpha1.ConflictUnique, Parallel: 1}}
 		Expect(k8s.Create(ctx, rs)).To(Succeed())
 		endJob(ns, "back-restore-test", false, logs, "asrestore: connect: no node answered")
 		restore := &ackov1alpha1.AerospikeRestore{}
-		Eventually(func() ackov1alpha1.BackupPhase {
+		eventuallyTool(func() ackov1alpha1.BackupPhase {
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rs), restore)).To(Succeed())
 			return restore.Status.Phase
 		}).Should(Equal(ackov1alpha1.BackupFailed))
@@ -184,12 +192,29 @@ var _ = Describe("Backups and restores", func() {
 		Expect(meta.FindStatusCondition(restore.Status.Conditions, ackov1alpha1.ConditionStalled)).To(
 			HaveField("Reason", ackov1alpha1.ReasonRestoreFailed))
 
+		By("a restore of files named by where they are (no AerospikeBackup): the directory on the claim, per namespace")
+		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "files"},
+			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", Parallel: 1, Source: &ackov1alpha1.RestoreSource{
+				Volume: &ackov1alpha1.VolumeDestination{ClaimName: "backups", Path: "nightly/one"}, Namespaces: []string{"test"}}}})).
+			To(Succeed())
+		endJob(ns, "files-restore-test", true, logs, "Processed 42 record(s): 40 inserted, 2 existed, 0 fresher, 0 expired, 0 failed")
+		fromFiles := &ackov1alpha1.AerospikeRestore{}
+		eventuallyTool(func() ackov1alpha1.AerospikeRestoreStatus {
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "files"}, fromFiles)).To(Succeed())
+			return fromFiles.Status
+		}).Should(And(HaveField("Phase", ackov1alpha1.BackupSucceeded), HaveField("Records", int64(42)),
+			HaveField("Restored", int64(40)), HaveField("Skipped", int64(2)), HaveField("BackupID", ""),
+			HaveField("Path", "backups:/nightly/one"), HaveField("Namespaces", []string{"test"})))
+		job := &batchv1.Job{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "files-restore-test"}, job)).To(Succeed())
+		Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--directory", "/backup/nightly/one/test"))
+
 		By("a run whose credentials Secret does not exist fails with the kubelet's reason, and its Job is deleted")
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "offsite"},
 			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Runs: []ackov1alpha1.BackupRunSpec{{ID: "x"}},
 				Destination: ackov1alpha1.BackupDestination{S3: &ackov1alpha1.S3Destination{
 					Bucket: "b", CredentialsSecret: "s3-creds"}}}})).To(Succeed())
-		Eventually(func() []string { return jobNames(ns) }).Should(ContainElement("offsite-x-test"))
+		eventuallyTool(func() []string { return jobNames(ns) }).Should(ContainElement("offsite-x-test"))
 		stuck := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "offsite-x-test-abcde",
 			Labels: map[string]string{batchv1.JobNameLabel: "offsite-x-test", ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: backup.BackupTool, Image: backup.DefaultImage}}}}
@@ -199,11 +224,10 @@ var _ = Describe("Backups and restores", func() {
 				Message: `secret "s3-creds" not found`}}}}
 		Expect(k8s.Status().Update(ctx, stuck)).To(Succeed())
 		// Pods are not watched: the run's poll sees it.
-		Eventually(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf("offsite")(), "x") }).
-			WithTimeout(2 * toolPoll).Should(And(
+		eventuallyTool(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf("offsite")(), "x") }).Should(And(
 			HaveField("Phase", ackov1alpha1.BackupFailed),
 			HaveField("Message", `job offsite-x-test cannot start: CreateContainerConfigError: secret "s3-creds" not found`)))
-		Eventually(func() []string { return jobNames(ns) }).ShouldNot(ContainElement("offsite-x-test"))
+		eventuallyTool(func() []string { return jobNames(ns) }).ShouldNot(ContainElement("offsite-x-test"))
 
 		By("a run asked while the cluster is paused waits, and starts nothing")
 		c := &ackov1alpha1.AerospikeCluster{}
@@ -213,38 +237,38 @@ var _ = Describe("Backups and restores", func() {
 		current := backupOf("nightly")()
 		current.Spec.Runs = append(current.Spec.Runs, ackov1alpha1.BackupRunSpec{ID: "two"})
 		Expect(k8s.Update(ctx, current)).To(Succeed())
-		Eventually(func() string { return runOf(backupOf("nightly")(), "two").Message }).
+		eventuallyTool(func() string { return runOf(backupOf("nightly")(), "two").Message }).
 			Should(Equal("waiting: cluster prod is paused"))
 		Consistently(func() []string { return jobNames(ns) }).WithTimeout(2 * time.Second).
-			Should(ConsistOf("nightly-one-test", "back-restore-test"))
+			Should(ConsistOf("nightly-one-test", "back-restore-test", "files-restore-test"))
 
 		By("a backup of a cluster that does not exist: Stalled, and nothing started")
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orphan"},
 			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "nope", Runs: []ackov1alpha1.BackupRunSpec{{ID: "x"}},
 				Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "backups"}}}})).To(Succeed())
-		Eventually(func() *metav1.Condition {
+		eventuallyTool(func() *metav1.Condition {
 			return meta.FindStatusCondition(backupOf("orphan")().Status.Conditions, ackov1alpha1.ConditionStalled)
 		}).Should(And(Not(BeNil()), HaveField("Reason", ackov1alpha1.ReasonClusterNotFound),
 			HaveField("Message", `AerospikeCluster "nope" not found in namespace "`+ns+`"`)))
 		Consistently(func() []string { return jobNames(ns) }).WithTimeout(time.Second).
-			Should(ConsistOf("nightly-one-test", "back-restore-test"))
+			Should(ConsistOf("nightly-one-test", "back-restore-test", "files-restore-test"))
 
 		By("resumed, the waiting run goes; with keepLast 1 its success drops the first: Job deleted, files removed, id never again")
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prod"}, c)).To(Succeed())
 		c.Spec.Paused = false
 		Expect(k8s.Update(ctx, c)).To(Succeed())
-		markReady(c)              // as the cluster's reconciler does once it has acted on the resume
-		Eventually(func() error { // the operator writes the status meanwhile
+		markReady(c)                  // as the cluster's reconciler does once it has acted on the resume
+		eventuallyTool(func() error { // the operator writes the status meanwhile
 			current := backupOf("nightly")()
 			current.Spec.Retention = &ackov1alpha1.BackupRetention{KeepLast: ptr.To[int32](1)}
 			return k8s.Update(ctx, current)
 		}).Should(Succeed())
 		endJob(ns, "nightly-two-test", true, logs, "Backed up 7 record(s), 0 secondary index(es), 0 UDF file(s), 700 byte(s) in total")
-		Eventually(func() []ackov1alpha1.BackupRunStatus { return backupOf("nightly")().Status.Backups }).Should(ConsistOf(
+		eventuallyTool(func() []ackov1alpha1.BackupRunStatus { return backupOf("nightly")().Status.Backups }).Should(ConsistOf(
 			And(HaveField("ID", "two"), HaveField("Phase", ackov1alpha1.BackupSucceeded), HaveField("Records", int64(7)))))
 		Expect(backupOf("nightly")().Status.FinishedRuns).To(Equal([]string{"one"}))
-		Eventually(func() []string { return jobNames(ns) }).Should(ConsistOf(
-			"nightly-two-test", "nightly-one-rm-test", "back-restore-test"))
+		eventuallyTool(func() []string { return jobNames(ns) }).Should(ConsistOf(
+			"nightly-two-test", "nightly-one-rm-test", "back-restore-test", "files-restore-test"))
 		cleanup := &batchv1.Job{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly-one-rm-test"}, cleanup)).To(Succeed())
 		Expect(cleanup.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{
@@ -303,11 +327,11 @@ var _ = Describe("A backup run killed after each write", func() {
 				Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Parallel: 1, Runs: []ackov1alpha1.BackupRunSpec{{ID: "one"}},
 					Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "b"}}}})).To(Succeed())
 			endJob(ns, "nightly-one-test", true, logs, "Backed up 42 record(s), 0 secondary index(es), 0 UDF file(s), 4200 byte(s) in total")
-			Eventually(func() []ackov1alpha1.BackupRunStatus {
+			eventuallyTool(func() []ackov1alpha1.BackupRunStatus {
 				bk := &ackov1alpha1.AerospikeBackup{}
 				Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "nightly"}, bk)).To(Succeed())
 				return bk.Status.Backups
-			}).WithTimeout(15 * time.Second).Should(ConsistOf(And(HaveField("Phase", ackov1alpha1.BackupSucceeded),
+			}).Should(ConsistOf(And(HaveField("Phase", ackov1alpha1.BackupSucceeded),
 				HaveField("Records", int64(42)))))
 			Expect(crashed.Load()).To(BeTrue(), "write %d was made and the reconcile ended there", k)
 			Expect(jobNames(ns)).To(ConsistOf("nightly-one-test"))
@@ -350,15 +374,15 @@ var _ = Describe("A backup of a cluster that is not stable", func() {
 
 		state(ackov1alpha1.ReasonPodsNotReady, ackov1alpha1.ReasonRollingRestart)
 		rolling := backupWith("rolling")
-		Eventually(rolling).Should(HaveField("Message", "waiting for cluster prod to be Ready (it is Reconciling)"))
+		eventuallyTool(rolling).Should(HaveField("Message", "waiting for cluster prod to be Ready (it is Reconciling)"))
 		Consistently(func() []string { return jobNames(ns) }).WithTimeout(time.Second).Should(BeEmpty())
 
 		state(ackov1alpha1.ReasonAerospikeNotStable, ackov1alpha1.ReasonApplying)
 		migrating := backupWith("migrating")
 		endJob(ns, "migrating-one-test", true, logs, "Backed up 5 record(s), 0 secondary index(es), 0 UDF file(s), 50 byte(s) in total")
-		Eventually(migrating).Should(And(HaveField("Phase", ackov1alpha1.BackupSucceeded),
+		eventuallyTool(migrating).Should(And(HaveField("Phase", ackov1alpha1.BackupSucceeded),
 			HaveField("ClusterStable", ptr.To(false)),
 			HaveField("Message", "cluster prod was not stable (not Ready, or migrating) during the backup")))
-		Eventually(rolling).Should(HaveField("Phase", ackov1alpha1.BackupRunning), "the roll is over: it goes too")
+		eventuallyTool(rolling).Should(HaveField("Phase", ackov1alpha1.BackupRunning), "the roll is over: it goes too")
 	})
 })

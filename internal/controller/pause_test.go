@@ -49,10 +49,11 @@ func exceptGuards(writes []string) []string {
 	})
 }
 
-// statusPhasesSince lists the phases the operator wrote to the cluster's status after write n.
-func statusPhasesSince(op *operator, name string, n int) []string {
+// statusPhasesSince lists the phases the operator wrote to the cluster's status in writes begun after
+// mark (writeCounter.mark).
+func statusPhasesSince(op *operator, name string, mark int) []string {
 	var phases []string
-	for _, wr := range op.writes.list()[n:] {
+	for _, wr := range op.writes.since(mark) {
 		if strings.Contains(wr, "update/status") && strings.Contains(wr, " "+name+" ") {
 			phases = append(phases, wr[strings.Index(wr, "phase=")+len("phase="):])
 		}
@@ -121,7 +122,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 			}
 			return errors.New("injected API server error")
 		})
-		mark := op.writes.count()
+		mark := op.writes.mark()
 		setPausedSpec(key, true)
 		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventStatusWriteFailed) }).
 			WithTimeout(timeout).ShouldNot(BeEmpty())
@@ -137,7 +138,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		Expect(time.Since(failedAt)).To(BeNumerically("<", 12*time.Second))
 		Expect(statusPhasesSince(op, key.Name, mark)).NotTo(ContainElement("Running"),
 			"no write after the pause request sets Running")
-		Expect(statusPhasesSince(op, key.Name, mark)).To(ContainElement("Paused"), "writes: %v", op.writes.list()[mark:])
+		Expect(statusPhasesSince(op, key.Name, mark)).To(ContainElement("Paused"), "writes: %v", op.writes.since(mark))
 	})
 
 	It("removes a ReconcileFailed from before the pause on resume, then goes Reconciling and Running", func() {
@@ -157,7 +158,7 @@ var _ = Describe("Pause and resume (ADR-0018)", func() {
 		Expect(condOf(c, ackov1alpha1.ConditionReconcileFailed)).NotTo(BeNil())
 
 		op.writes.setFail(nil)
-		mark := op.writes.count()
+		mark := op.writes.mark()
 		setPausedSpec(key, false)
 		waitRunning(key)
 		c = fetch(key)

@@ -65,18 +65,12 @@ func (r *AerospikeRestoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 // advance moves the restore one step; stalled says why it cannot start (with its reason).
 func (r *AerospikeRestoreReconciler) advance(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
 	next *ackov1alpha1.AerospikeRestoreStatus, now time.Time) (stalled, reason string, err error) {
-	bk := &ackov1alpha1.AerospikeBackup{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: rs.Namespace, Name: rs.Spec.Backup.Name}, bk); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Sprintf("AerospikeBackup %q not found in namespace %q", rs.Spec.Backup.Name, rs.Namespace),
-				ackov1alpha1.ReasonBackupNotFound, nil
-		}
-		return "", "", err
+	if next.Phase == ackov1alpha1.BackupRunning {
+		return "", "", r.follow(ctx, rs, next, now)
 	}
-	run := restorableRun(bk, cmp.Or(next.BackupID, rs.Spec.Backup.ID))
-	if run == nil {
-		return fmt.Sprintf("AerospikeBackup %q has no successful backup %s", bk.Name, cmp.Or(rs.Spec.Backup.ID, "yet")),
-			ackov1alpha1.ReasonBackupNotFound, nil
+	from, stalled, reason, err := r.source(ctx, rs)
+	if stalled != "" || err != nil {
+		return stalled, reason, err
 	}
 	cluster := &ackov1alpha1.AerospikeCluster{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: rs.Namespace, Name: rs.Spec.Cluster}, cluster); err != nil {
@@ -86,9 +80,6 @@ func (r *AerospikeRestoreReconciler) advance(ctx context.Context, rs *ackov1alph
 		}
 		return "", "", err
 	}
-	if next.Phase == ackov1alpha1.BackupRunning {
-		return "", "", r.follow(ctx, rs, run, next, now)
-	}
 	if wait := clusterNotReadyFor(cluster, false); wait != "" {
 		next.Phase, next.Message = ackov1alpha1.BackupPending, wait
 		return "", "", nil
@@ -96,14 +87,44 @@ func (r *AerospikeRestoreReconciler) advance(ctx context.Context, rs *ackov1alph
 	if err := ensureToolAccount(ctx, r.Client, rs.Namespace); err != nil {
 		return "", "", err
 	}
-	for _, ns := range run.Namespaces {
-		if err := createOwned(ctx, r.Client, rs, backup.RestoreJob(rs, bk, cluster, run.ID, ns, r.ClusterDomain)); err != nil {
+	for _, ns := range from.namespaces {
+		if err := createOwned(ctx, r.Client, rs, backup.RestoreJob(rs, cluster, from.files, ns, r.ClusterDomain)); err != nil {
 			return "", "", err
 		}
 	}
-	next.Phase, next.Message, next.BackupID, next.Path = ackov1alpha1.BackupRunning, "", run.ID, run.Path
-	next.StartTime = &metav1.Time{Time: now}
+	next.Phase, next.Message, next.BackupID, next.Path = ackov1alpha1.BackupRunning, "", from.id, from.files.String()
+	next.Namespaces, next.StartTime = from.namespaces, &metav1.Time{Time: now}
 	return "", "", nil
+}
+
+// restoreFrom is what a restore reads: the files, their namespaces, and the backup run's id if any.
+type restoreFrom struct {
+	files      backup.Files
+	namespaces []string
+	id         string
+}
+
+// source resolves what the restore reads: a successful run of its AerospikeBackup, or its source's files.
+func (r *AerospikeRestoreReconciler) source(ctx context.Context, rs *ackov1alpha1.AerospikeRestore) (
+	from restoreFrom, stalled, reason string, err error) {
+	if src := rs.Spec.Source; src != nil {
+		return restoreFrom{files: backup.SourceFiles(src), namespaces: src.Namespaces}, "", "", nil
+	}
+	ref := rs.Spec.Backup
+	bk := &ackov1alpha1.AerospikeBackup{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: rs.Namespace, Name: ref.Name}, bk); err != nil {
+		if apierrors.IsNotFound(err) {
+			return from, fmt.Sprintf("AerospikeBackup %q not found in namespace %q", ref.Name, rs.Namespace),
+				ackov1alpha1.ReasonBackupNotFound, nil
+		}
+		return from, "", "", err
+	}
+	run := restorableRun(bk, ref.ID)
+	if run == nil {
+		return from, fmt.Sprintf("AerospikeBackup %q has no successful backup %s", bk.Name, cmp.Or(ref.ID, "yet")),
+			ackov1alpha1.ReasonBackupNotFound, nil
+	}
+	return restoreFrom{files: backup.RunFiles(bk, run.ID), namespaces: run.Namespaces, id: run.ID}, "", "", nil
 }
 
 // restorableRun is the successful run named id, or the newest successful one when id is empty.
@@ -119,9 +140,9 @@ func restorableRun(bk *ackov1alpha1.AerospikeBackup, id string) *ackov1alpha1.Ba
 
 // follow reads the restore's Jobs and sums what asrestore says of the records.
 func (r *AerospikeRestoreReconciler) follow(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
-	run *ackov1alpha1.BackupRunStatus, next *ackov1alpha1.AerospikeRestoreStatus, now time.Time) error {
+	next *ackov1alpha1.AerospikeRestoreStatus, now time.Time) error {
 	var total backup.RestoreSummary
-	for _, ns := range run.Namespaces {
+	for _, ns := range next.Namespaces {
 		name := backup.JobName(rs.Name, "restore", ns)
 		done, failure, lines, err := jobOutcome(ctx, r.Client, r.Logs, rs.Namespace, name, backup.RestoreTool)
 		if err != nil || !done {
@@ -199,7 +220,7 @@ func (r *AerospikeRestoreReconciler) writeStatus(ctx context.Context, rs *ackov1
 	switch next.Phase {
 	case ackov1alpha1.BackupRunning:
 		r.Recorder.Eventf(rs, nil, corev1.EventTypeNormal, ackov1alpha1.EventRestoreStarted, "Restore",
-			"restoring backup %s (%s) into %s", next.BackupID, next.Path, rs.Spec.Cluster)
+			"restoring namespaces %s from %s into %s", strings.Join(next.Namespaces, ","), next.Path, rs.Spec.Cluster)
 	case ackov1alpha1.BackupSucceeded:
 		r.Recorder.Eventf(rs, nil, corev1.EventTypeNormal, ackov1alpha1.EventRestoreSucceeded, "Restore",
 			"restored %d of %d records into %s (%d skipped, %d failed)", next.Restored, next.Records, rs.Spec.Cluster,

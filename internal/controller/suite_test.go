@@ -78,11 +78,16 @@ type writeCounter struct {
 	fail func(verb string, obj client.Object) error
 	// after, when set, runs after each successful write with the running count.
 	after func(n int)
+	// begun counts the writes begun; begins[i] is how many had begun before writes[i] began, so that a
+	// write in flight across a mark (begun before it, done after it) is not taken for one after it.
+	begun  int
+	begins []int
 }
 
 func (w *writeCounter) record(verb string, obj client.Object, do func() error) error {
 	w.mu.Lock()
-	fail, after := w.fail, w.after
+	fail, after, begin := w.fail, w.after, w.begun
+	w.begun++
 	w.mu.Unlock()
 	if fail != nil {
 		if err := fail(verb, obj); err != nil {
@@ -97,7 +102,7 @@ func (w *writeCounter) record(verb string, obj client.Object, do func() error) e
 	if c, ok := obj.(*ackov1alpha1.AerospikeCluster); ok && strings.HasPrefix(verb, "update/status") {
 		entry += " phase=" + string(c.Status.Phase)
 	}
-	w.writes = append(w.writes, entry)
+	w.writes, w.begins = append(w.writes, entry), append(w.begins, begin)
 	n := len(w.writes)
 	w.mu.Unlock()
 	if after != nil {
@@ -110,6 +115,26 @@ func (w *writeCounter) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.writes)
+}
+
+// mark is a point in the writes: since(mark) lists the ones begun after it.
+func (w *writeCounter) mark() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.begun
+}
+
+// since lists the successful writes begun after mark.
+func (w *writeCounter) since(mark int) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for i, b := range w.begins {
+		if b >= mark {
+			out = append(out, w.writes[i])
+		}
+	}
+	return out
 }
 
 func (w *writeCounter) list() []string {

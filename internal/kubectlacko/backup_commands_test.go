@@ -149,7 +149,7 @@ func backupSpecs() {
 		rs := &ackov1alpha1.AerospikeRestore{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r1"}, rs)).To(Succeed())
 		Expect(rs.Spec).To(Equal(ackov1alpha1.AerospikeRestoreSpec{Cluster: "demo",
-			Backup: ackov1alpha1.BackupReference{Name: "nightly"}, ConflictPolicy: ackov1alpha1.ConflictUnique, Parallel: 1}))
+			Backup: &ackov1alpha1.BackupReference{Name: "nightly"}, ConflictPolicy: ackov1alpha1.ConflictUnique, Parallel: 1}))
 
 		r = acko("restore", "r1", "-n", ns, "--cluster", "demo", "--from", "nightly/first")
 		Expect(r.code).To(Equal(1))

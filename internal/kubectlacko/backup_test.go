@@ -310,7 +310,7 @@ func TestRestoreFollowerPrintsEachChangeOnce(t *testing.T) {
 	var out bytes.Buffer
 	f := newRestoreFollower(&out)
 	rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: "aerospike", Name: "r1"},
-		Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "copy", Backup: ackov1alpha1.BackupReference{Name: "nightly"}}}
+		Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "copy", Backup: &ackov1alpha1.BackupReference{Name: "nightly"}}}
 	st := &rs.Status
 	states := []func(){
 		func() {},

@@ -172,7 +172,7 @@ func (s *session) createRestore(ctx context.Context, name string, req restoreReq
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace},
 		Spec: ackov1alpha1.AerospikeRestoreSpec{
 			Cluster:        req.cluster,
-			Backup:         ackov1alpha1.BackupReference{Name: backupName, ID: id},
+			Backup:         &ackov1alpha1.BackupReference{Name: backupName, ID: id},
 			Namespaces:     req.namespaces,
 			ConflictPolicy: ackov1alpha1.ConflictPolicy(req.conflictPolicy),
 		},

@@ -16,6 +16,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	ackowebhook "github.com/acko-io/acko/internal/webhook"
+	webhookv1alpha1 "github.com/acko-io/acko/internal/webhook/v1alpha1"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster"
 	"github.com/acko-io/acko/test/localcluster/simclient"
@@ -120,12 +121,16 @@ func expectGuardsWhile(namespace, name, patch, undo string, held func()) {
 	w.expectNothingLost()
 }
 
-// bypassWebhook makes the validating webhook skip a namespace until the spec ends, as if it were off: the
-// reconciler then meets a spec only it refuses.
+// bypassWebhook makes the validating webhooks skip a namespace until the spec ends, as if they were off:
+// the reconciler then meets a spec only it refuses.
 func bypassWebhook(namespace string) {
 	GinkgoHelper()
 	selector := func(value string) string {
-		return `[{"op":"add","path":"/webhooks/0/namespaceSelector","value":` + value + `}]`
+		var ops []string
+		for i := range webhookv1alpha1.ValidatingWebhooks() {
+			ops = append(ops, fmt.Sprintf(`{"op":"add","path":"/webhooks/%d/namespaceSelector","value":%s}`, i, value))
+		}
+		return "[" + strings.Join(ops, ",") + "]"
 	}
 	hook := "validatingwebhookconfiguration/" + ackowebhook.ConfigurationName
 	kubectl("patch", hook, "--type=json", "-p", selector(

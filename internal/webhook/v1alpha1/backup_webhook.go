@@ -89,9 +89,11 @@ func (v *AerospikeRestoreValidator) ValidateCreate(ctx context.Context, rs *acko
 	if err != nil {
 		return nil, err
 	}
-	bk, err := lookup(ctx, v.Objects, rs.Namespace, rs.Spec.Backup.Name, &ackov1alpha1.AerospikeBackup{})
-	if err != nil {
-		return nil, err
+	var bk *ackov1alpha1.AerospikeBackup
+	if ref := rs.Spec.Backup; ref != nil {
+		if bk, err = lookup(ctx, v.Objects, rs.Namespace, ref.Name, &ackov1alpha1.AerospikeBackup{}); err != nil {
+			return nil, err
+		}
 	}
 	return nil, invalid("AerospikeRestore", rs.Name, backup.ValidateRestore(rs, cluster, bk))
 }

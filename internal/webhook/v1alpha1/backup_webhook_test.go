@@ -47,7 +47,7 @@ var _ = Describe("AerospikeBackup and AerospikeRestore webhooks", func() {
 		restoreOf := func(clusterName, backupName string, mapping map[string]string) *ackov1alpha1.AerospikeRestore {
 			return &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: ns.Name},
 				Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: clusterName, Namespaces: mapping,
-					Backup: ackov1alpha1.BackupReference{Name: backupName}}}
+					Backup: &ackov1alpha1.BackupReference{Name: backupName}}}
 		}
 		refused(k8s.Create(ctx, restoreOf("prod", "weekly", nil)),
 			`spec.backup.name: Invalid value: "weekly": AerospikeBackup "weekly" not found in namespace "`+ns.Name+`"`)
@@ -55,5 +55,15 @@ var _ = Describe("AerospikeBackup and AerospikeRestore webhooks", func() {
 		refused(k8s.Create(ctx, restoreOf("prod", "nightly", map[string]string{"test": "copy"})),
 			`spec.namespaces[test]: Unsupported value: "copy": supported values: "test"`)
 		Expect(k8s.Create(ctx, restoreOf("prod", "nightly", nil))).To(Succeed())
+
+		files := restoreOf("prod", "", nil)
+		files.Name, files.Spec.Backup = "files", nil
+		files.Spec.Source = &ackov1alpha1.RestoreSource{Namespaces: []string{"test"},
+			Volume: &ackov1alpha1.VolumeDestination{ClaimName: "copied", Path: "nightly/one"}}
+		both := files.DeepCopy()
+		both.Spec.Backup = &ackov1alpha1.BackupReference{Name: "nightly"}
+		err := k8s.Create(ctx, both)
+		Expect(err).To(MatchError(ContainSubstring("name exactly one of spec.backup and spec.source")))
+		Expect(k8s.Create(ctx, files)).To(Succeed(), "files named by where they are: no AerospikeBackup looked for")
 	})
 })
