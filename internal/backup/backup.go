@@ -225,13 +225,20 @@ func RestoreJob(rs *ackov1alpha1.AerospikeRestore, c *ackov1alpha1.AerospikeClus
 }
 
 // CleanupJob removes the files of one namespace of a run the retention dropped (asbackup
-// --remove-artifacts: no backup, no connection).
+// --remove-artifacts: no backup, no connection). Its failure is not followed: the files stay (logged by
+// the tool), the run is gone from the status either way.
 func CleanupJob(bk *ackov1alpha1.AerospikeBackup, id, namespace string) *batchv1.Job {
 	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: "cleanup"}
 	args := []string{"--remove-artifacts", flagNamespace, namespace, flagDirectory, RunFiles(bk, id).toolDir(namespace)}
-	return toolJob(bk, JobName(bk.Name, id+"-rm", namespace), BackupTool, image(bk.Spec.Image), labels,
+	job := toolJob(bk, JobName(bk.Name, id+"-rm", namespace), BackupTool, image(bk.Spec.Image), labels,
 		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
+	// Nothing reads its outcome: the Job controller removes it an hour after it ends.
+	job.Spec.TTLSecondsAfterFinished = ptr.To(int32(CleanupTTL / time.Second))
+	return job
 }
+
+// CleanupTTL is how long an ended cleanup Job stays, for `kubectl logs`.
+const CleanupTTL = time.Hour
 
 func image(spec string) string {
 	if spec != "" {

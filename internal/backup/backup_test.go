@@ -127,6 +127,17 @@ func TestRestoreJobFromSource(t *testing.T) {
 	}
 }
 
+// A dropped run's files are removed by asbackup itself, and the cleanup Job does not stay.
+func TestCleanupJob(t *testing.T) {
+	bk, _ := sample()
+	job := CleanupJob(bk, "first", "test")
+	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	if job.Name != "nightly-first-rm-test" || args != "--remove-artifacts --namespace test --directory /backup/aerospike/nightly/first/test" ||
+		job.Spec.TTLSecondsAfterFinished == nil || *job.Spec.TTLSecondsAfterFinished != 3600 {
+		t.Fatalf("job %s args %q ttl %v", job.Name, args, job.Spec.TTLSecondsAfterFinished)
+	}
+}
+
 func TestJobNameFitsPodNames(t *testing.T) {
 	long := JobName(strings.Repeat("b", 40), "20261203-1015", "a-very-long-namespace-name-x")
 	if len(long) > 52 || JobName(strings.Repeat("b", 40), "20261203-1015", "a-very-long-namespace-name-y") == long {
