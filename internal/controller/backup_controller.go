@@ -67,13 +67,13 @@ func (r *AerospikeBackupReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if clusterErr != nil && !apierrors.IsNotFound(clusterErr) {
 		return ctrl.Result{}, clusterErr
 	}
+	if clusterErr != nil {
+		cluster = nil // a run that runs is still followed; none starts
+	}
 	schedule, scheduleErr := r.queueDueRuns(bk, next, now)
-	var requeue time.Duration
-	if clusterErr == nil {
-		var err error
-		if requeue, err = r.advance(ctx, bk, cluster, next, now); err != nil {
-			return ctrl.Result{}, err
-		}
+	requeue, err := r.advance(ctx, bk, cluster, next, now)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.applyRetention(ctx, bk, next, now); err != nil {
 		return ctrl.Result{}, err
@@ -157,6 +157,9 @@ func (r *AerospikeBackupReconciler) advance(ctx context.Context, bk *ackov1alpha
 		case ackov1alpha1.BackupRunning:
 			return toolPoll, r.follow(ctx, bk, cluster, run, now)
 		case ackov1alpha1.BackupPending:
+			if cluster == nil {
+				return 0, nil // Stalled says why; the cluster's creation wakes the backup
+			}
 			if wait := clusterNotReadyFor(cluster, bk.Spec.WhileChanging); wait != "" {
 				run.Message = wait
 				return toolPoll, nil
@@ -240,7 +243,7 @@ func createOwned(ctx context.Context, c client.Client, owner client.Object, job 
 // or gone, it failed. Meanwhile it samples the cluster's stability.
 func (r *AerospikeBackupReconciler) follow(ctx context.Context, bk *ackov1alpha1.AerospikeBackup,
 	cluster *ackov1alpha1.AerospikeCluster, run *ackov1alpha1.BackupRunStatus, now time.Time) error {
-	if !clusterReady(cluster) {
+	if cluster == nil || !clusterReady(cluster) {
 		run.ClusterStable = ptr.To(false)
 	}
 	var total backup.Summary
@@ -264,7 +267,7 @@ func (r *AerospikeBackupReconciler) follow(ctx context.Context, bk *ackov1alpha1
 	run.Phase, run.Message, run.CompletionTime = ackov1alpha1.BackupSucceeded, "", &metav1.Time{Time: now}
 	run.Records, run.Bytes = total.Records, total.Bytes
 	if run.ClusterStable != nil && !*run.ClusterStable {
-		run.Message = fmt.Sprintf("cluster %s was not stable (not Ready, or migrating) during the backup", cluster.Name)
+		run.Message = fmt.Sprintf("cluster %s was not stable (not Ready, or migrating) during the backup", bk.Spec.Cluster)
 	}
 	return nil
 }

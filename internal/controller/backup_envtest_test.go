@@ -384,5 +384,11 @@ var _ = Describe("A backup of a cluster that is not stable", func() {
 			HaveField("ClusterStable", ptr.To(false)),
 			HaveField("Message", "cluster prod was not stable (not Ready, or migrating) during the backup")))
 		eventuallyTool(rolling).Should(HaveField("Phase", ackov1alpha1.BackupRunning), "the roll is over: it goes too")
+
+		By("the cluster deleted while a run runs: the run is still followed to its end")
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+		endJob(ns, "rolling-one-test", true, logs, "Backed up 3 record(s), 0 secondary index(es), 0 UDF file(s), 30 byte(s) in total")
+		eventuallyTool(rolling).Should(And(HaveField("Phase", ackov1alpha1.BackupSucceeded), HaveField("Records", int64(3)),
+			HaveField("ClusterStable", ptr.To(false))))
 	})
 })
