@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -549,9 +550,30 @@ func (r *AerospikeBackupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&ackov1alpha1.AerospikeBackup{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
 		Watches(&ackov1alpha1.AerospikeCluster{}, handler.EnqueueRequestsFromMapFunc(
-			namingCluster(r.Client, &ackov1alpha1.AerospikeBackupList{}))).
+			namingCluster(r.Client, &ackov1alpha1.AerospikeBackupList{})), builder.WithPredicates(clusterReadinessChanged)).
 		Named("aerospikebackup").
 		Complete(r)
+}
+
+// clusterReadinessChanged lets through the cluster changes that can start a waiting run (what
+// clusterNotReadyFor reads: the generation, the pause, Ready and Reconciling), not every status write of
+// a cluster's reconciles.
+var clusterReadinessChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*ackov1alpha1.AerospikeCluster)
+		n, ok2 := e.ObjectNew.(*ackov1alpha1.AerospikeCluster)
+		if !ok1 || !ok2 || o.Generation != n.Generation || o.Spec.Paused != n.Spec.Paused {
+			return true
+		}
+		for _, t := range []string{ackov1alpha1.ConditionReady, ackov1alpha1.ConditionReconciling} {
+			a, b := meta.FindStatusCondition(o.Status.Conditions, t), meta.FindStatusCondition(n.Status.Conditions, t)
+			if (a == nil) != (b == nil) || a != nil && (a.Status != b.Status || a.Reason != b.Reason ||
+				a.ObservedGeneration != b.ObservedGeneration) {
+				return true
+			}
+		}
+		return o.Status.Phase != n.Status.Phase
+	},
 }
 
 // namingCluster maps a cluster to the backups or restores (list) of its namespace that name it: a run

@@ -244,7 +244,7 @@ func (r *AerospikeRestoreReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&ackov1alpha1.AerospikeRestore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
 		Watches(&ackov1alpha1.AerospikeCluster{}, handler.EnqueueRequestsFromMapFunc(
-			namingCluster(r.Client, &ackov1alpha1.AerospikeRestoreList{}))).
+			namingCluster(r.Client, &ackov1alpha1.AerospikeRestoreList{})), builder.WithPredicates(clusterReadinessChanged)).
 		Named("aerospikerestore").
 		Complete(r)
 }
