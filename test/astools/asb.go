@@ -148,27 +148,43 @@ type Reader struct {
 	line      int
 }
 
-// ErrFormat is a backup file that does not follow the format.
-var ErrFormat = errors.New("not a valid backup file")
+// Errors of a backup file that does not follow the format, as open_file (src/restore.c) tells them
+// apart: a first line that is not "Version x.y", a version other than 3.1, a meta data line other than
+// "# namespace NS" and "# first-file", anything else.
+var (
+	ErrFormat      = errors.New("not a valid backup file")
+	ErrVersionLine = fmt.Errorf("%w: invalid version line", ErrFormat)
+	ErrVersion     = fmt.Errorf("%w: invalid backup file version", ErrFormat)
+	ErrMetaLine    = fmt.Errorf("%w: invalid meta data line", ErrFormat)
+)
 
 // NewReader reads a backup file's header and meta data section.
 func NewReader(r io.Reader) (*Reader, error) {
 	br := &Reader{r: bufio.NewReader(r)}
 	header, err := br.readLine()
-	if err != nil || header != "Version "+formatVersion {
-		return nil, br.errorf("header %q, want \"Version %s\"", header, formatVersion)
+	version, ok := strings.CutPrefix(header, "Version ")
+	switch {
+	case err != nil || !ok || len(version) != 3:
+		return br, ErrVersionLine
+	case version != formatVersion:
+		return br, fmt.Errorf("%w %s", ErrVersion, version)
 	}
 	for {
-		b, err := br.r.Peek(2)
-		if err != nil || string(b) != "# " {
+		b, err := br.r.Peek(1)
+		if err != nil || b[0] != '#' {
 			return br, nil
 		}
-		line, _ := br.readLine()
-		switch {
-		case line == "# first-file":
+		line, err := br.readLine()
+		if err != nil {
+			return br, br.errorf("meta data: %v", err)
+		}
+		switch meta := strings.TrimPrefix(line, "#"); {
+		case meta == " first-file":
 			br.First = true
-		case strings.HasPrefix(line, "# namespace "):
-			br.Namespace = unescape(strings.TrimPrefix(line, "# namespace "))
+		case strings.HasPrefix(meta, " namespace "):
+			br.Namespace = unescape(strings.TrimPrefix(meta, " namespace "))
+		default:
+			return br, fmt.Errorf("%w %s", ErrMetaLine, meta)
 		}
 	}
 }

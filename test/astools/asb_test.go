@@ -91,6 +91,7 @@ func TestRefusals(t *testing.T) {
 	for name, text := range map[string]string{
 		"no header":           "+ n test\n",
 		"another version":     "Version 4.0\n",
+		"unknown meta data":   "Version 3.1\n# namespace test\n# compressed\n",
 		"a short digest":      "Version 3.1\n+ n test\n+ d AAAA\n+ g 1\n+ t 0\n+ b 0\n",
 		"a bin cut short":     "Version 3.1\n+ n test\n+ d q+LsiGs1gD9duJDbzQSXytajtCY=\n+ g 1\n+ t 0\n+ b 1\n- S s 5 ab",
 		"too few bins":        "Version 3.1\n+ n test\n+ d q+LsiGs1gD9duJDbzQSXytajtCY=\n+ g 1\n+ t 0\n+ b 2\n- I i 1\n",

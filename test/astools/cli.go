@@ -1,196 +1,316 @@
 package astools
 
 import (
+	"cmp"
 	"context"
-	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
-	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
 )
 
-// Main runs asbackup or asrestore (by name) with the real tools' flags that this stand-in knows, and
-// says what it did on stdout as they do; it returns the exit code. env is the tool's environment (S3
-// credentials).
+// Main runs asbackup or asrestore (by name) with the real tools' options that this stand-in knows,
+// and says what it did as they do: log lines on stderr (toolLog), exit 0 or 1 (EXIT_SUCCESS,
+// EXIT_FAILURE: src/backup.c backup_main, src/restore.c restore_main). env is the tool's environment
+// (S3 credentials).
 func Main(ctx context.Context, name string, args []string, env func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	log := newToolLog(stderr)
+	p := newParser(name)
 	var common commonFlags
-	common.register(fs)
-	var run func(c *as.Client) (string, error)
+	common.register(p)
+	var t interface {
+		validate(*commonFlags) string
+		run(context.Context, *commonFlags, func(string) string, *toolLog) bool
+	}
 	switch name {
 	case "asbackup":
-		run = backupFlags(ctx, fs, &common)
+		t = newBackupFlags(p, &common)
 	case "asrestore":
-		run = restoreFlags(ctx, fs, &common)
+		t = newRestoreFlags(p, &common)
 	default:
 		_, _ = fmt.Fprintf(stderr, "%s: run as asbackup or asrestore\n", name)
-		return 2
+		return 1
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	_ = stdout // the tools write their log on stderr only
+	if !p.parse(args, log, stderr) {
+		return 1
 	}
-	fail := func(code int, err error) int {
-		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return code
+	if msg := t.validate(&common); msg != "" {
+		log.err("%s", msg)
+		return 1
 	}
-	var remote *s3Dir
-	if isS3(common.directory) {
-		local, err := os.MkdirTemp("", name)
-		if err != nil {
-			return fail(1, err)
-		}
-		defer func() { _ = os.RemoveAll(local) }()
-		if remote, err = common.stage(ctx, name, env, local); err != nil {
-			return fail(1, err)
-		}
-	}
-	if common.removeArtifacts {
-		if remote != nil {
-			return 0 // stage removed the objects
-		}
-		if err := RemoveArtifacts(common.directory, common.file); err != nil {
-			return fail(1, err)
-		}
-		return 0
-	}
-	return common.run(ctx, name, remote, run, stdout, fail)
-}
-
-// run connects to the cluster and runs the tool; a backup to S3 is uploaded once written.
-func (f *commonFlags) run(ctx context.Context, name string, remote *s3Dir, run func(c *as.Client) (string, error),
-	stdout io.Writer, fail func(int, error) int) int {
-	hosts, err := seeds(f.host, f.port)
-	if err != nil {
-		return fail(2, err)
-	}
-	c, aerr := as.NewClientWithPolicyAndHost(as.NewClientPolicy(), hosts...)
-	if aerr != nil {
-		return fail(1, fmt.Errorf("connect: %v", aerr))
-	}
-	defer c.Close()
-	summary, err := run(c)
-	if err == nil && remote != nil && name == "asbackup" {
-		err = remote.upload(ctx, f.directory)
-	}
-	_, _ = io.WriteString(stdout, summary)
-	if err != nil {
-		return fail(1, err)
+	if !t.run(ctx, &common, env, log) {
+		return 1
 	}
 	return 0
 }
 
-// stage puts an S3 directory's run on a local one, as the tools' S3 support streams it: a backup is
-// written locally (after the bucket's old files are removed, with --remove-files) and uploaded after;
-// a restore reads a local copy; --remove-artifacts removes the objects and stages nothing.
-func (f *commonFlags) stage(ctx context.Context, name string, env func(string) string, local string) (*s3Dir, error) {
-	remote, err := openS3(f.directory, f.s3Endpoint, f.s3Region, env)
-	if err != nil {
-		return nil, err
-	}
-	f.directory = filepath.Join(local, "files")
-	switch {
-	case f.removeArtifacts:
-		return remote, remote.removeAll(ctx)
-	case name == "asrestore":
-		if err := os.Mkdir(f.directory, 0o755); err != nil {
-			return nil, err
-		}
-		return remote, remote.download(ctx, f.directory)
-	case f.removeFiles:
-		return remote, remote.removeAll(ctx)
-	}
-	existing, err := remote.keys(ctx)
-	if err == nil && len(existing) > 0 {
-		err = fmt.Errorf("directory s3://%s/%s already holds backup files (%s); use --remove-files", remote.bucket,
-			remote.prefix, path.Base(existing[0]))
-	}
-	return remote, err
-}
-
-// commonFlags are the flags both tools take.
+// commonFlags are the options both tools take.
 type commonFlags struct {
 	host, namespace, directory, file string
-	port, parallel                   int
-	// removeArtifacts (asbackup --remove-artifacts): remove the backup files, back up nothing;
-	// removeFiles (asbackup --remove-files): remove them first, then back up.
-	removeArtifacts, removeFiles bool
+	port, parallel                   int64
+	// machine is --machine: a file the closing SUMMARY line is appended to.
+	machine string
 	// s3Endpoint and s3Region are where an s3:// directory is (--s3-endpoint-override, --s3-region).
 	s3Endpoint, s3Region string
 }
 
-func (f *commonFlags) register(fs *flag.FlagSet) {
-	stringFlag(fs, &f.host, "h", "host", "seed hosts: host[:port][,...]")
-	intFlag(fs, &f.port, "p", "port", 3000, "port of the hosts that name none")
-	stringFlag(fs, &f.namespace, "n", "namespace", "the namespace (asrestore: source,destination maps it)")
-	stringFlag(fs, &f.directory, "d", "directory", "the backup directory")
-	intFlag(fs, &f.parallel, "w", "parallel", 1, "workers")
-	fs.StringVar(&f.s3Endpoint, "s3-endpoint-override", "", "the S3 endpoint of an s3:// directory")
-	fs.StringVar(&f.s3Region, "s3-region", "", "the S3 region of an s3:// directory")
+func (f *commonFlags) register(p *parser) {
+	p.str(&f.host, "h", "host")
+	p.number(&f.port, 3000, 1, 65535, "Invalid port value %s", "p", "port")
+	p.str(&f.namespace, "n", "namespace")
+	p.str(&f.directory, "d", "directory")
+	p.str(&f.machine, "m", "machine")
+	p.str(&f.s3Endpoint, "s3-endpoint-override")
+	p.str(&f.s3Region, "s3-region")
 }
 
-func stringFlag(fs *flag.FlagSet, p *string, short, long, usage string) {
-	fs.StringVar(p, short, "", usage)
-	fs.StringVar(p, long, "", usage)
+// connect is what restore_status_init and backup_status_init do first: a client of the seeds.
+func (f *commonFlags) connect(log *toolLog) (*as.Client, bool) {
+	hosts, err := seeds(cmp.Or(f.host, "127.0.0.1"), int(f.port))
+	if err != nil {
+		log.err("Invalid host(s) string %s", f.host)
+		return nil, false
+	}
+	c, aerr := as.NewClientWithPolicyAndHost(as.NewClientPolicy(), hosts...)
+	if aerr != nil {
+		log.err("Error while connecting to %s:%d - code %d: %s", hosts[0].Name, hosts[0].Port, resultCode(aerr),
+			aerr.Error())
+		return nil, false
+	}
+	return c, true
 }
 
-func intFlag(fs *flag.FlagSet, p *int, short, long string, value int, usage string) {
-	fs.IntVar(p, short, value, usage)
-	fs.IntVar(p, long, value, usage)
-}
-
-func boolFlag(fs *flag.FlagSet, p *bool, short, long, usage string) {
-	fs.BoolVar(p, short, false, usage)
-	fs.BoolVar(p, long, false, usage)
-}
-
-// backupFlags registers asbackup's own flags; the run backs up and says so as asbackup does.
-func backupFlags(ctx context.Context, fs *flag.FlagSet, common *commonFlags) func(*as.Client) (string, error) {
-	var sets string
-	var rps int
-	stringFlag(fs, &sets, "s", "set", "sets to back up: set[,...]")
-	stringFlag(fs, &common.file, "o", "output-file", "the backup file")
-	intFlag(fs, &rps, "L", "records-per-second", 0, "records per second (0: unlimited)")
-	boolFlag(fs, &common.removeFiles, "r", "remove-files", "remove the directory's backup files first")
-	fs.BoolVar(&common.removeArtifacts, "remove-artifacts", false, "remove the backup files and back up nothing")
-	return func(c *as.Client) (string, error) {
-		cfg := BackupConfig{Namespace: common.namespace, Directory: common.directory, OutputFile: common.file,
-			RemoveFiles: common.removeFiles, Parallel: common.parallel, RecordsPerSecond: rps}
-		if sets != "" {
-			cfg.Sets = strings.Split(sets, ",")
+// summary appends the --machine SUMMARY line, as both tools do at their end.
+func (f *commonFlags) summary(log *toolLog, fields ...any) bool {
+	if f.machine == "" {
+		return true
+	}
+	m, err := os.OpenFile(f.machine, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		parts := make([]string, len(fields))
+		for i, v := range fields {
+			parts[i] = fmt.Sprint(v)
 		}
-		st, err := Backup(ctx, c, cfg)
-		return fmt.Sprintf("Backed up %d record(s), 0 secondary index(es), 0 UDF file(s), %d byte(s) in total\n",
-			st.Records, st.Bytes), err
+		_, err = fmt.Fprintf(m, "SUMMARY:%s\n", strings.Join(parts, ":"))
+		err = firstErr(err, m.Close())
 	}
+	if err != nil {
+		log.errCode(err, "Error while writing machine-readable summary")
+		return false
+	}
+	return true
 }
 
-// restoreFlags registers asrestore's own flags; the run restores and says what became of the records.
-func restoreFlags(ctx context.Context, fs *flag.FlagSet, common *commonFlags) func(*as.Client) (string, error) {
-	var unique, replace, noGeneration bool
-	stringFlag(fs, &common.file, "i", "input-file", "the backup file")
-	boolFlag(fs, &unique, "u", "unique", "write only records that do not exist")
-	boolFlag(fs, &replace, "r", "replace", "replace whole records")
-	boolFlag(fs, &noGeneration, "g", "no-generation", "write whatever the generation in the database")
-	return func(c *as.Client) (string, error) {
-		st, err := Restore(ctx, c, RestoreConfig{Directory: common.directory, InputFile: common.file,
-			Namespace: common.namespace, Unique: unique, Replace: replace, NoGeneration: noGeneration})
-		return fmt.Sprintf("Processed %d record(s): %d inserted, %d existed, %d fresher, %d expired, %d failed\n",
-			st.Records, st.Inserted, st.Existed, st.Fresher, st.Expired, st.Failed), err
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
 	}
+	return b
+}
+
+// backupFlags are asbackup's own options (src/backup_config.c).
+type backupFlags struct {
+	sets, outputFile             string
+	recordsPerSecond             int64
+	removeFiles, removeArtifacts bool
+}
+
+func newBackupFlags(p *parser, common *commonFlags) *backupFlags {
+	b := &backupFlags{}
+	p.str(&b.sets, "s", "set")
+	p.str(&b.outputFile, "o", "output-file")
+	p.number(&b.recordsPerSecond, 0, 0, math.MaxUint32, "Invalid records-per-second value %s", "L", "records-per-second")
+	p.number(&common.parallel, 0, 1, 100, "Invalid parallelism value %s", "w", "parallel")
+	p.boolean(&b.removeFiles, "r", "remove-files")
+	p.boolean(&b.removeArtifacts, "remove-artifacts")
+	return b
+}
+
+// validate is backup_config_validate's checks of the options this stand-in takes, in its order.
+func (b *backupFlags) validate(common *commonFlags) string {
+	switch {
+	case common.namespace == "" && !b.removeArtifacts:
+		return "Please specify a namespace (-n option)"
+	case common.directory != "" && b.outputFile != "":
+		return "Invalid options: --directory, --output-file, and --estimate are mutually exclusive."
+	case common.directory == "" && b.outputFile == "":
+		return "Please specify a directory (-d), an output file (-o), or make an estimate (-e)."
+	}
+	return ""
+}
+
+// run is start_backup (src/backup.c): --remove-artifacts alone; else connect, prepare the directory or
+// file, back up, and close with "Backed up ..." (also when the preparation failed).
+func (b *backupFlags) run(ctx context.Context, common *commonFlags, env func(string) string, log *toolLog) bool {
+	if b.removeArtifacts {
+		if isS3(common.directory) {
+			log.inf("Deleting backup directory %s", common.directory)
+			remote, ok := openS3Logged(log, common, env)
+			return ok && logErr(log, remote.removeAll(ctx))
+		}
+		return removeArtifacts(log, common.directory, b.outputFile)
+	}
+	c, ok := common.connect(log)
+	if !ok {
+		return false
+	}
+	defer c.Close()
+	cfg := BackupConfig{Namespace: common.namespace, Directory: common.directory, OutputFile: b.outputFile,
+		Parallel: int(max(common.parallel, 1)), RecordsPerSecond: int(b.recordsPerSecond)}
+	if b.sets != "" {
+		cfg.Sets = strings.Split(b.sets, ",")
+	}
+	var st Stats
+	ok = b.backup(ctx, c, cfg, common, env, log, &st)
+	perRecord := int64(0)
+	if st.Records > 0 {
+		perRecord = st.Bytes / st.Records
+	}
+	log.inf("Backed up %d record(s), 0 secondary index(es), 0 UDF file(s), %d byte(s) in total (~%d B/rec)",
+		st.Records, st.Bytes, perRecord)
+	return common.summary(log, st.Records, 0, 0, st.Bytes, perRecord) && ok
+}
+
+// backup prepares where the files go and writes them; an s3:// directory is written locally and
+// uploaded (its old files removed with --remove-files first, as s3 _scan_objects does).
+func (b *backupFlags) backup(ctx context.Context, c *as.Client, cfg BackupConfig, common *commonFlags,
+	env func(string) string, log *toolLog, st *Stats) bool {
+	var remote *s3Dir
+	switch {
+	case cfg.OutputFile != "":
+		if !prepareOutputFile(log, cfg.OutputFile, b.removeFiles) {
+			return false
+		}
+	case isS3(cfg.Directory):
+		var ok bool
+		if remote, ok = openS3Logged(log, common, env); !ok || !remote.scan(ctx, log, b.removeFiles) {
+			return false
+		}
+		local, err := os.MkdirTemp("", "asbackup")
+		if err != nil {
+			return logErr(log, err)
+		}
+		defer func() { _ = os.RemoveAll(local) }()
+		cfg.Directory = local
+	default:
+		if !prepareDirectory(log, cfg.Directory, b.removeFiles) {
+			return false
+		}
+	}
+	var err error
+	*st, err = Backup(ctx, c, cfg)
+	if err == nil && remote != nil {
+		err = remote.upload(ctx, cfg.Directory)
+	}
+	return logErr(log, err)
+}
+
+// logErr logs a failure the stand-in has no exact words of the real tool for.
+func logErr(log *toolLog, err error) bool {
+	if err != nil {
+		log.err("%v", err)
+		return false
+	}
+	return true
+}
+
+// restoreFlags are asrestore's own options (src/restore_config.c).
+type restoreFlags struct {
+	inputFile                     string
+	unique, replace, noGeneration bool
+}
+
+func newRestoreFlags(p *parser, common *commonFlags) *restoreFlags {
+	r := &restoreFlags{}
+	p.str(&r.inputFile, "i", "input-file")
+	p.number(&common.parallel, 20, 1, 4096, "Invalid threads value %s", "parallel")
+	p.boolean(&r.unique, "u", "unique")
+	p.boolean(&r.replace, "r", "replace")
+	p.boolean(&r.noGeneration, "g", "no-generation")
+	return r
+}
+
+// validate is restore_config_validate's checks of the options this stand-in takes, in its order.
+func (r *restoreFlags) validate(common *commonFlags) string {
+	switch {
+	case common.directory == "" && r.inputFile == "":
+		return "Invalid options: please specify a directory (-d option), directory list (--directory-list option), " +
+			"or an input file (-i option)."
+	case common.directory != "" && r.inputFile != "":
+		return "Invalid options: --directory and --input-file are mutually exclusive."
+	case r.unique && (r.replace || r.noGeneration):
+		return "Invalid options: --unique is mutually exclusive with --replace and --no-generation."
+	}
+	return ""
+}
+
+// run is start_restore (src/restore.c): connect, find the files, restore them, and close with the
+// counter thread's last two lines (also when it stopped on an error).
+func (r *restoreFlags) run(ctx context.Context, common *commonFlags, env func(string) string, log *toolLog) bool {
+	c, ok := common.connect(log)
+	if !ok {
+		log.err("Failed to initialize restore status")
+		return false
+	}
+	defer c.Close()
+	log.inf("Starting restore to %s (bins: [all], sets: [all]) from %s", common.host,
+		cmp.Or(r.inputFile, common.directory))
+	log.inf("Processing %d node(s)", len(c.GetNodes()))
+	var st RestoreStats
+	ok = r.restore(ctx, c, common, env, log, &st)
+	log.inf("0 UDF file(s), 0 secondary index(es), %d record(s) (0 rec/s, 0 KiB/s, 0 B/rec, retries: 0)", st.Records)
+	log.inf("Expired %d : skipped %d : err_ignored %d : inserted %d: failed %d (existed %d , fresher %d)",
+		st.Expired, st.Skipped, st.ErrIgnored, st.Inserted, st.Existed+st.Fresher, st.Existed, st.Fresher)
+	return common.summary(log, 0, 0, st.Records, st.Expired, st.Skipped, st.ErrIgnored, st.Inserted, st.Existed,
+		st.Fresher) && ok
+}
+
+func (r *restoreFlags) restore(ctx context.Context, c *as.Client, common *commonFlags, env func(string) string,
+	log *toolLog, st *RestoreStats) bool {
+	dir := common.directory
+	if isS3(dir) {
+		remote, ok := openS3Logged(log, common, env)
+		if !ok {
+			return false
+		}
+		local, err := os.MkdirTemp("", "asrestore")
+		if err != nil {
+			return logErr(log, err)
+		}
+		defer func() { _ = os.RemoveAll(local) }()
+		if !logErr(log, remote.download(ctx, local)) {
+			return false
+		}
+		dir = local
+	}
+	cfg := RestoreConfig{Namespace: common.namespace, Unique: r.unique, Replace: r.replace, NoGeneration: r.noGeneration}
+	if r.inputFile != "" {
+		cfg.Files = []string{r.inputFile}
+	} else {
+		files, ok := restoreFiles(log, dir)
+		if !ok {
+			return false
+		}
+		cfg.Files = files
+	}
+	log.inf("Restoring records")
+	return Restore(ctx, log, c, cfg, st)
+}
+
+// openS3Logged opens an s3:// directory, saying why it cannot.
+func openS3Logged(log *toolLog, common *commonFlags, env func(string) string) (*s3Dir, bool) {
+	remote, err := openS3(common.directory, common.s3Endpoint, common.s3Region, env)
+	return remote, logErr(log, err)
 }
 
 // seeds parses --host: host[:port][,...], the port defaulting to --port.
 func seeds(list string, port int) ([]*as.Host, error) {
-	if list == "" {
-		return nil, fmt.Errorf("--host is required")
-	}
 	var out []*as.Host
 	for _, h := range strings.Split(list, ",") {
 		name, p := h, port

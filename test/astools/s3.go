@@ -71,6 +71,21 @@ func (d *s3Dir) keys(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// scan is _scan_objects (src/file_proxy_s3.cc): the .asb objects under the prefix are removed with
+// --remove-files, else the backup stops.
+func (d *s3Dir) scan(ctx context.Context, log *toolLog, removeFiles bool) bool {
+	keys, err := d.keys(ctx)
+	switch {
+	case err != nil:
+		return logErr(log, err)
+	case len(keys) > 0 && !removeFiles:
+		log.err("S3 directory %s in bucket %s seems to contain an existing backup; use -r to clear the directory",
+			d.prefix, d.bucket)
+		return false
+	}
+	return logErr(log, d.removeAll(ctx))
+}
+
 // removeAll deletes the backup files' objects.
 func (d *s3Dir) removeAll(ctx context.Context) error {
 	keys, err := d.keys(ctx)
@@ -107,9 +122,6 @@ func (d *s3Dir) put(ctx context.Context, file string) error {
 // download reads the backup files under the prefix into the local directory.
 func (d *s3Dir) download(ctx context.Context, local string) error {
 	keys, err := d.keys(ctx)
-	if err == nil && len(keys) == 0 {
-		err = fmt.Errorf("no backup files in directory s3://%s/%s", d.bucket, d.prefix)
-	}
 	for _, k := range keys {
 		if err := d.get(ctx, k, filepath.Join(local, path.Base(k))); err != nil {
 			return err

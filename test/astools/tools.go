@@ -26,11 +26,11 @@ const nPartitions = 4096
 type BackupConfig struct {
 	Namespace string
 	Sets      []string // none: every set
-	// Directory receives one file per worker (<namespace>_<worker>.asb); or OutputFile one file.
+	// Directory receives one file per worker (<namespace>_<worker>.asb), or OutputFile one file: either
+	// prepared already (prepareDirectory, prepareOutputFile).
 	Directory, OutputFile string
-	RemoveFiles           bool // delete the directory's .asb files first (else they are refused)
-	Parallel              int  // scan workers, each a range of partitions; default 1
-	RecordsPerSecond      int  // 0: unlimited
+	Parallel              int // scan workers, each a range of partitions; default 1
+	RecordsPerSecond      int // 0: unlimited
 }
 
 // Stats is what a run did.
@@ -40,22 +40,17 @@ type Stats struct {
 	Files   []string
 }
 
-// Backup scans the namespace (each worker a range of partitions) and writes its records.
+// Backup scans the namespace (each worker a range of partitions, as src/backup.c divides them) and
+// writes its records.
 func Backup(ctx context.Context, c *as.Client, cfg BackupConfig) (Stats, error) {
 	workers := max(cfg.Parallel, 1)
-	files, err := backupFiles(cfg, workers)
-	if err != nil {
-		return Stats{}, err
-	}
+	files := backupFiles(cfg, workers)
 	var records atomic.Int64
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
-	per := nPartitions / len(files)
 	for i, path := range files {
-		begin, count := i*per, per
-		if i == len(files)-1 {
-			count = nPartitions - begin
-		}
+		begin := nPartitions * i / len(files)
+		count := nPartitions*(i+1)/len(files) - begin
 		wg.Go(func() {
 			errs[i] = backupRange(ctx, c, cfg, path, i == 0, begin, count, &records, len(files))
 		})
@@ -70,68 +65,112 @@ func Backup(ctx context.Context, c *as.Client, cfg BackupConfig) (Stats, error) 
 	return st, errors.Join(errs...)
 }
 
-// RemoveArtifacts removes a backup: the file, or the directory's backup files and then the directory
-// when nothing else is left in it.
-func RemoveArtifacts(directory, file string) error {
-	if (directory == "") == (file == "") {
-		return errors.New("give either --directory or --output-file")
-	}
+// removeArtifacts is --remove-artifacts (file_proxy_delete_file, file_proxy_delete_directory in
+// src/file_proxy.c): the file, or the directory's .asb files and then the directory if nothing else is
+// in it. A directory that cannot be opened (it does not exist) fails.
+func removeArtifacts(log *toolLog, directory, file string) bool {
 	if file != "" {
-		return ignoreMissing(os.Remove(file))
+		log.inf("Deleting output file %s", file)
+		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.errCode(err, "Error while removing existing backup file %s", file)
+			return false
+		}
+		return true
 	}
-	files, err := filepath.Glob(filepath.Join(directory, "*.asb"))
+	log.inf("Deleting backup directory %s", directory)
+	entries, err := os.ReadDir(directory)
 	if err != nil {
-		return err
+		log.errCode(err, "Error while opening local directory %s for deleting", directory)
+		return false
 	}
-	for _, f := range files {
-		if err := os.Remove(f); err != nil {
-			return err
+	left := false
+	for _, e := range entries {
+		if !isBackupFile(e.Name()) {
+			left = true
+			continue
+		}
+		if err := os.Remove(filepath.Join(directory, e.Name())); err != nil {
+			log.errCode(err, "Error while removing existing backup file %s", filepath.Join(directory, e.Name()))
+			return false
 		}
 	}
-	if left, err := os.ReadDir(directory); err == nil && len(left) == 0 {
-		return os.Remove(directory)
+	if !left {
+		if err := os.Remove(directory); err != nil {
+			log.errCode(err, "Error while removing empty directory %s", directory)
+		}
 	}
-	return nil
+	return true
 }
 
-func ignoreMissing(err error) error {
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
-}
+// isBackupFile is file_proxy_is_backup_file_path: a name longer than ".asb" that ends with it.
+func isBackupFile(name string) bool { return len(name) > 4 && strings.HasSuffix(name, ".asb") }
 
-// backupFiles are the files the workers write: one per worker in a directory, or the one file.
-func backupFiles(cfg BackupConfig, workers int) ([]string, error) {
+// prepareDirectory is prepare_directory and scan_directory (src/file_proxy.c): a directory that does
+// not exist is made with one mkdir (its parent must exist: no mkdir -p); its .asb files are removed
+// with --remove-files, else the backup stops. Other files are left alone.
+func prepareDirectory(log *toolLog, dir string, removeFiles bool) bool {
+	entries, err := os.ReadDir(dir)
 	switch {
-	case cfg.Namespace == "":
-		return nil, errors.New("a namespace is required (--namespace)")
-	case (cfg.Directory == "") == (cfg.OutputFile == ""):
-		return nil, errors.New("give either --directory or --output-file")
-	case cfg.OutputFile != "":
-		return []string{cfg.OutputFile}, nil
-	}
-	if err := os.MkdirAll(cfg.Directory, 0o755); err != nil {
-		return nil, err
-	}
-	existing, err := filepath.Glob(filepath.Join(cfg.Directory, "*.asb"))
-	if err != nil {
-		return nil, err
-	}
-	if len(existing) > 0 && !cfg.RemoveFiles {
-		return nil, fmt.Errorf("directory %s already holds backup files (%s); use --remove-files", cfg.Directory,
-			filepath.Base(existing[0]))
-	}
-	for _, f := range existing {
-		if err := os.Remove(f); err != nil {
-			return nil, err
+	case errors.Is(err, os.ErrNotExist):
+		log.inf("Directory %s does not exist, creating", dir)
+		if err := os.Mkdir(dir, 0o775); err != nil {
+			log.errCode(err, "Error while creating directory %s", dir)
+			return false
 		}
+	case err != nil:
+		log.errCode(err, "Error while opening directory %s", dir)
+		return false
+	}
+	log.inf("Directory %s prepared for backup", dir)
+	for _, e := range entries {
+		if !isBackupFile(e.Name()) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if !removeFiles {
+			log.err("Directory %s seems to contain an existing backup; use -r to clear directory", dir)
+			return false
+		}
+		if err := os.Remove(path); err != nil {
+			log.errCode(err, "Error while removing existing backup file %s", path)
+			return false
+		}
+	}
+	return true
+}
+
+// prepareOutputFile is prepare_output_file (src/file_proxy.c): an existing file is removed with
+// --remove-files, else the backup stops.
+func prepareOutputFile(log *toolLog, file string, removeFiles bool) bool {
+	_, err := os.Stat(file)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return true
+	case err != nil:
+		log.errCode(err, "Error while checking output file %s", file)
+		return false
+	case !removeFiles:
+		log.err("Output file %s already exists; use -r to remove", file)
+		return false
+	}
+	if err := os.Remove(file); err != nil {
+		log.errCode(err, "Error while removing existing backup file %s", file)
+		return false
+	}
+	return true
+}
+
+// backupFiles are the files the workers write: one per worker in the directory (named as
+// src/backup.c names them, <namespace>_<NNNNN>.asb), or the one file.
+func backupFiles(cfg BackupConfig, workers int) []string {
+	if cfg.OutputFile != "" {
+		return []string{cfg.OutputFile}
 	}
 	files := make([]string, workers)
 	for i := range files {
 		files[i] = filepath.Join(cfg.Directory, fmt.Sprintf("%s_%05d.asb", cfg.Namespace, i))
 	}
-	return files, nil
+	return files
 }
 
 // backupRange writes the records of a range of partitions of every asked set to one file.
@@ -195,8 +234,8 @@ func recordOf(r *as.Record, now time.Time) Record {
 
 // RestoreConfig is what asrestore is asked.
 type RestoreConfig struct {
-	// Directory holds the .asb files to restore; or InputFile one file.
-	Directory, InputFile string
+	// Files are the backup files to restore (restoreFiles).
+	Files []string
 	// Namespace maps the backup's namespace to another ("source,destination"); empty keeps it.
 	Namespace string
 	// Unique writes only records that do not exist; Replace replaces whole records (else bins are
@@ -205,97 +244,146 @@ type RestoreConfig struct {
 	Unique, Replace, NoGeneration bool
 }
 
-// RestoreStats counts what a restore did with each record.
+// RestoreStats counts what a restore did with each record, as restore_status_t does
+// (include/restore_status.h).
 type RestoreStats struct {
-	Records  int64 // read from the backup
-	Inserted int64 // written
-	Existed  int64 // left alone: it existed (Unique)
-	Fresher  int64 // left alone: the database's generation was as high (without NoGeneration)
-	Expired  int64 // left alone: expired since the backup
-	Failed   int64
+	Records    int64 // read from the backup
+	Inserted   int64 // written
+	Existed    int64 // left alone: it existed (Unique)
+	Fresher    int64 // left alone: the database's generation was as high (without NoGeneration)
+	Expired    int64 // left alone: expired since the backup
+	Skipped    int64 // left alone: no bins
+	ErrIgnored int64 // refused by the server for this record alone (too big, bad bin name, ...)
 }
 
-// Restore writes a backup's records.
-func Restore(ctx context.Context, c *as.Client, cfg RestoreConfig) (RestoreStats, error) {
-	files, err := restoreFiles(cfg)
+// restoreFiles are a directory's backup files (get_backup_files, src/file_proxy.c): a directory that
+// cannot be opened or holds none stops the restore.
+func restoreFiles(log *toolLog, dir string) ([]string, bool) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return RestoreStats{}, err
+		log.errCode(err, "Error while opening directory %s", dir)
+		log.err("Error while getting backup files from directory")
+		return nil, false
 	}
-	from, to, _ := strings.Cut(cfg.Namespace, ",")
-	var st RestoreStats
-	for _, path := range files {
-		if err := restoreFile(ctx, c, cfg, path, from, to, &st); err != nil {
-			return st, fmt.Errorf("%s: %w", path, err)
+	var files []string
+	for _, e := range entries {
+		if isBackupFile(e.Name()) {
+			files = append(files, filepath.Join(dir, e.Name()))
 		}
 	}
-	return st, nil
+	if len(files) == 0 {
+		log.err("No backup files found")
+		return nil, false
+	}
+	return files, true
 }
 
-func restoreFiles(cfg RestoreConfig) ([]string, error) {
-	switch {
-	case (cfg.Directory == "") == (cfg.InputFile == ""):
-		return nil, errors.New("give either --directory or --input-file")
-	case cfg.InputFile != "":
-		return []string{cfg.InputFile}, nil
+// Restore writes the backup files' records; false when it stopped on an error (logged as asrestore
+// logs it).
+func Restore(ctx context.Context, log *toolLog, c *as.Client, cfg RestoreConfig, st *RestoreStats) bool {
+	from, to, _ := strings.Cut(cfg.Namespace, ",")
+	for _, path := range cfg.Files {
+		if !restoreFile(ctx, log, c, cfg, path, from, to, st) {
+			return false
+		}
 	}
-	files, err := filepath.Glob(filepath.Join(cfg.Directory, "*.asb"))
-	if err == nil && len(files) == 0 {
-		err = fmt.Errorf("no backup files in directory %s", cfg.Directory)
-	}
-	return files, err
+	return ctx.Err() == nil
 }
 
-func restoreFile(ctx context.Context, c *as.Client, cfg RestoreConfig, path, from, to string, st *RestoreStats) error {
+// restoreFile restores one file: its header as open_file (src/restore.c) checks it, then its records
+// (restore_thread_func).
+func restoreFile(ctx context.Context, log *toolLog, c *as.Client, cfg RestoreConfig, path, from, to string,
+	st *RestoreStats) bool {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		log.err("Error while opening backup file")
+		return false
 	}
 	defer f.Close()
+	log.inf("Opened backup file %s", path)
 	r, err := NewReader(f)
-	if err != nil {
-		return err
+	switch {
+	case errors.Is(err, ErrVersionLine):
+		log.err("Invalid version line in backup file %s", path)
+		return false
+	case errors.Is(err, ErrVersion):
+		log.err("Invalid backup file version %s in backup file %s", strings.TrimPrefix(err.Error(), ErrVersion.Error()+" "), path)
+		return false
+	case errors.Is(err, ErrMetaLine):
+		log.err("Invalid meta data line \"#%s\" in backup file %s:%d [2]", strings.TrimPrefix(err.Error(), ErrMetaLine.Error()+" "), path, r.line)
+		return false
+	case err != nil:
+		log.err("Error while parsing backup file %s (line %d)", path, r.line)
+		return false
+	case to != "" && r.Namespace != from:
+		log.err("Invalid namespace %s in backup file %s (expected: %s)", r.Namespace, path, from)
+		return false
 	}
 	for ctx.Err() == nil {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return true
 		}
 		if err != nil {
-			return err
+			log.err("Error while parsing backup file %s (line %d)", path, r.line)
+			return false
 		}
-		st.Records++
-		if from != "" && rec.Namespace == from && to != "" {
+		if to != "" {
 			rec.Namespace = to
 		}
-		st.count(write(c, cfg, rec, time.Now()))
+		ok := st.count(write(c, cfg, rec, time.Now()), log)
+		st.Records++
+		if !ok {
+			return false
+		}
 	}
-	return ctx.Err()
+	return false
 }
 
-// outcome is what became of one record.
-type outcome int
+// count records a write's outcome as _batch_status_submit (src/batch_uploader.c) does: false when the
+// restore stops (any error but the record's own, and those too without --ignore-record-error).
+func (st *RestoreStats) count(res writeResult, log *toolLog) bool {
+	switch {
+	case res.expired:
+		st.Expired++
+	case res.noBins:
+		st.Skipped++
+	case res.err == nil:
+		st.Inserted++
+	case res.err.Matches(types.GENERATION_ERROR):
+		st.Fresher++
+	case res.err.Matches(types.KEY_EXISTS_ERROR):
+		st.Existed++
+	case res.err.Matches(types.RECORD_TOO_BIG, types.KEY_MISMATCH, types.BIN_NAME_TOO_LONG, types.ALWAYS_FORBIDDEN,
+		types.FAIL_FORBIDDEN, types.BIN_TYPE_ERROR, types.BIN_NOT_FOUND):
+		st.ErrIgnored++
+		log.err("Error while storing record - code %d", resultCode(res.err))
+		return false
+	default:
+		log.err("Error while storing record - code %d: %s", resultCode(res.err), res.err.Error())
+		return false
+	}
+	return true
+}
 
-const (
-	inserted outcome = iota
-	existed
-	fresher
-	expired
-	failed
-)
-
-func (st *RestoreStats) count(o outcome) {
-	*[...]*int64{&st.Inserted, &st.Existed, &st.Fresher, &st.Expired, &st.Failed}[o]++
+// writeResult is what became of one record.
+type writeResult struct {
+	expired, noBins bool
+	err             as.Error
 }
 
 // write puts one record with the policy the flags ask for.
-func write(c *as.Client, cfg RestoreConfig, rec Record, now time.Time) outcome {
+func write(c *as.Client, cfg RestoreConfig, rec Record, now time.Time) writeResult {
 	policy := as.NewWritePolicy(rec.Generation, as.TTLDontExpire)
 	if rec.Expiration != 0 {
 		left := int64(rec.Expiration) - int64(now.Sub(aerospikeEpoch)/time.Second)
 		if left <= 0 {
-			return expired
+			return writeResult{expired: true}
 		}
 		policy.Expiration = uint32(left)
+	}
+	if len(rec.Bins) == 0 {
+		return writeResult{noBins: true}
 	}
 	policy.GenerationPolicy = as.EXPECT_GEN_GT
 	if cfg.NoGeneration {
@@ -309,18 +397,18 @@ func write(c *as.Client, cfg RestoreConfig, rec Record, now time.Time) outcome {
 	}
 	key, aerr := as.NewKeyWithDigest(rec.Namespace, rec.Set, rec.Key, rec.Digest)
 	if aerr != nil {
-		return failed
+		return writeResult{err: aerr}
 	}
 	if rec.Key != nil {
 		policy.SendKey = true
 	}
-	switch aerr := c.Put(policy, key, rec.Bins); {
-	case aerr == nil:
-		return inserted
-	case aerr.Matches(types.KEY_EXISTS_ERROR):
-		return existed
-	case aerr.Matches(types.GENERATION_ERROR):
-		return fresher
+	return writeResult{err: c.Put(policy, key, rec.Bins)}
+}
+
+func resultCode(err as.Error) int {
+	var ae *as.AerospikeError
+	if errors.As(err, &ae) {
+		return int(ae.ResultCode)
 	}
-	return failed
+	return int(types.COMMON_ERROR)
 }

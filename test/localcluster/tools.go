@@ -145,9 +145,15 @@ func (s *Syncer) toolCallOf(pod *corev1.Pod, tool string) (toolCall, error) {
 			}
 			hp := hostPath(c, p, claims, scratch)
 			undo = append(undo, hp, p)
-			// Its parent is there: the kubelet makes a mount's directory, and the image has its own.
+			if vol, _, ok := volumeOf(c.VolumeMounts, p); ok && claims[vol] != "" {
+				return hp, nil // only the mount's own directory is there (mountDirs), as on a kubelet
+			}
+			// A path of the image's own: its directories are there.
 			return hp, os.MkdirAll(filepath.Dir(hp), 0o755)
 		})
+	if argErr == nil {
+		argErr = mountDirs(c, claims)
+	}
 	if argErr != nil {
 		args = c.Args
 	}
@@ -360,6 +366,19 @@ func hostPath(c *corev1.Container, p string, claimDirs map[string]string, scratc
 		return filepath.Join(claimDirs[vol], filepath.FromSlash(rel))
 	}
 	return filepath.Join(scratch, filepath.FromSlash(path.Clean(p)))
+}
+
+// mountDirs makes the directory of each mount of a claim, as a kubelet does: a subPath that does not
+// exist is made, with its parents, in the volume. Nothing else of the volume is made for the tool.
+func mountDirs(c *corev1.Container, claims map[string]string) error {
+	for _, m := range c.VolumeMounts {
+		if dir := claims[m.Name]; dir != "" {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+m.SubPath))), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // claimDirs are the host directories of the pod's claims (volume → directory): one for each claim,
