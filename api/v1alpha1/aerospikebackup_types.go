@@ -378,13 +378,24 @@ type AerospikeRestoreStatus struct {
 	// Records is how many records asrestore read from the backup.
 	// +optional
 	Records int64 `json:"records,omitempty"`
-	// Restored is how many records were written.
+	// Restored is how many records were written (asrestore's "inserted").
 	// +optional
 	Restored int64 `json:"restored,omitempty"`
-	// Skipped is how many were not written by the conflict policy (they existed, or were fresher).
+	// Existed is how many were not written because they existed (conflictPolicy Unique).
+	// +optional
+	Existed int64 `json:"existed,omitempty"`
+	// Fresher is how many were not written because the cluster's copy was as new (its generation as
+	// high), unless conflictPolicy NoGeneration.
+	// +optional
+	Fresher int64 `json:"fresher,omitempty"`
+	// Expired is how many were not written because they expired since the backup.
+	// +optional
+	Expired int64 `json:"expired,omitempty"`
+	// Skipped is how many were not written by the conflict policy: existed and fresher.
 	// +optional
 	Skipped int64 `json:"skipped,omitempty"`
-	// Failures is how many writes failed.
+	// Failures is asrestore's "failed" count, as it prints it: the records it did not write because they
+	// existed or were fresher. A write that fails otherwise stops asrestore, and the restore fails.
 	// +optional
 	Failures int64 `json:"failures,omitempty"`
 	// Message says what the restore waits for, or why it failed.

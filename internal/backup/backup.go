@@ -4,6 +4,7 @@
 package backup
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"path"
@@ -182,8 +183,16 @@ func seeds(c *ackov1alpha1.AerospikeCluster, clusterDomain string) string {
 // Job is the Job that backs up one namespace for a run of bk.
 func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, id, namespace,
 	clusterDomain string) *batchv1.Job {
+	files := RunFiles(bk, id)
+	dir := files.toolDir(namespace)
+	var subPath string
+	if bk.Spec.Destination.Volume != nil {
+		// asbackup makes only the last level of --directory (one mkdir): the run's directory is the
+		// mount's subPath, which the kubelet makes with its parents, and the namespace's is made in it.
+		subPath, dir = files.Dir, path.Join(MountPath, namespace)
+	}
 	args := []string{flagHost, seeds(c, clusterDomain), flagNamespace, namespace,
-		flagDirectory, RunFiles(bk, id).toolDir(namespace), flagParallel, strconv.Itoa(int(max(1, bk.Spec.Parallel))),
+		flagDirectory, dir, flagParallel, strconv.Itoa(int(max(1, bk.Spec.Parallel))),
 		// A Job's pod that runs again finds the files of the one before: start them afresh.
 		"--remove-files"}
 	if len(bk.Spec.Sets) > 0 {
@@ -194,7 +203,7 @@ func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, id,
 	}
 	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: volumeName}
 	return toolJob(bk, JobName(bk.Name, id, namespace), BackupTool, image(bk.Spec.Image), labels,
-		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
+		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination, subPath)
 }
 
 // RestoreJob is the Job that restores one namespace of the backup's files into c, under the name the
@@ -221,7 +230,7 @@ func RestoreJob(rs *ackov1alpha1.AerospikeRestore, c *ackov1alpha1.AerospikeClus
 	}
 	labels := map[string]string{LabelRestore: rs.Name, LabelNamespace: namespace, LabelComponent: "restore"}
 	return toolJob(rs, JobName(rs.Name, "restore", namespace), RestoreTool, image(rs.Spec.Image), labels,
-		withS3(args, files.Destination.S3), files.Destination)
+		withS3(args, files.Destination.S3), files.Destination, "")
 }
 
 // CleanupJob removes the files of one namespace of a run the retention dropped (asbackup
@@ -231,7 +240,7 @@ func CleanupJob(bk *ackov1alpha1.AerospikeBackup, id, namespace string) *batchv1
 	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: "cleanup"}
 	args := []string{"--remove-artifacts", flagNamespace, namespace, flagDirectory, RunFiles(bk, id).toolDir(namespace)}
 	job := toolJob(bk, JobName(bk.Name, id+"-rm", namespace), BackupTool, image(bk.Spec.Image), labels,
-		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination)
+		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination, "")
 	// Nothing reads its outcome: the Job controller removes it an hour after it ends.
 	job.Spec.TTLSecondsAfterFinished = ptr.To(int32(CleanupTTL / time.Second))
 	return job
@@ -262,10 +271,10 @@ func withS3(args []string, s3 *ackov1alpha1.S3Destination) []string {
 }
 
 // toolJob is a Job that runs one tool once, as the tools' ServiceAccount, owned by owner: no retry (the
-// run reports the failure, the next run starts afresh), a deadline, the destination mounted or its S3
-// credentials in the environment from their Secret.
+// run reports the failure, the next run starts afresh), a deadline, the destination mounted (its
+// subPath at MountPath, if any) or its S3 credentials in the environment from their Secret.
 func toolJob(owner metav1.Object, name, tool, img string, labels map[string]string, args []string,
-	dest ackov1alpha1.BackupDestination) *batchv1.Job {
+	dest ackov1alpha1.BackupDestination, subPath string) *batchv1.Job {
 	labels[ackov1alpha1.LabelManagedBy] = ackov1alpha1.ManagedBy
 	container := corev1.Container{
 		Name: tool, Image: img, Command: []string{tool}, Args: args,
@@ -278,7 +287,7 @@ func toolJob(owner metav1.Object, name, tool, img string, labels map[string]stri
 	if v := dest.Volume; v != nil {
 		volumes = []corev1.Volume{{Name: volumeName, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.ClaimName}}}}
-		container.VolumeMounts = []corev1.VolumeMount{{Name: volumeName, MountPath: MountPath}}
+		container.VolumeMounts = []corev1.VolumeMount{{Name: volumeName, MountPath: MountPath, SubPath: subPath}}
 	}
 	if s3 := dest.S3; s3 != nil {
 		for _, key := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
@@ -323,25 +332,75 @@ func ParseBackupLog(lines []string) (Summary, bool) {
 	return Summary{}, false
 }
 
-// RestoreSummary is what asrestore says became of the records it read.
-type RestoreSummary struct{ Records, Inserted, Existed, Fresher, Expired, Failed int64 }
+// RestoreSummary is what asrestore says became of the records it read, in its closing lines
+// (counter_thread_func of aerospike-tools-backup's src/restore.c):
+//
+//	0 UDF file(s), 0 secondary index(es), 300 record(s) (12 rec/s, 3 KiB/s, 250 B/rec, retries: 0)
+//	Expired 0 : skipped 0 : err_ignored 0 : inserted 290: failed 10 (existed 10 , fresher 0)
+//
+// Failed is the tool's "failed": the records it left alone because they existed or were fresher (a
+// write that fails otherwise stops the tool).
+type RestoreSummary struct{ Records, Inserted, Existed, Fresher, Expired, Skipped, Failed int64 }
 
-var processed = regexp.MustCompile(`Processed (\d+) record\(s\): (\d+) inserted, (\d+) existed, (\d+) fresher, ` +
-	`(\d+) expired, (\d+) failed`)
+var (
+	restoreRecords = regexp.MustCompile(`\d+ UDF file\(s\), \d+ secondary index\(es\), (\d+) record\(s\) \(`)
+	restoreCounts  = regexp.MustCompile(`Expired (\d+) : skipped (\d+) : err_ignored \d+ : inserted (\d+): ` +
+		`failed (\d+) \(existed (\d+) , fresher (\d+)\)`)
+)
 
-// ParseRestoreLog finds asrestore's closing summary in its log.
+// ParseRestoreLog finds asrestore's closing lines in its log: the last of each (it prints them every ten
+// seconds while it runs, and once more at its end).
 func ParseRestoreLog(lines []string) (RestoreSummary, bool) {
+	var s RestoreSummary
+	records := lastMatch(lines, restoreRecords)
+	counts := lastMatch(lines, restoreCounts)
+	if records == nil || counts == nil {
+		return s, false
+	}
+	s.Records = records[0]
+	s.Expired, s.Skipped, s.Inserted, s.Failed, s.Existed, s.Fresher = counts[0], counts[1], counts[2], counts[3],
+		counts[4], counts[5]
+	return s, true
+}
+
+// lastMatch is the numbers of the last line re matches, or nil.
+func lastMatch(lines []string, re *regexp.Regexp) []int64 {
 	for _, l := range slices.Backward(lines) {
-		if m := processed.FindStringSubmatch(l); m != nil {
-			n := make([]int64, 6)
+		if m := re.FindStringSubmatch(l); m != nil {
+			n := make([]int64, len(m)-1)
 			for i := range n {
 				n[i], _ = strconv.ParseInt(m[i+1], 10, 64)
 			}
-			return RestoreSummary{Records: n[0], Inserted: n[1], Existed: n[2], Fresher: n[3], Expired: n[4],
-				Failed: n[5]}, true
+			return n
 		}
 	}
-	return RestoreSummary{}, false
+	return nil
+}
+
+// RestoreCounts says what a restore left alone, as its status and events say it.
+func RestoreCounts(st *ackov1alpha1.AerospikeRestoreStatus) string {
+	return fmt.Sprintf("%d existed, %d fresher, %d expired", st.Existed, st.Fresher, st.Expired)
+}
+
+// logLine is the tools' log line (log_line of aerospike-tools-backup's src/utils.c):
+// "2026-12-04 16:26:03 UTC [ERR] [12345] message".
+var logLine = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \[(\w+)\] \[ *\d+\] (.*)$`)
+
+// LastError is the message of the tool's last error line ([ERR]), which says why it failed; else its
+// last line that is not one of its log lines (getopt's words), else def.
+func LastError(lines []string, def string) string {
+	other := ""
+	for _, l := range slices.Backward(lines) {
+		l = strings.TrimSpace(l)
+		m := logLine.FindStringSubmatch(l)
+		switch {
+		case m != nil && m[1] == "ERR" && strings.TrimSpace(m[2]) != "":
+			return strings.TrimSpace(m[2])
+		case m == nil && l != "" && other == "":
+			other = l
+		}
+	}
+	return cmp.Or(other, def)
 }
 
 // keptFailures is how many failed runs the status keeps, for their messages.

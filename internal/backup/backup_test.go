@@ -33,13 +33,14 @@ func TestJob(t *testing.T) {
 	pod := job.Spec.Template.Spec
 	tool := pod.Containers[0]
 	want := []string{"--host", "prod-headless.db.svc.cluster.local:3000", "--namespace", "test",
-		"--directory", "/backup/aerospike/nightly/first/test", "--parallel", "4", "--remove-files",
+		"--directory", "/backup/test", "--parallel", "4", "--remove-files",
 		"--set", "a,b", "--records-per-second", "5000"}
 	if tool.Name != BackupTool || !slices.Equal(tool.Command, []string{"asbackup"}) || !slices.Equal(tool.Args, want) {
 		t.Fatalf("container %s %v %v,\nwant args %v", tool.Name, tool.Command, tool.Args, want)
 	}
+	// asbackup makes one level of --directory: the kubelet makes the run's directory (the subPath).
 	if tool.Image != DefaultImage || pod.Volumes[0].PersistentVolumeClaim.ClaimName != "backups" ||
-		tool.VolumeMounts[0].MountPath != MountPath {
+		tool.VolumeMounts[0].MountPath != MountPath || tool.VolumeMounts[0].SubPath != "aerospike/nightly/first" {
 		t.Fatalf("image %s, volumes %+v, mounts %+v", tool.Image, pod.Volumes, tool.VolumeMounts)
 	}
 	if pod.ServiceAccountName != ServiceAccountName || *pod.AutomountServiceAccountToken ||
@@ -170,17 +171,42 @@ func TestDue(t *testing.T) {
 	}
 }
 
+// The real tools' closing lines (aerospike-tools-backup 4.5.8: src/backup.c start_backup,
+// src/restore.c counter_thread_func), the last of them read; the last [ERR] line is why a run failed.
 func TestParseLogs(t *testing.T) {
-	b, ok := ParseBackupLog([]string{"connecting", "Backed up 1200 record(s), 0 secondary index(es), 0 UDF file(s), 98765 byte(s) in total", ""})
+	b, ok := ParseBackupLog([]string{"2026-12-04 16:26:03 UTC [INF] [   42] Processing 3 node(s)",
+		"2026-12-04 16:26:09 UTC [INF] [   42] Backed up 1200 record(s), 0 secondary index(es), 0 UDF file(s), 98765 byte(s) in total (~82 B/rec)", ""})
 	if !ok || b != (Summary{Records: 1200, Bytes: 98765}) {
 		t.Fatalf("%+v %v", b, ok)
 	}
-	r, ok := ParseRestoreLog([]string{"Processed 10 record(s): 7 inserted, 1 existed, 1 fresher, 0 expired, 1 failed"})
-	if !ok || r != (RestoreSummary{Records: 10, Inserted: 7, Existed: 1, Fresher: 1, Failed: 1}) {
+	r, ok := ParseRestoreLog([]string{
+		"2026-12-04 16:26:03 UTC [INF] [   42] 0 UDF file(s), 0 secondary index(es), 4 record(s) (4 rec/s, 1 KiB/s, 99 B/rec, retries: 0)",
+		"2026-12-04 16:26:03 UTC [INF] [   42] Expired 0 : skipped 0 : err_ignored 0 : inserted 4: failed 0 (existed 0 , fresher 0)",
+		"2026-12-04 16:26:05 UTC [INF] [   42] 0 UDF file(s), 0 secondary index(es), 10 record(s) (3 rec/s, 0 KiB/s, 99 B/rec, retries: 2)",
+		"2026-12-04 16:26:05 UTC [INF] [   42] Expired 1 : skipped 1 : err_ignored 0 : inserted 5: failed 3 (existed 2 , fresher 1)",
+	})
+	if !ok || r != (RestoreSummary{Records: 10, Inserted: 5, Existed: 2, Fresher: 1, Expired: 1, Skipped: 1, Failed: 3}) {
 		t.Fatalf("%+v %v", r, ok)
+	}
+	// What the stand-in printed before it followed the real tool: not the real lines.
+	if _, ok := ParseRestoreLog([]string{"Processed 10 record(s): 7 inserted, 1 existed, 1 fresher, 0 expired, 1 failed"}); ok {
+		t.Fatal("a summary found in a log without the real lines")
 	}
 	if _, ok := ParseBackupLog([]string{"error: connect"}); ok {
 		t.Fatal("a summary found in a log without one")
+	}
+	for want, lines := range map[string][]string{
+		"Error while creating directory /backup/test (error 2: No such file or directory)": {
+			"2026-12-04 16:26:03 UTC [INF] [   42] Directory /backup/test does not exist, creating",
+			"2026-12-04 16:26:03 UTC [ERR] [   42] Error while creating directory /backup/test (error 2: No such file or directory)",
+			"2026-12-04 16:26:03 UTC [INF] [   42] Backed up 0 record(s), 0 secondary index(es), 0 UDF file(s), 0 byte(s) in total (~0 B/rec)"},
+		"Run with --help for usage information and flag options": {"asbackup: unrecognized option '--bogus'",
+			"Run with --help for usage information and flag options"},
+		"DeadlineExceeded": {"2026-12-04 16:26:03 UTC [INF] [   42] Restoring records", ""},
+	} {
+		if got := LastError(lines, "DeadlineExceeded"); got != want {
+			t.Errorf("LastError %q, want %q", got, want)
+		}
 	}
 }
 

@@ -306,7 +306,7 @@ func jobOutcome(ctx context.Context, c client.Client, logs LogReader, namespace,
 		}
 	}
 	if failed {
-		failure = fmt.Sprintf("job %s failed: %s", name, lastLine(lines, jobFailure(job)))
+		failure = fmt.Sprintf("job %s failed: %s", name, backup.LastError(lines, jobFailure(job)))
 	}
 	return true, failure, lines, nil
 }
@@ -347,16 +347,6 @@ func jobFailure(job *batchv1.Job) string {
 		}
 	}
 	return "failed"
-}
-
-// lastLine is the tool's last words, which say why it failed, or def.
-func lastLine(lines []string, def string) string {
-	for _, l := range slices.Backward(lines) {
-		if l = strings.TrimSpace(l); l != "" {
-			return l
-		}
-	}
-	return def
 }
 
 // jobPod is the newest pod of a Job, if any is left.

@@ -157,10 +157,12 @@ func (r *AerospikeRestoreReconciler) follow(ctx context.Context, rs *ackov1alpha
 		total.Inserted += s.Inserted
 		total.Existed += s.Existed
 		total.Fresher += s.Fresher
+		total.Expired += s.Expired
 		total.Failed += s.Failed
 	}
 	next.Phase, next.CompletionTime = ackov1alpha1.BackupSucceeded, &metav1.Time{Time: now}
 	next.Records, next.Restored, next.Failures = total.Records, total.Inserted, total.Failed
+	next.Existed, next.Fresher, next.Expired = total.Existed, total.Fresher, total.Expired
 	next.Skipped = total.Existed + total.Fresher
 	return nil
 }
@@ -177,8 +179,8 @@ func setRestoreConditions(rs *ackov1alpha1.AerospikeRestore, next *ackov1alpha1.
 	switch next.Phase {
 	case ackov1alpha1.BackupSucceeded:
 		ready = newCondition(metav1.ConditionTrue, ackov1alpha1.ReasonRestoreSucceeded,
-			fmt.Sprintf("restored %d of %d records from %s (%d skipped by the conflict policy, %d failed)",
-				next.Restored, next.Records, next.Path, next.Skipped, next.Failures))
+			fmt.Sprintf("restored %d of %d records from %s (%s)", next.Restored, next.Records, next.Path,
+				backup.RestoreCounts(next)))
 	case ackov1alpha1.BackupFailed:
 		ready = newCondition(metav1.ConditionFalse, ackov1alpha1.ReasonRestoreFailed, next.Message)
 		stalled, reason = next.Message, ackov1alpha1.ReasonRestoreFailed
@@ -223,8 +225,8 @@ func (r *AerospikeRestoreReconciler) writeStatus(ctx context.Context, rs *ackov1
 			"restoring namespaces %s from %s into %s", strings.Join(next.Namespaces, ","), next.Path, rs.Spec.Cluster)
 	case ackov1alpha1.BackupSucceeded:
 		r.Recorder.Eventf(rs, nil, corev1.EventTypeNormal, ackov1alpha1.EventRestoreSucceeded, "Restore",
-			"restored %d of %d records into %s (%d skipped, %d failed)", next.Restored, next.Records, rs.Spec.Cluster,
-			next.Skipped, next.Failures)
+			"restored %d of %d records into %s (%s)", next.Restored, next.Records, rs.Spec.Cluster,
+			backup.RestoreCounts(next))
 	case ackov1alpha1.BackupFailed:
 		r.Recorder.Eventf(rs, nil, corev1.EventTypeWarning, ackov1alpha1.EventRestoreFailed, "Restore",
 			"restore into %s failed: %s", rs.Spec.Cluster, strings.TrimSpace(next.Message))

@@ -173,7 +173,7 @@ func backupSpecs() {
 			`into cluster demo, conflict policy Generation\n` +
 			`(pending: cluster demo is paused\n)?` +
 			`running: restoring backup run first from backups:/nightly/first into cluster demo\n` +
-			`Succeeded in \d+s: restored 990 of 1000 records \(10 skipped by the conflict policy, 0 failed\)\n$`))
+			`Succeeded in \d+s: restored 990 of 1000 records \(10 existed, 0 fresher, 0 expired\)\n$`))
 
 		done = runRestore(ctx, ns, "r2", ackov1alpha1.BackupFailed)
 		r = acko("restore", "r2", "-n", ns, "--cluster", "demo", "--from", "nightly", "--wait")
@@ -326,6 +326,6 @@ func playRestore(ctx context.Context, namespace, name string, phase ackov1alpha1
 			rs.Status.Message = "job " + name + "-restore-test failed: Error while connecting"
 			return
 		}
-		rs.Status.Records, rs.Status.Restored, rs.Status.Skipped = 1000, 990, 10
+		rs.Status.Records, rs.Status.Restored, rs.Status.Existed = 1000, 990, 10
 	})
 }

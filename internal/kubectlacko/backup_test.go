@@ -322,7 +322,7 @@ func TestRestoreFollowerPrintsEachChangeOnce(t *testing.T) {
 		},
 		func() {
 			st.Phase, st.CompletionTime = ackov1alpha1.BackupSucceeded, agoPtr(0)
-			st.Records, st.Restored, st.Skipped, st.Failures = 1000, 990, 8, 2
+			st.Records, st.Restored, st.Existed, st.Fresher, st.Expired = 1000, 990, 6, 2, 2
 		},
 	}
 	for i, change := range states {
@@ -334,7 +334,7 @@ func TestRestoreFollowerPrintsEachChangeOnce(t *testing.T) {
 	}
 	want := "pending: cluster copy is paused\n" +
 		"running: restoring backup run first from backups:/nightly/first into cluster copy\n" +
-		"Succeeded in 1m0s: restored 990 of 1000 records (8 skipped by the conflict policy, 2 failed)\n"
+		"Succeeded in 1m0s: restored 990 of 1000 records (6 existed, 2 fresher, 2 expired)\n"
 	if out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}

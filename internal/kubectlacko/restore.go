@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/backup"
 	"github.com/acko-io/acko/internal/config"
 )
 
@@ -72,7 +73,7 @@ func (o *options) newRestoreCommand() *cobra.Command {
 			"--conflict-policy says what happens to records the cluster has: Generation (the default: written " +
 			"unless the cluster's copy is newer), Unique (only records it lacks), Replace (whole records, unless " +
 			"newer) or NoGeneration (every record). With --wait it follows the restore until it Succeeded " +
-			"(exit 0: records restored, skipped, failed) or Failed (exit 1). See docs/backup.md.",
+			"(exit 0: records restored, existed, fresher, expired) or Failed (exit 1). See docs/backup.md.",
 		Example: "  kubectl acko restore restore-1 -n aerospike --cluster aerospike-3node --from nightly --wait\n" +
 			"  kubectl acko restore restore-2 -n aerospike --cluster copy --from nightly/before-upgrade " +
 			"--conflict-policy Unique --namespace-map test=test-copy",
@@ -280,8 +281,8 @@ func (f *restoreFollower) observe(rs *ackov1alpha1.AerospikeRestore) (bool, erro
 		f.start(rs)
 	case ackov1alpha1.BackupSucceeded:
 		f.start(rs)
-		f.printf("Succeeded%s: restored %d of %d records (%d skipped by the conflict policy, %d failed)\n",
-			took(st.StartTime, st.CompletionTime, "in"), st.Restored, st.Records, st.Skipped, st.Failures)
+		f.printf("Succeeded%s: restored %d of %d records (%s)\n",
+			took(st.StartTime, st.CompletionTime, "in"), st.Restored, st.Records, backup.RestoreCounts(st))
 		return true, nil
 	case ackov1alpha1.BackupFailed:
 		f.printf("Failed%s: %s\n", took(st.StartTime, st.CompletionTime, "after"), st.Message)

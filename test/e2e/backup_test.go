@@ -38,7 +38,7 @@ var _ = Describe("Backup and restore", Label("backup"), func() {
 		Expect(err).To(MatchError(ContainSubstring(`spec.schedule: Invalid value: "every night"`)))
 		Expect(kubectl("get", "jobs,asbk,asrs", "-n", ns, "-o", "name")).To(BeEmpty())
 
-		By("an on-demand backup onto a volume claim")
+		By("an on-demand backup onto a volume claim, a fresh run id: asbackup makes only the last level of its directory")
 		start := time.Now()
 		applyYAML(fmt.Sprintf(`apiVersion: v1
 kind: PersistentVolumeClaim
@@ -65,7 +65,9 @@ spec:
 		Expect(mustField(ns, "asbk/nightly", `{.status.nextScheduleTime}`)).NotTo(BeEmpty())
 		Expect(eventMessages(ns, "nightly", "BackupSucceeded")).To(ContainElement(
 			ContainSubstring(fmt.Sprintf("backup first: %d records", records))))
-		Expect(kubectl("logs", "-n", ns, "job/nightly-first-test")).To(ContainSubstring("Backed up"))
+		backupLog := kubectl("logs", "-n", ns, "job/nightly-first-test")
+		Expect(backupLog).To(ContainSubstring("Directory /backup/test does not exist, creating"))
+		Expect(backupLog).To(ContainSubstring(fmt.Sprintf("Backed up %d record(s), 0 secondary index(es)", records)))
 
 		By("a second cluster, and the backup restored into it")
 		applyYAML(clusterYAML(ns, "dst", 3, ""))
@@ -76,6 +78,11 @@ spec:
 		Eventually(func() (string, error) { return field(ns, "asrs/from-first", "{.status.phase}") }).
 			WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
 		Expect(mustField(ns, "asrs/from-first", "{.status.restored}")).To(Equal(strconv.Itoa(len(source))))
+		By("the restore's status says what asrestore printed")
+		Expect(kubectl("logs", "-n", ns, "job/from-first-restore-test")).To(And(
+			ContainSubstring(fmt.Sprintf(" %d record(s) (", len(source))),
+			ContainSubstring(fmt.Sprintf("Expired 0 : skipped 0 : err_ignored 0 : inserted %d: failed 0 (existed 0 , fresher 0)", len(source)))))
+		Expect(mustField(ns, "asrs/from-first", "{.status.records}")).To(Equal(strconv.Itoa(len(source))))
 		Expect(eventMessages(ns, "from-first", "RestoreSucceeded")).NotTo(BeEmpty())
 
 		By("every record of the source reads back equal from the restored cluster")
