@@ -24,7 +24,7 @@ func Main(ctx context.Context, name string, args []string, env func(string) stri
 	var common commonFlags
 	common.register(p)
 	var t interface {
-		validate(*commonFlags) string
+		validate(*commonFlags, func(string) string) string
 		run(context.Context, *commonFlags, func(string) string, *toolLog) bool
 	}
 	switch name {
@@ -40,7 +40,7 @@ func Main(ctx context.Context, name string, args []string, env func(string) stri
 	if !p.parse(args, log, stderr) {
 		return 1
 	}
-	if msg := t.validate(&common); msg != "" {
+	if msg := t.validate(&common, env); msg != "" {
 		log.err("%s", msg)
 		return 1
 	}
@@ -58,6 +58,12 @@ type commonFlags struct {
 	machine string
 	// s3Endpoint and s3Region are where an s3:// directory is (--s3-endpoint-override, --s3-region).
 	s3Endpoint, s3Region string
+	// compress (--compress zstd), encrypt (--encrypt aes128|aes256) and the variable of its key
+	// (--encryption-key-env): how the files are written and read (fileCodec).
+	compress, encrypt, keyEnv string
+	codec                     fileCodec
+	// eol ends asrestore's messages of these options: its err() calls end with "\n" (src/restore_config.c).
+	eol string
 }
 
 func (f *commonFlags) register(p *parser) {
@@ -68,6 +74,38 @@ func (f *commonFlags) register(p *parser) {
 	p.str(&f.machine, "m", "machine")
 	p.str(&f.s3Endpoint, "s3-endpoint-override")
 	p.str(&f.s3Region, "s3-region")
+	p.check(func(v string) string {
+		f.compress = v
+		return invalidUnless(v == "zstd", "Invalid compression type \"%s\""+f.eol, v)
+	}, "z", "compress")
+	p.check(func(v string) string {
+		f.encrypt = v
+		return invalidUnless(v == "aes128" || v == "aes256", "Invalid encryption type \"%s\""+f.eol, v)
+	}, "y", "encrypt")
+	p.str(&f.keyEnv, "encryption-key-env")
+}
+
+func invalidUnless(ok bool, format string, v string) string {
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// codecOf reads the encryption key, and says why the tool stops if it cannot.
+func (f *commonFlags) codecOf(env func(string) string) string {
+	var key []byte
+	if f.keyEnv != "" {
+		var msg string
+		if key, msg = keyFromEnv(env, f.keyEnv); msg != "" {
+			return msg
+		}
+	}
+	if (key != nil) != (f.encrypt != "") {
+		return "Must specify both encryption mode and a private key file/environment variable" + f.eol
+	}
+	f.codec = newFileCodec(f.compress, f.encrypt, key)
+	return ""
 }
 
 // connect is what restore_status_init and backup_status_init do first: a client of the seeds.
@@ -133,7 +171,10 @@ func newBackupFlags(p *parser, common *commonFlags) *backupFlags {
 }
 
 // validate is backup_config_validate's checks of the options this stand-in takes, in its order.
-func (b *backupFlags) validate(common *commonFlags) string {
+func (b *backupFlags) validate(common *commonFlags, env func(string) string) string {
+	if msg := common.codecOf(env); msg != "" {
+		return msg
+	}
 	switch {
 	case common.namespace == "" && !b.removeArtifacts:
 		return "Please specify a namespace (-n option)"
@@ -162,7 +203,7 @@ func (b *backupFlags) run(ctx context.Context, common *commonFlags, env func(str
 	}
 	defer c.Close()
 	cfg := BackupConfig{Namespace: common.namespace, Directory: common.directory, OutputFile: b.outputFile,
-		Parallel: int(max(common.parallel, 1)), RecordsPerSecond: int(b.recordsPerSecond)}
+		Parallel: int(max(common.parallel, 1)), RecordsPerSecond: int(b.recordsPerSecond), codec: common.codec}
 	if b.sets != "" {
 		cfg.Sets = strings.Split(b.sets, ",")
 	}
@@ -228,6 +269,7 @@ type restoreFlags struct {
 
 func newRestoreFlags(p *parser, common *commonFlags) *restoreFlags {
 	r := &restoreFlags{}
+	common.eol = "\n"
 	p.str(&r.inputFile, "i", "input-file")
 	p.number(&common.parallel, 20, 1, 4096, "Invalid threads value %s", "parallel")
 	p.boolean(&r.unique, "u", "unique")
@@ -237,7 +279,7 @@ func newRestoreFlags(p *parser, common *commonFlags) *restoreFlags {
 }
 
 // validate is restore_config_validate's checks of the options this stand-in takes, in its order.
-func (r *restoreFlags) validate(common *commonFlags) string {
+func (r *restoreFlags) validate(common *commonFlags, env func(string) string) string {
 	switch {
 	case common.directory == "" && r.inputFile == "":
 		return "Invalid options: please specify a directory (-d option), directory list (--directory-list option), " +
@@ -247,7 +289,7 @@ func (r *restoreFlags) validate(common *commonFlags) string {
 	case r.unique && (r.replace || r.noGeneration):
 		return "Invalid options: --unique is mutually exclusive with --replace and --no-generation."
 	}
-	return ""
+	return common.codecOf(env)
 }
 
 // run is start_restore (src/restore.c): connect, find the files, restore them, and close with the
@@ -289,7 +331,8 @@ func (r *restoreFlags) restore(ctx context.Context, c *as.Client, common *common
 		}
 		dir = local
 	}
-	cfg := RestoreConfig{Namespace: common.namespace, Unique: r.unique, Replace: r.replace, NoGeneration: r.noGeneration}
+	cfg := RestoreConfig{Namespace: common.namespace, Unique: r.unique, Replace: r.replace, NoGeneration: r.noGeneration,
+		codec: common.codec}
 	if r.inputFile != "" {
 		cfg.Files = []string{r.inputFile}
 	} else {

@@ -111,6 +111,20 @@ func TestToolsAsTheRealOnes(t *testing.T) {
 			nil, "[ERR] Invalid options: --directory, --output-file, and --estimate are mutually exclusive."},
 		{"asbackup: unknown option", "asbackup", []string{"-n", "test", "--bogus"}, 1,
 			[]string{"asbackup: unrecognized option '--bogus'"}, "Run with --help for usage information and flag options"},
+		// src/io_proxy.c parse_compression_type, parse_encryption_type; src/backup_config.c
+		// backup_config_validate; src/utils.c parse_encryption_key_env.
+		{"asbackup: --compress gzip", "asbackup", []string{"-n", "test", "-d", root, "--compress", "gzip"}, 1,
+			nil, `[ERR] Invalid compression type "gzip"`},
+		{"asbackup: --encrypt aes192", "asbackup", []string{"-n", "test", "-d", root, "--encrypt", "aes192"}, 1,
+			nil, `[ERR] Invalid encryption type "aes192"`},
+		{"asbackup: --encrypt without a key", "asbackup", []string{"-n", "test", "-d", root, "--encrypt", "aes128"}, 1,
+			nil, "[ERR] Must specify both encryption mode and a private key file/environment variable"},
+		{"asbackup: a key variable that is not set", "asbackup",
+			[]string{"-n", "test", "-d", root, "--encrypt", "aes128", "--encryption-key-env", "NO_SUCH_KEY"}, 1,
+			[]string{`[ERR] No environment variable "NO_SUCH_KEY" found`}, ""},
+		// src/restore_config.c: its messages of these options end with a line feed of their own.
+		{"asrestore: --compress gzip", "asrestore", []string{"-d", root, "--compress", "gzip"}, 1,
+			[]string{`[ERR] Invalid compression type "gzip"`}, ""},
 		{"asbackup: trailing argument", "asbackup", []string{"-n", "test", "-d", root, "extra"}, 1,
 			nil, "[ERR] Unexpected trailing argument extra"},
 		// src/file_proxy.c file_proxy_delete_directory: a directory that cannot be opened fails.

@@ -31,6 +31,7 @@ type BackupConfig struct {
 	Directory, OutputFile string
 	Parallel              int // scan workers, each a range of partitions; default 1
 	RecordsPerSecond      int // 0: unlimited
+	codec                 fileCodec
 }
 
 // Stats is what a run did.
@@ -181,7 +182,11 @@ func backupRange(ctx context.Context, c *as.Client, cfg BackupConfig, path strin
 		return err
 	}
 	defer f.Close()
-	w := NewWriter(f, cfg.Namespace, first)
+	out, closeCodec, err := cfg.codec.writer(f)
+	if err != nil {
+		return err
+	}
+	w := NewWriter(out, cfg.Namespace, first)
 	sets := cfg.Sets
 	if len(sets) == 0 {
 		sets = []string{""}
@@ -216,6 +221,9 @@ func backupRange(ctx context.Context, c *as.Client, cfg BackupConfig, path strin
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if err := closeCodec(); err != nil {
+		return err
+	}
 	return f.Close()
 }
 
@@ -242,6 +250,7 @@ type RestoreConfig struct {
 	// updated); NoGeneration writes whatever the record's generation in the database (else only
 	// records whose generation in the backup is higher).
 	Unique, Replace, NoGeneration bool
+	codec                         fileCodec
 }
 
 // RestoreStats counts what a restore did with each record, as restore_status_t does
@@ -301,7 +310,12 @@ func restoreFile(ctx context.Context, log *toolLog, c *as.Client, cfg RestoreCon
 	}
 	defer f.Close()
 	log.inf("Opened backup file %s", path)
-	r, err := NewReader(f)
+	in, err := cfg.codec.reader(f)
+	if err != nil {
+		log.err("%v", err)
+		return false
+	}
+	r, err := NewReader(in)
 	switch {
 	case errors.Is(err, ErrVersionLine):
 		log.err("Invalid version line in backup file %s", path)
