@@ -64,6 +64,65 @@ type AerospikeBackupSpec struct {
 	// left (the run then says the cluster was not stable). A paused cluster is never backed up.
 	// +optional
 	WhileChanging bool `json:"whileChanging,omitempty"`
+
+	// Files are how the backup files are written: compressed, encrypted. Restores of this backup read
+	// them so.
+	// +optional
+	Files BackupFiles `json:"files,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount the tools' Jobs run as, with its token mounted: a cloud
+	// identity (IRSA on EKS, Workload Identity on GKE) for the S3 destination. Empty: the operator's
+	// own acko-backup-tools, which may do nothing and has no token.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// BackupCompression is how backup files are compressed.
+// +kubebuilder:validation:Enum=ZSTD
+type BackupCompression string
+
+// BackupCompressionZSTD compresses with zstd (asbackup --compress zstd).
+const BackupCompressionZSTD BackupCompression = "ZSTD"
+
+// EncryptionAlgorithm is the AES key size of encrypted backup files.
+// +kubebuilder:validation:Enum=AES128;AES256
+type EncryptionAlgorithm string
+
+// The tools' encryption modes (asbackup --encrypt aes128|aes256).
+const (
+	EncryptionAES128 EncryptionAlgorithm = "AES128"
+	EncryptionAES256 EncryptionAlgorithm = "AES256"
+)
+
+// BackupFiles is how backup files are written, and so how they are read.
+type BackupFiles struct {
+	// Compression compresses the files; empty: none.
+	// +optional
+	Compression BackupCompression `json:"compression,omitempty"`
+
+	// Encryption encrypts them (after compression); nil: none.
+	// +optional
+	Encryption *BackupEncryption `json:"encryption,omitempty"`
+}
+
+// BackupEncryption encrypts backup files with AES under a key kept in a Secret. The Job takes the key
+// into the tool's environment (asbackup/asrestore --encryption-key-env); the operator never reads it.
+type BackupEncryption struct {
+	// Algorithm is the AES key size.
+	// +kubebuilder:default=AES256
+	// +optional
+	Algorithm EncryptionAlgorithm `json:"algorithm,omitempty"`
+
+	// KeySecret is a Secret of this namespace whose key KeySecretKey holds the encryption key in base64,
+	// as the tools read it from their environment.
+	// +kubebuilder:validation:MinLength=1
+	KeySecret string `json:"keySecret"`
+
+	// KeySecretKey is the key of the Secret that holds the encryption key.
+	// +kubebuilder:default=key
+	// +optional
+	KeySecretKey string `json:"keySecretKey,omitempty"`
 }
 
 // BackupRunSpec is one on-demand backup.
@@ -116,9 +175,10 @@ type S3Destination struct {
 	Endpoint string `json:"endpoint,omitempty"`
 
 	// CredentialsSecret is a Secret of this namespace with the keys AWS_ACCESS_KEY_ID and
-	// AWS_SECRET_ACCESS_KEY; the tool reads them from its environment, never from the spec.
-	// +kubebuilder:validation:MinLength=1
-	CredentialsSecret string `json:"credentialsSecret"`
+	// AWS_SECRET_ACCESS_KEY; the tool reads them from its environment, never from the spec. Empty: the
+	// tool finds its credentials as the AWS SDK does (the Jobs' ServiceAccount, serviceAccountName).
+	// +optional
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
 }
 
 // BackupRetention bounds the successful backups kept.
@@ -311,6 +371,17 @@ type AerospikeRestoreSpec struct {
 	// Image is the aerospike-tools image; empty: the version this operator is tested with.
 	// +optional
 	Image string `json:"image,omitempty"`
+
+	// Files are how the backup files were written (compressed, encrypted); nil: as the named backup
+	// writes them (spec.backup), or plain files (spec.source).
+	// +optional
+	Files *BackupFiles `json:"files,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount the restore's Jobs run as, with its token mounted (a cloud
+	// identity for an S3 source). Empty: the operator's own acko-backup-tools, with no token.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // RestoreSource is a backup's files: a directory on a claim of this namespace, or in S3, that holds a

@@ -95,6 +95,8 @@ func ScheduledID(t time.Time) string { return t.UTC().Format("20060102-1504") }
 type Files struct {
 	Destination ackov1alpha1.BackupDestination
 	Dir         string
+	// Written is how they were written (compressed, encrypted).
+	Written ackov1alpha1.BackupFiles
 }
 
 // RunFiles are a run's files: <path>/<backup>/<id> on the backup's destination.
@@ -106,7 +108,7 @@ func RunFiles(bk *ackov1alpha1.AerospikeBackup, id string) Files {
 	} else if d.S3 != nil {
 		prefix = d.S3.Path
 	}
-	return Files{Destination: d, Dir: path.Join(strings.Trim(prefix, "/"), bk.Name, id)}
+	return Files{Destination: d, Dir: path.Join(strings.Trim(prefix, "/"), bk.Name, id), Written: bk.Spec.Files}
 }
 
 // SourceFiles are the files a restore's source names: its path is the backup's directory.
@@ -202,8 +204,9 @@ func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, id,
 		args = append(args, "--records-per-second", strconv.Itoa(int(bk.Spec.RecordsPerSecond)))
 	}
 	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: volumeName}
-	return toolJob(bk, JobName(bk.Name, id, namespace), BackupTool, image(bk.Spec.Image), labels,
+	job := toolJob(bk, JobName(bk.Name, id, namespace), BackupTool, image(bk.Spec.Image), labels,
 		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination, subPath)
+	return withIdentity(withFiles(job, bk.Spec.Files), bk.Spec.ServiceAccountName)
 }
 
 // RestoreJob is the Job that restores one namespace of the backup's files into c, under the name the
@@ -229,8 +232,13 @@ func RestoreJob(rs *ackov1alpha1.AerospikeRestore, c *ackov1alpha1.AerospikeClus
 		args = append(args, "--no-generation")
 	}
 	labels := map[string]string{LabelRestore: rs.Name, LabelNamespace: namespace, LabelComponent: "restore"}
-	return toolJob(rs, JobName(rs.Name, "restore", namespace), RestoreTool, image(rs.Spec.Image), labels,
+	job := toolJob(rs, JobName(rs.Name, "restore", namespace), RestoreTool, image(rs.Spec.Image), labels,
 		withS3(args, files.Destination.S3), files.Destination, "")
+	written := files.Written
+	if rs.Spec.Files != nil {
+		written = *rs.Spec.Files
+	}
+	return withIdentity(withFiles(job, written), rs.Spec.ServiceAccountName)
 }
 
 // CleanupJob removes the files of one namespace of a run the retention dropped (asbackup
@@ -239,8 +247,8 @@ func RestoreJob(rs *ackov1alpha1.AerospikeRestore, c *ackov1alpha1.AerospikeClus
 func CleanupJob(bk *ackov1alpha1.AerospikeBackup, id, namespace string) *batchv1.Job {
 	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: "cleanup"}
 	args := []string{"--remove-artifacts", flagNamespace, namespace, flagDirectory, RunFiles(bk, id).toolDir(namespace)}
-	job := toolJob(bk, JobName(bk.Name, id+"-rm", namespace), BackupTool, image(bk.Spec.Image), labels,
-		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination, "")
+	job := withIdentity(toolJob(bk, JobName(bk.Name, id+"-rm", namespace), BackupTool, image(bk.Spec.Image), labels,
+		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination, ""), bk.Spec.ServiceAccountName)
 	// Nothing reads its outcome: the Job controller removes it an hour after it ends.
 	job.Spec.TTLSecondsAfterFinished = ptr.To(int32(CleanupTTL / time.Second))
 	return job
@@ -289,7 +297,7 @@ func toolJob(owner metav1.Object, name, tool, img string, labels map[string]stri
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.ClaimName}}}}
 		container.VolumeMounts = []corev1.VolumeMount{{Name: volumeName, MountPath: MountPath, SubPath: subPath}}
 	}
-	if s3 := dest.S3; s3 != nil {
+	if s3 := dest.S3; s3 != nil && s3.CredentialsSecret != "" {
 		for _, key := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
 			container.Env = append(container.Env, corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{
 				SecretKeyRef: &corev1.SecretKeySelector{
@@ -313,6 +321,37 @@ func toolJob(owner metav1.Object, name, tool, img string, labels map[string]stri
 			},
 		},
 	}
+}
+
+// EncryptionKeyEnv is the tool's environment variable that holds the encryption key, from its Secret.
+const EncryptionKeyEnv = "ACKO_ENCRYPTION_KEY"
+
+// withFiles adds the tool's options of how the files are written (--compress, --encrypt and
+// --encryption-key-env, both tools take them) and the key from its Secret: a Secret or key that is
+// missing stops the pod before the tool runs (CreateContainerConfigError), which fails the run at once.
+func withFiles(job *batchv1.Job, files ackov1alpha1.BackupFiles) *batchv1.Job {
+	c := &job.Spec.Template.Spec.Containers[0]
+	if files.Compression == ackov1alpha1.BackupCompressionZSTD {
+		c.Args = append(c.Args, "--compress", "zstd")
+	}
+	if e := files.Encryption; e != nil {
+		c.Args = append(c.Args, "--encrypt", strings.ToLower(string(cmp.Or(e.Algorithm, ackov1alpha1.EncryptionAES256))),
+			"--encryption-key-env", EncryptionKeyEnv)
+		c.Env = append(c.Env, corev1.EnvVar{Name: EncryptionKeyEnv, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: e.KeySecret},
+				Key: cmp.Or(e.KeySecretKey, "key")}}})
+	}
+	return job
+}
+
+// withIdentity runs the tool as the ServiceAccount the spec names, with its token (a cloud identity:
+// IRSA, Workload Identity); none named: the tools' own, which has no token.
+func withIdentity(job *batchv1.Job, serviceAccount string) *batchv1.Job {
+	if serviceAccount != "" {
+		pod := &job.Spec.Template.Spec
+		pod.ServiceAccountName, pod.AutomountServiceAccountToken = serviceAccount, ptr.To(true)
+	}
+	return job
 }
 
 // Summary is what asbackup says it wrote.

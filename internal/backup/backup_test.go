@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -236,5 +238,57 @@ func TestPrune(t *testing.T) {
 	}
 	if keep, drop = Prune(runs, nil, now); len(keep) != len(runs) || len(drop) != 0 {
 		t.Fatalf("no retention: keep %v drop %v", ids(keep), ids(drop))
+	}
+}
+
+// Compressed, encrypted files: both tools get the same options, the key from its Secret by reference
+// only; a restore takes its backup's unless it says otherwise.
+func TestJobsCompressedAndEncrypted(t *testing.T) {
+	bk, c := sample()
+	bk.Spec.Files = ackov1alpha1.BackupFiles{Compression: ackov1alpha1.BackupCompressionZSTD,
+		Encryption: &ackov1alpha1.BackupEncryption{Algorithm: ackov1alpha1.EncryptionAES128, KeySecret: "backup-key"}}
+	rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
+		Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod"}}
+	want := "--compress zstd --encrypt aes128 --encryption-key-env " + EncryptionKeyEnv
+	for name, job := range map[string]*batchv1.Job{"backup": Job(bk, c, "first", "test", "cluster.local"),
+		"restore": RestoreJob(rs, c, RunFiles(bk, "first"), "test", "cluster.local")} {
+		tool := job.Spec.Template.Spec.Containers[0]
+		if args := strings.Join(tool.Args, " "); !strings.HasSuffix(args, want) {
+			t.Errorf("%s args %q, want them to end with %q", name, args, want)
+		}
+		if len(tool.Env) != 1 || tool.Env[0].Name != EncryptionKeyEnv || tool.Env[0].Value != "" ||
+			*tool.Env[0].ValueFrom.SecretKeyRef != (corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "backup-key"}, Key: "key"}) {
+			t.Errorf("%s env %+v", name, tool.Env)
+		}
+	}
+	rs.Spec.Files = &ackov1alpha1.BackupFiles{}
+	if args := strings.Join(RestoreJob(rs, c, RunFiles(bk, "first"), "test", "cluster.local").Spec.Template.Spec.
+		Containers[0].Args, " "); strings.Contains(args, "--compress") || strings.Contains(args, "--encrypt") {
+		t.Errorf("the restore's own files: args %q", args)
+	}
+}
+
+// A named ServiceAccount runs the Jobs with its token (a cloud identity), S3 then without a Secret; by
+// default the tools' own, without a token.
+func TestJobsIdentity(t *testing.T) {
+	bk, c := sample()
+	bk.Spec.Destination = ackov1alpha1.BackupDestination{S3: &ackov1alpha1.S3Destination{Bucket: "b"}}
+	pod := Job(bk, c, "first", "test", "cluster.local").Spec.Template.Spec
+	if pod.ServiceAccountName != ServiceAccountName || *pod.AutomountServiceAccountToken || len(pod.Containers[0].Env) != 0 {
+		t.Fatalf("default: %s token %v env %v", pod.ServiceAccountName, *pod.AutomountServiceAccountToken, pod.Containers[0].Env)
+	}
+	bk.Spec.ServiceAccountName = "backup-irsa"
+	rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
+		Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", ServiceAccountName: "restore-wi"}}
+	for sa, job := range map[string]*batchv1.Job{"backup-irsa": Job(bk, c, "first", "test", "cluster.local"),
+		"restore-wi": RestoreJob(rs, c, RunFiles(bk, "first"), "test", "cluster.local")} {
+		pod := job.Spec.Template.Spec
+		if pod.ServiceAccountName != sa || !*pod.AutomountServiceAccountToken {
+			t.Errorf("%s: runs as %s, token %v", sa, pod.ServiceAccountName, *pod.AutomountServiceAccountToken)
+		}
+	}
+	if pod := CleanupJob(bk, "first", "test").Spec.Template.Spec; pod.ServiceAccountName != "backup-irsa" {
+		t.Errorf("cleanup runs as %s", pod.ServiceAccountName)
 	}
 }

@@ -33,10 +33,6 @@ func ValidateBackup(bk *ackov1alpha1.AerospikeBackup, cluster *ackov1alpha1.Aero
 			errs = append(errs, field.Invalid(spec.Child("schedule"), bk.Spec.Schedule, err.Error()))
 		}
 	}
-	if s3 := bk.Spec.Destination.S3; s3 != nil && s3.CredentialsSecret == "" {
-		errs = append(errs, field.Required(spec.Child("destination", "s3", "credentialsSecret"),
-			"an S3 destination needs the Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
-	}
 	return errs
 }
 
@@ -59,10 +55,6 @@ func ValidateRestore(rs *ackov1alpha1.AerospikeRestore, cluster *ackov1alpha1.Ae
 	if ref := rs.Spec.Backup; ref != nil && bk == nil {
 		errs = append(errs, field.Invalid(spec.Child("backup", "name"), ref.Name,
 			fmt.Sprintf("AerospikeBackup %q not found in namespace %q", ref.Name, rs.Namespace)))
-	}
-	if src := rs.Spec.Source; src != nil && src.S3 != nil && src.S3.CredentialsSecret == "" {
-		errs = append(errs, field.Required(spec.Child("source", "s3", "credentialsSecret"),
-			"an S3 source needs the Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
 	}
 	return errs
 }
