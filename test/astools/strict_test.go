@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/acko-io/acko/test/aerosim"
 )
 
 // logPrefix is log_line's "YYYY-MM-DD HH:MM:SS UTC [TAG] [thread] " (src/utils.c), the tag kept.
@@ -39,11 +37,7 @@ func runTool(t *testing.T, name string, args ...string) (int, []string) {
 // (src/utils.c log_line), the closing lines a user or the operator reads. Each case names the source
 // its expectation was read from.
 func TestToolsAsTheRealOnes(t *testing.T) {
-	s, err := aerosim.New(aerosim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := newSim(t)
 	host := cluster(t, s, "strict", "127.0.93.1")
 	time.Sleep(100 * time.Millisecond)
 	fill(t, "127.0.93.1")

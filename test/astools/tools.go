@@ -90,8 +90,7 @@ func removeArtifacts(log *toolLog, directory, file string) bool {
 			left = true
 			continue
 		}
-		if err := os.Remove(filepath.Join(directory, e.Name())); err != nil {
-			log.errCode(err, "Error while removing existing backup file %s", filepath.Join(directory, e.Name()))
+		if !removeBackupFile(log, filepath.Join(directory, e.Name())) {
 			return false
 		}
 	}
@@ -132,10 +131,18 @@ func prepareDirectory(log *toolLog, dir string, removeFiles bool) bool {
 			log.err("Directory %s seems to contain an existing backup; use -r to clear directory", dir)
 			return false
 		}
-		if err := os.Remove(path); err != nil {
-			log.errCode(err, "Error while removing existing backup file %s", path)
+		if !removeBackupFile(log, path) {
 			return false
 		}
+	}
+	return true
+}
+
+// removeBackupFile removes a backup file, saying why it cannot.
+func removeBackupFile(log *toolLog, path string) bool {
+	if err := os.Remove(path); err != nil {
+		log.errCode(err, "Error while removing existing backup file %s", path)
+		return false
 	}
 	return true
 }
@@ -154,11 +161,7 @@ func prepareOutputFile(log *toolLog, file string, removeFiles bool) bool {
 		log.err("Output file %s already exists; use -r to remove", file)
 		return false
 	}
-	if err := os.Remove(file); err != nil {
-		log.errCode(err, "Error while removing existing backup file %s", file)
-		return false
-	}
-	return true
+	return removeBackupFile(log, file)
 }
 
 // backupFiles are the files the workers write: one per worker in the directory (named as

@@ -31,6 +31,17 @@ func cluster(t *testing.T, s *aerosim.Sim, name string, ips ...string) string {
 	return strings.Join(ips, ",")
 }
 
+// newSim is a simulator of Aerospike nodes, closed at the test's end.
+func newSim(t *testing.T) *aerosim.Sim {
+	t.Helper()
+	s, err := aerosim.New(aerosim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // noEnv is an environment without a variable.
 func noEnv(string) string { return "" }
 
@@ -52,11 +63,7 @@ func runWith(t *testing.T, env func(string) string, name string, args ...string)
 // cluster read back equal; a second restore writes nothing by default (the generations are not
 // higher), nothing with --unique (they exist), and everything with --no-generation.
 func TestBackupAndRestoreAnotherCluster(t *testing.T) {
-	s, err := aerosim.New(aerosim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := newSim(t)
 	source := cluster(t, s, "src", "127.0.91.1", "127.0.91.2")
 	target := cluster(t, s, "dst", "127.0.91.3")
 	time.Sleep(100 * time.Millisecond)
@@ -179,11 +186,7 @@ func TestRemoveArtifacts(t *testing.T) {
 // an S3-compatible store (here gofakes3), with the credentials of the environment; a restore reads them
 // back, --remove-artifacts removes them, and without credentials nothing runs.
 func TestBackupToS3(t *testing.T) {
-	s, err := aerosim.New(aerosim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := newSim(t)
 	source := cluster(t, s, "src", "127.0.92.1")
 	target := cluster(t, s, "dst", "127.0.92.2")
 	time.Sleep(100 * time.Millisecond)
@@ -223,11 +226,7 @@ func TestBackupToS3(t *testing.T) {
 // the files are neither text nor readable without the same options and key; with them, every record
 // comes back.
 func TestCompressedAndEncrypted(t *testing.T) {
-	s, err := aerosim.New(aerosim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := newSim(t)
 	source := cluster(t, s, "src", "127.0.94.1")
 	target := cluster(t, s, "dst", "127.0.94.2")
 	time.Sleep(100 * time.Millisecond)
