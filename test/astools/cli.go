@@ -52,8 +52,8 @@ func Main(ctx context.Context, name string, args []string, env func(string) stri
 
 // commonFlags are the options both tools take.
 type commonFlags struct {
-	host, namespace, directory, file string
-	port, parallel                   int64
+	host, namespace, directory string
+	port, parallel             int64
 	// machine is --machine: a file the closing SUMMARY line is appended to.
 	machine string
 	// s3Endpoint and s3Region are where an s3:// directory is (--s3-endpoint-override, --s3-region).

@@ -74,8 +74,8 @@ func (c fileCodec) reader(r io.Reader) (io.Reader, error) {
 		}
 		head := make([]byte, aes.BlockSize)
 		if n, err := io.ReadFull(r, head); err != nil {
-			return nil, fmt.Errorf("Error when reading IV from file: only %d bytes were found, but expected %d", n,
-				aes.BlockSize)
+			return nil, fmt.Errorf("Error when reading IV from file: only %d bytes were found, "+ //nolint:staticcheck // the tool's words
+				"but expected %d", n, aes.BlockSize)
 		}
 		iv := make([]byte, aes.BlockSize)
 		block.Decrypt(iv, head)
@@ -111,7 +111,8 @@ func keyFromEnv(env func(string) string, name string) ([]byte, string) {
 	}
 	key, err := base64.StdEncoding.DecodeString(value)
 	if err != nil {
-		return nil, fmt.Sprintf("Unable to decode enviroment variable \"%s\" as base64\n", name)
+		// The tool's own spelling.
+		return nil, fmt.Sprintf("Unable to decode enviroment variable \"%s\" as base64\n", name) //nolint:misspell
 	}
 	return key, ""
 }

@@ -324,10 +324,12 @@ func restoreFile(ctx context.Context, log *toolLog, c *as.Client, cfg RestoreCon
 		log.err("Invalid version line in backup file %s", path)
 		return false
 	case errors.Is(err, ErrVersion):
-		log.err("Invalid backup file version %s in backup file %s", strings.TrimPrefix(err.Error(), ErrVersion.Error()+" "), path)
+		version := strings.TrimPrefix(err.Error(), ErrVersion.Error()+" ")
+		log.err("Invalid backup file version %s in backup file %s", version, path)
 		return false
 	case errors.Is(err, ErrMetaLine):
-		log.err("Invalid meta data line \"#%s\" in backup file %s:%d [2]", strings.TrimPrefix(err.Error(), ErrMetaLine.Error()+" "), path, r.line)
+		meta := strings.TrimPrefix(err.Error(), ErrMetaLine.Error()+" ")
+		log.err("Invalid meta data line \"#%s\" in backup file %s:%d [2]", meta, path, r.line)
 		return false
 	case err != nil:
 		log.err("Error while parsing backup file %s (line %d)", path, r.line)
