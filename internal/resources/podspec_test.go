@@ -129,8 +129,10 @@ func TestEachPodFieldRollsThePods(t *testing.T) {
 		"topologySpreadConstraints": func(o *v1alpha1.PodOverrides) {
 			o.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "k", WhenUnsatisfiable: corev1.DoNotSchedule}}
 		},
-		"priorityClassName":             func(o *v1alpha1.PodOverrides) { o.PriorityClassName = "p" },
-		"containerSecurityContext":      func(o *v1alpha1.PodOverrides) { o.ContainerSecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)} },
+		"priorityClassName": func(o *v1alpha1.PodOverrides) { o.PriorityClassName = "p" },
+		"containerSecurityContext": func(o *v1alpha1.PodOverrides) {
+			o.ContainerSecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}
+		},
 		"terminationGracePeriodSeconds": func(o *v1alpha1.PodOverrides) { o.TerminationGracePeriodSeconds = ptr.To[int64](5) },
 		"dnsPolicy":                     func(o *v1alpha1.PodOverrides) { o.DNSPolicy = corev1.DNSDefault },
 		"dnsConfig":                     func(o *v1alpha1.PodOverrides) { o.DNSConfig = &corev1.PodDNSConfig{Searches: []string{"example.com"}} },
