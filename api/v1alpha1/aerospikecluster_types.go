@@ -116,6 +116,26 @@ type Rack struct {
 	// AerospikeConfig is merged over the cluster's aerospikeConfig for this rack.
 	// +optional
 	AerospikeConfig *AerospikeConfig `json:"aerospikeConfig,omitempty"`
+
+	// Affinity of the rack's pods: each of its nodeAffinity, podAffinity and podAntiAffinity that is set
+	// replaces the cluster's (spec.podSpec.affinity) for this rack. See docs/scheduling.md.
+	// +optional
+	Affinity *RackAffinity `json:"affinity,omitempty"`
+
+	// Tolerations of the rack's pods, added to the cluster's.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// NodeSelector of the rack's pods, merged over the cluster's (the rack's value wins for a key both
+	// set); zone and nodeName win over both.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// TopologySpreadConstraints of the rack's pods: a constraint replaces the cluster's one with the same
+	// topologyKey and whenUnsatisfiable, the others are added.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 }
 
 // StorageSpec lists the persistent volumes of every pod.
@@ -235,11 +255,72 @@ const (
 	VolumeInUse VolumeInitMethod = "InUse"
 )
 
-// PodOverrides are the pod settings users may change. Changing them rolls the pods (PodSpecChanged).
+// PodOverrides are the pod settings users may change. Changing them rolls the pods (PodSpecChanged),
+// except serviceLabels and serviceAnnotations, which the Services take in place. See docs/scheduling.md.
 type PodOverrides struct {
 	// Resources of the aerospike-server container.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// ContainerSecurityContext is the security context of the containers the operator adds: the
+	// aerospike-server container, the init containers that run its image and the exporter. Sidecars and
+	// init containers of the user's carry their own.
+	// +optional
+	ContainerSecurityContext *corev1.SecurityContext `json:"containerSecurityContext,omitempty"`
+
+	// InitContainers run after the operator's own init containers, before asd starts: standard
+	// Kubernetes container objects (schema as for sidecars).
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	InitContainers []Sidecar `json:"initContainers,omitempty"`
+
+	// Volumes are extra pod volumes for sidecars and init containers, which mount them by name: a Secret,
+	// ConfigMap, emptyDir or projected volume.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Volumes []PodVolume `json:"volumes,omitempty"`
+
+	// TopologySpreadConstraints of the pods. A constraint without a labelSelector counts the cluster's
+	// pods.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// PriorityClassName of the pods.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// TerminationGracePeriodSeconds is how long asd has to stop after SIGTERM before it is killed
+	// (Kubernetes' default 30 when unset).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// DNSPolicy of the pods: ClusterFirst (Kubernetes' default), ClusterFirstWithHostNet (the default
+	// with hostNetwork, so that the pods still resolve their peers' names), Default or None.
+	// +kubebuilder:validation:Enum=ClusterFirst;ClusterFirstWithHostNet;Default;None
+	// +optional
+	DNSPolicy corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
+
+	// DNSConfig of the pods (required with dnsPolicy None).
+	// +optional
+	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty"`
+
+	// HostNetwork runs the pods in their nodes' network namespace: asd's ports are opened on the node's
+	// addresses, so at most one pod of the cluster fits on a node. Not with externalAccess type HostPort.
+	// +optional
+	HostNetwork bool `json:"hostNetwork,omitempty"`
+
+	// ServiceLabels are added to the cluster's Services (headless, client and per-pod); the operator's
+	// own labels win.
+	// +optional
+	ServiceLabels map[string]string `json:"serviceLabels,omitempty"`
+
+	// ServiceAnnotations are added to the cluster's headless and client Services (per-pod Services take
+	// spec.externalAccess.serviceAnnotations).
+	// +optional
+	ServiceAnnotations map[string]string `json:"serviceAnnotations,omitempty"`
 
 	// Affinity of the pods, merged with the rack placement.
 	// +optional
@@ -277,6 +358,25 @@ type PodOverrides struct {
 	// ImagePullSecrets of the pods.
 	// +optional
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+}
+
+// PodVolume is an extra volume of the pods: a standard Kubernetes volume with a Secret, ConfigMap, emptyDir
+// or projected source. Its schema is left out of the CRD, as a sidecar's; the webhook checks it.
+// +kubebuilder:validation:Type=object
+// +kubebuilder:pruning:PreserveUnknownFields
+type PodVolume struct {
+	// Volume is the volume.
+	Volume corev1.Volume `json:"-"`
+}
+
+// RackAffinity is a rack's affinity: a standard Kubernetes affinity. Its schema is left out of the CRD (the
+// cluster's podSpec.affinity carries it once; twice would push the CRD past what kubectl apply can store);
+// the webhook checks it.
+// +kubebuilder:validation:Type=object
+// +kubebuilder:pruning:PreserveUnknownFields
+type RackAffinity struct {
+	// Affinity is the affinity.
+	Affinity corev1.Affinity `json:"-"`
 }
 
 // ExternalAccessType is how a node is reached from outside Kubernetes.
@@ -362,6 +462,65 @@ type MonitoringSpec struct {
 	// Resources of the exporter container.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// Env adds variables to the exporter container (e.g. its AS_AUTH_* or METRIC_LABELS settings); the
+	// operator's AS_HOST, AS_PORT and AGENT_BIND_PORT win.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// PodMonitor shapes the PodMonitor created when the Prometheus Operator's CRDs exist.
+	// +optional
+	PodMonitor *PodMonitorSpec `json:"podMonitor,omitempty"`
+}
+
+// PodMonitorSpec shapes the cluster's PodMonitor. A Prometheus selects PodMonitors by label: a default
+// kube-prometheus-stack only those labelled release=<its Helm release name>. See docs/metrics.md.
+type PodMonitorSpec struct {
+	// Labels added to the PodMonitor (the operator's own win), e.g. release: kube-prometheus-stack.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Interval between scrapes, e.g. 30s (the Prometheus' own when unset).
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$`
+	// +optional
+	Interval string `json:"interval,omitempty"`
+	// ScrapeTimeout of each scrape, no longer than the interval.
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$`
+	// +optional
+	ScrapeTimeout string `json:"scrapeTimeout,omitempty"`
+	// Relabelings applied to the targets before the scrape (the Prometheus Operator's RelabelConfig).
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Relabelings []RelabelConfig `json:"relabelings,omitempty"`
+	// MetricRelabelings applied to the scraped samples before they are stored.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	MetricRelabelings []RelabelConfig `json:"metricRelabelings,omitempty"`
+}
+
+// RelabelConfig is a Prometheus relabeling rule, as the Prometheus Operator's PodMonitor takes it.
+type RelabelConfig struct {
+	// SourceLabels whose values are joined with separator.
+	// +optional
+	SourceLabels []string `json:"sourceLabels,omitempty"`
+	// Separator between the source labels' values (default ;).
+	// +optional
+	Separator *string `json:"separator,omitempty"`
+	// TargetLabel written by replace, hashmod, lowercase, uppercase.
+	// +optional
+	TargetLabel string `json:"targetLabel,omitempty"`
+	// Regex matched against the joined value (default (.*)).
+	// +optional
+	Regex string `json:"regex,omitempty"`
+	// Modulus for hashmod.
+	// +optional
+	Modulus uint64 `json:"modulus,omitempty"`
+	// Replacement for replace (default $1).
+	// +optional
+	Replacement *string `json:"replacement,omitempty"`
+	// Action: replace (the default), keep, drop, keepequal, dropequal, hashmod, labelmap, labeldrop,
+	// labelkeep, lowercase, uppercase.
+	// +kubebuilder:validation:Enum=replace;Replace;keep;Keep;drop;Drop;keepequal;KeepEqual;dropequal;DropEqual;hashmod;HashMod;labelmap;LabelMap;labeldrop;LabelDrop;labelkeep;LabelKeep;lowercase;Lowercase;uppercase;Uppercase
+	// +optional
+	Action string `json:"action,omitempty"`
 }
 
 // Sidecar is a standard Kubernetes container added to the Aerospike pods. Its schema is left out of the

@@ -77,3 +77,15 @@ func (s Sidecar) MarshalJSON() ([]byte, error) { return json.Marshal(s.Container
 // UnmarshalJSON reads a container object. Unknown fields are dropped, not refused: a refusal here would
 // break the decoding of the whole list the operator watches; the webhook rejects them instead.
 func (s *Sidecar) UnmarshalJSON(data []byte) error { return json.Unmarshal(data, &s.Container) }
+
+// MarshalJSON writes the volume as a plain volume object.
+func (v PodVolume) MarshalJSON() ([]byte, error) { return json.Marshal(v.Volume) }
+
+// UnmarshalJSON reads a volume object; unknown fields are dropped, as a sidecar's (the webhook refuses them).
+func (v *PodVolume) UnmarshalJSON(data []byte) error { return json.Unmarshal(data, &v.Volume) }
+
+// MarshalJSON writes the affinity as a plain affinity object.
+func (a RackAffinity) MarshalJSON() ([]byte, error) { return json.Marshal(a.Affinity) }
+
+// UnmarshalJSON reads an affinity object; unknown fields are dropped, as a sidecar's (the webhook refuses them).
+func (a *RackAffinity) UnmarshalJSON(data []byte) error { return json.Unmarshal(data, &a.Affinity) }

@@ -5,6 +5,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/acko-io/acko/api/v1alpha1"
 )
@@ -46,5 +50,83 @@ func TestMonitoringChildren(t *testing.T) {
 	pm := PodMonitor(c)
 	if pm.GetName() != c.Name || len(pm.GetOwnerReferences()) != 1 || pm.GroupVersionKind() != PodMonitorGVK {
 		t.Errorf("PodMonitor %v", pm.Object)
+	}
+}
+
+// kubePrometheusStackSelector is the podMonitorSelector (and serviceMonitorSelector) a kube-prometheus-stack
+// installed with its defaults gives its Prometheus: prometheus.prometheusSpec.podMonitorSelectorNilUsesHelmValues
+// is true in its values.yaml, so templates/prometheus/prometheus.yaml selects matchLabels release: <the
+// Helm release name>, in every namespace (podMonitorNamespaceSelector {}).
+func kubePrometheusStackSelector(t *testing.T, release string) labels.Selector {
+	t.Helper()
+	sel, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"release": release}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
+// The PodMonitor carries the user's labels, so a default kube-prometheus-stack finds it (and without them
+// it does not), with the scrape settings on its endpoint, and selects the cluster's pods.
+func TestPodMonitorFoundByKubePrometheusStack(t *testing.T) {
+	c := newCluster()
+	c.Spec.Monitoring = &v1alpha1.MonitoringSpec{Enabled: true}
+	sel := kubePrometheusStackSelector(t, "kube-prometheus-stack")
+	if sel.Matches(labels.Set(PodMonitor(c).GetLabels())) {
+		t.Fatal("an unlabelled PodMonitor matched: the test would prove nothing")
+	}
+	sep := ";"
+	c.Spec.Monitoring.PodMonitor = &v1alpha1.PodMonitorSpec{
+		Labels:   map[string]string{"release": "kube-prometheus-stack", "app.kubernetes.io/name": "spoofed"},
+		Interval: "15s", ScrapeTimeout: "10s",
+		Relabelings: []v1alpha1.RelabelConfig{{SourceLabels: []string{"__meta_kubernetes_pod_node_name"},
+			TargetLabel: "node", Separator: &sep, Action: "replace"}},
+		MetricRelabelings: []v1alpha1.RelabelConfig{{SourceLabels: []string{"__name__"}, Regex: "aerospike_latencies_.*", Action: "drop"}},
+	}
+	pm := PodMonitor(c)
+	if !sel.Matches(labels.Set(pm.GetLabels())) {
+		t.Errorf("PodMonitor labels %v do not match %v", pm.GetLabels(), sel)
+	}
+	if !containsAll(pm.GetLabels(), c.SelectorLabels()) {
+		t.Errorf("PodMonitor labels %v lost the operator's", pm.GetLabels())
+	}
+	endpoints, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
+	want := map[string]any{"port": "metrics", "path": "/metrics", "interval": "15s", "scrapeTimeout": "10s",
+		"relabelings": []any{map[string]any{"sourceLabels": []any{"__meta_kubernetes_pod_node_name"},
+			"targetLabel": "node", "separator": ";", "action": "replace"}},
+		"metricRelabelings": []any{map[string]any{"sourceLabels": []any{"__name__"}, "regex": "aerospike_latencies_.*", "action": "drop"}},
+	}
+	if len(endpoints) != 1 || !equality.Semantic.DeepEqual(endpoints[0], want) {
+		t.Errorf("endpoints %v\nwant %v", endpoints, want)
+	}
+	podSel, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+	tmpl := StatefulSet(c, c.RackPlan()[0], "h").Spec.Template
+	if !labels.SelectorFromSet(podSel).Matches(labels.Set(tmpl.Labels)) {
+		t.Errorf("PodMonitor selector %v does not select the pods %v", podSel, tmpl.Labels)
+	}
+	old := PodMonitor(newClusterWithMonitoring())
+	if !NeedsUpdate(old, pm) {
+		t.Error("a PodMonitor without the labels and settings must be updated")
+	}
+}
+
+func newClusterWithMonitoring() *v1alpha1.AerospikeCluster {
+	c := newCluster()
+	c.Spec.Monitoring = &v1alpha1.MonitoringSpec{Enabled: true}
+	return c
+}
+
+// The exporter takes the user's variables; the operator's own, which point it at its pod's node, win.
+func TestExporterEnv(t *testing.T) {
+	c := newClusterWithMonitoring()
+	c.Spec.Monitoring.Env = []corev1.EnvVar{{Name: "METRIC_LABELS", Value: "team=storage"}, {Name: "AS_HOST", Value: "10.0.0.1"}}
+	ctrs := StatefulSet(c, c.RackPlan()[0], "h").Spec.Template.Spec.Containers
+	exp := ctrs[slices.IndexFunc(ctrs, func(c corev1.Container) bool { return c.Name == v1alpha1.ExporterContainerName })]
+	env := map[string][]string{}
+	for _, e := range exp.Env {
+		env[e.Name] = append(env[e.Name], e.Value)
+	}
+	if !slices.Equal(env["METRIC_LABELS"], []string{"team=storage"}) || !slices.Equal(env["AS_HOST"], []string{"127.0.0.1"}) {
+		t.Errorf("exporter env %v", env)
 	}
 }

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 
@@ -62,18 +63,43 @@ func HeadlessService(c *v1alpha1.AerospikeCluster) *corev1.Service {
 	svc := service(c, c.HeadlessServiceName(), ports)
 	svc.Spec.ClusterIP = corev1.ClusterIPNone
 	svc.Spec.PublishNotReadyAddresses = true
+	svc.Annotations = serviceAnnotations(c)
 	return svc
 }
 
 // ClientService is the address clients seed from; they then talk to every node directly.
 func ClientService(c *v1alpha1.AerospikeCluster) *corev1.Service {
-	return service(c, c.ClientServiceName(), aerospikePorts[:1])
+	svc := service(c, c.ClientServiceName(), aerospikePorts[:1])
+	svc.Annotations = serviceAnnotations(c)
+	return svc
+}
+
+// serviceAnnotations are spec.podSpec.serviceAnnotations, nil when none.
+func serviceAnnotations(c *v1alpha1.AerospikeCluster) map[string]string {
+	if c.Spec.PodSpec == nil || len(c.Spec.PodSpec.ServiceAnnotations) == 0 {
+		return nil
+	}
+	return maps.Clone(c.Spec.PodSpec.ServiceAnnotations)
+}
+
+// withLabels is extra with the operator's labels over them: selectors depend on the operator's.
+func withLabels(extra, own map[string]string) map[string]string {
+	out := maps.Clone(extra)
+	if out == nil {
+		return own
+	}
+	maps.Copy(out, own)
+	return out
 }
 
 func service(c *v1alpha1.AerospikeCluster, name string, ports []namedPort) *corev1.Service {
+	var extra map[string]string
+	if c.Spec.PodSpec != nil {
+		extra = c.Spec.PodSpec.ServiceLabels
+	}
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: objectMeta(c, name, c.SelectorLabels()),
+		ObjectMeta: objectMeta(c, name, withLabels(extra, c.SelectorLabels())),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: c.SelectorLabels(),
@@ -116,13 +142,32 @@ func StableMaxUnavailable(pdb *policyv1.PodDisruptionBudget) (int, bool) {
 // PodMonitorGVK is the Prometheus Operator's PodMonitor, created when its CRDs exist.
 var PodMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}
 
-// PodMonitor asks a Prometheus Operator to scrape every pod's exporter (spec.monitoring).
+// PodMonitor asks a Prometheus Operator to scrape every pod's exporter (spec.monitoring), labelled so that
+// a Prometheus selects it (spec.monitoring.podMonitor.labels).
 func PodMonitor(c *v1alpha1.AerospikeCluster) *unstructured.Unstructured {
-	meta := objectMeta(c, c.Name, c.SelectorLabels())
+	pm := &v1alpha1.PodMonitorSpec{}
+	if m := c.Spec.Monitoring; m != nil && m.PodMonitor != nil {
+		pm = m.PodMonitor
+	}
+	meta := objectMeta(c, c.Name, withLabels(pm.Labels, c.SelectorLabels()))
+	endpoint := map[string]any{"port": MetricsPortName, "path": "/metrics"}
+	setString := func(key, v string) {
+		if v != "" {
+			endpoint[key] = v
+		}
+	}
+	setString("interval", pm.Interval)
+	setString("scrapeTimeout", pm.ScrapeTimeout)
+	if len(pm.Relabelings) > 0 {
+		endpoint["relabelings"] = relabelings(pm.Relabelings)
+	}
+	if len(pm.MetricRelabelings) > 0 {
+		endpoint["metricRelabelings"] = relabelings(pm.MetricRelabelings)
+	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
 			"selector":            map[string]any{"matchLabels": stringMap(c.SelectorLabels())},
-			"podMetricsEndpoints": []any{map[string]any{"port": MetricsPortName, "path": "/metrics"}},
+			"podMetricsEndpoints": []any{endpoint},
 		},
 	}}
 	u.SetGroupVersionKind(PodMonitorGVK)
@@ -137,6 +182,42 @@ func stringMap(m map[string]string) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		out[k] = v
+	}
+	return out
+}
+
+// relabelings are the rules as the PodMonitor's JSON (what json.Marshal of the API type gives: the same
+// field names and omissions).
+func relabelings(rules []v1alpha1.RelabelConfig) []any {
+	out := make([]any, 0, len(rules))
+	for _, r := range rules {
+		m := map[string]any{}
+		if len(r.SourceLabels) > 0 {
+			labels := make([]any, 0, len(r.SourceLabels))
+			for _, l := range r.SourceLabels {
+				labels = append(labels, l)
+			}
+			m["sourceLabels"] = labels
+		}
+		if r.Separator != nil {
+			m["separator"] = *r.Separator
+		}
+		if r.TargetLabel != "" {
+			m["targetLabel"] = r.TargetLabel
+		}
+		if r.Regex != "" {
+			m["regex"] = r.Regex
+		}
+		if r.Modulus != 0 {
+			m["modulus"] = int64(r.Modulus)
+		}
+		if r.Replacement != nil {
+			m["replacement"] = *r.Replacement
+		}
+		if r.Action != "" {
+			m["action"] = r.Action
+		}
+		out = append(out, m)
 	}
 	return out
 }

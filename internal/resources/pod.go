@@ -3,9 +3,11 @@ package resources
 import (
 	"maps"
 	"path"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -38,7 +40,7 @@ func podTemplate(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) core
 	containers := make([]corev1.Container, 0, 1+len(o.Sidecars))
 	containers = append(containers, aerospikeContainer(c, rack, o))
 	if c.MonitoringEnabled() {
-		containers = append(containers, exporterContainer(c))
+		containers = append(containers, exporterContainer(c, o))
 	}
 	for _, s := range o.Sidecars {
 		containers = append(containers, s.Container)
@@ -48,21 +50,45 @@ func podTemplate(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) core
 		inits = append(inits, *prepare)
 	}
 	inits = append(inits, configInitContainer(c, o))
+	for _, s := range o.InitContainers {
+		inits = append(inits, s.Container)
+	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
-			InitContainers:     inits,
-			Containers:         containers,
-			ReadinessGates:     []corev1.PodReadinessGate{{ConditionType: v1alpha1.PodConditionAerospikeReady}},
-			Volumes:            podVolumes(c, rack),
-			Affinity:           affinity(c, o),
-			NodeSelector:       nodeSelector(o, rack),
-			Tolerations:        o.Tolerations,
-			SecurityContext:    o.SecurityContext,
-			ServiceAccountName: o.ServiceAccountName,
-			ImagePullSecrets:   o.ImagePullSecrets,
+			InitContainers:                inits,
+			Containers:                    containers,
+			ReadinessGates:                []corev1.PodReadinessGate{{ConditionType: v1alpha1.PodConditionAerospikeReady}},
+			Volumes:                       podVolumes(c, rack, o),
+			Affinity:                      affinity(c, o, rack),
+			NodeSelector:                  nodeSelector(o, rack),
+			Tolerations:                   tolerations(o, rack),
+			TopologySpreadConstraints:     topologySpread(c, o, rack),
+			SecurityContext:               o.SecurityContext,
+			ServiceAccountName:            o.ServiceAccountName,
+			ImagePullSecrets:              o.ImagePullSecrets,
+			PriorityClassName:             o.PriorityClassName,
+			TerminationGracePeriodSeconds: o.TerminationGracePeriodSeconds,
+			HostNetwork:                   o.HostNetwork,
+			DNSPolicy:                     dnsPolicy(o),
+			DNSConfig:                     o.DNSConfig,
 		},
 	}
+}
+
+// dnsPolicy is the user's, or ClusterFirstWithHostNet with host networking: the Kubernetes default for a
+// host-network pod (Default) resolves through the node's resolver, where the mesh seeds' names (the
+// headless Service's) do not exist.
+func dnsPolicy(o *v1alpha1.PodOverrides) corev1.DNSPolicy {
+	if o.DNSPolicy == "" && o.HostNetwork {
+		return corev1.DNSClusterFirstWithHostNet
+	}
+	return o.DNSPolicy
+}
+
+// securityContext is spec.podSpec.containerSecurityContext, for every container the operator adds.
+func securityContext(o *v1alpha1.PodOverrides) *corev1.SecurityContext {
+	return o.ContainerSecurityContext.DeepCopy()
 }
 
 // aerospikeContainer runs the image as it is: no command or args, so the image's entrypoint
@@ -95,6 +121,7 @@ func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacemen
 	if o.Resources != nil {
 		ctr.Resources = *o.Resources
 	}
+	ctr.SecurityContext = securityContext(o)
 	// Both config volumes are mounted: asd reads its own copy, and the operator copies the ConfigMap's
 	// file over it (exec cp) on the pod's turn. The ConfigMap is mounted as a directory, not with subPath,
 	// so that the kubelet refreshes the file in place.
@@ -108,23 +135,36 @@ func aerospikeContainer(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacemen
 
 // exporterContainer is the Aerospike Prometheus exporter, reading the node of its own pod over
 // loopback (its image's template takes AS_HOST, AS_PORT and AGENT_BIND_PORT).
-func exporterContainer(c *v1alpha1.AerospikeCluster) corev1.Container {
+// The user's variables (spec.monitoring.env) come first, so that the operator's, later, win: the kubelet
+// takes the last of two variables with one name.
+func exporterContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides) corev1.Container {
 	port := c.ExporterPort()
+	m := c.Spec.Monitoring
+	env := make([]corev1.EnvVar, 0, len(m.Env)+3)
+	for _, e := range m.Env {
+		if !slices.Contains(exporterEnvNames, e.Name) {
+			env = append(env, *e.DeepCopy())
+		}
+	}
 	ctr := corev1.Container{
 		Name:  v1alpha1.ExporterContainerName,
 		Image: c.ExporterImage(),
-		Env: []corev1.EnvVar{
-			{Name: "AS_HOST", Value: "127.0.0.1"},
-			{Name: "AS_PORT", Value: strconv.Itoa(int(config.ServicePort))},
-			{Name: "AGENT_BIND_PORT", Value: strconv.Itoa(int(port))},
-		},
-		Ports: []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+		Env: append(env,
+			corev1.EnvVar{Name: exporterEnvNames[0], Value: "127.0.0.1"},
+			corev1.EnvVar{Name: exporterEnvNames[1], Value: strconv.Itoa(int(config.ServicePort))},
+			corev1.EnvVar{Name: exporterEnvNames[2], Value: strconv.Itoa(int(port))},
+		),
+		Ports:           []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+		SecurityContext: securityContext(o),
 	}
-	if r := c.Spec.Monitoring.Resources; r != nil {
+	if r := m.Resources; r != nil {
 		ctr.Resources = *r
 	}
 	return ctr
 }
+
+// exporterEnvNames are the exporter's variables the operator sets: host, port, bind port.
+var exporterEnvNames = []string{"AS_HOST", "AS_PORT", "AGENT_BIND_PORT"}
 
 // configInitContainer copies the ConfigMap's file into the pod's own copy before asd starts. It runs
 // the Aerospike image (no other image to pull) with the container's resources, which adds nothing to
@@ -140,9 +180,10 @@ func configInitContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides)
 		Image: c.Spec.Image,
 		// The kubelet expands $(POD_NAME) and $(NODE_NAME) in the command: each pod copies its own file,
 		// and, when its address is its node's, the one written for the node it runs on.
-		Command:      CopyConfigCommand(config.PodFileKey("$("+podNameEnv+")", node)),
-		Env:          env,
-		VolumeMounts: configMounts(),
+		Command:         CopyConfigCommand(config.PodFileKey("$("+podNameEnv+")", node)),
+		Env:             env,
+		VolumeMounts:    configMounts(),
+		SecurityContext: securityContext(o),
 	}
 	if o.Resources != nil {
 		ctr.Resources = *o.Resources
@@ -190,7 +231,7 @@ func storageMountedAt(c *v1alpha1.AerospikeCluster, p string) bool {
 	return false
 }
 
-func podVolumes(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) []corev1.Volume {
+func podVolumes(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, o *v1alpha1.PodOverrides) []corev1.Volume {
 	vols := []corev1.Volume{{
 		Name: ConfigMapVolume,
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -207,11 +248,17 @@ func podVolumes(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) []cor
 	if len(StorageVolumes(c)) > 0 {
 		vols = append(vols, volumePlanVolume())
 	}
+	for _, v := range o.Volumes {
+		vols = append(vols, v.Volume)
+	}
 	return vols
 }
 
-// nodeSelector merges the user's node selector with the rack's placement; the rack wins, being the more
-// specific of the two.
+// OperatorVolumes are the names of the pod volumes the operator adds (the storage volumes' claims aside).
+var OperatorVolumes = []string{ConfigMapVolume, ConfigVolume, SMDVolume, VolumePlanVolume}
+
+// nodeSelector merges the rack's node selector over the cluster's, then the rack's placement over both:
+// the more specific wins.
 func nodeSelector(o *v1alpha1.PodOverrides, rack v1alpha1.RackPlacement) map[string]string {
 	sel := maps.Clone(o.NodeSelector)
 	set := func(k, v string) {
@@ -223,18 +270,81 @@ func nodeSelector(o *v1alpha1.PodOverrides, rack v1alpha1.RackPlacement) map[str
 		}
 		sel[k] = v
 	}
-	if rack.Rack != nil {
-		set(corev1.LabelTopologyZone, rack.Rack.Zone)
-		set(corev1.LabelHostname, rack.Rack.NodeName)
+	if r := rack.Rack; r != nil {
+		for _, k := range slices.Sorted(maps.Keys(r.NodeSelector)) {
+			set(k, r.NodeSelector[k])
+		}
+		set(corev1.LabelTopologyZone, r.Zone)
+		set(corev1.LabelHostname, r.NodeName)
 	}
 	return sel
 }
 
-// affinity is the user's affinity when given. Otherwise the pods prefer distinct nodes: two Aerospike
+// tolerations are the cluster's and then the rack's, a rack's toleration equal to one of the cluster's
+// left out.
+func tolerations(o *v1alpha1.PodOverrides, rack v1alpha1.RackPlacement) []corev1.Toleration {
+	out := slices.Clone(o.Tolerations)
+	if rack.Rack == nil {
+		return out
+	}
+	for _, t := range rack.Rack.Tolerations {
+		if !slices.ContainsFunc(out, func(have corev1.Toleration) bool { return equality.Semantic.DeepEqual(have, t) }) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// topologySpread is the cluster's constraints with the rack's over them: Kubernetes allows one constraint
+// per topologyKey and whenUnsatisfiable, so the rack's replaces the cluster's with the same pair. A
+// constraint without a labelSelector counts the cluster's pods (Kubernetes would count none).
+func topologySpread(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides,
+	rack v1alpha1.RackPlacement) []corev1.TopologySpreadConstraint {
+	out := slices.Clone(o.TopologySpreadConstraints)
+	if rack.Rack != nil {
+		for _, t := range rack.Rack.TopologySpreadConstraints {
+			i := slices.IndexFunc(out, func(have corev1.TopologySpreadConstraint) bool {
+				return have.TopologyKey == t.TopologyKey && have.WhenUnsatisfiable == t.WhenUnsatisfiable
+			})
+			if i >= 0 {
+				out[i] = t
+			} else {
+				out = append(out, t)
+			}
+		}
+	}
+	for i := range out {
+		if out[i].LabelSelector == nil {
+			out[i].LabelSelector = &metav1.LabelSelector{MatchLabels: c.SelectorLabels()}
+		}
+	}
+	return out
+}
+
+// affinity is the cluster's affinity with each part the rack sets (node affinity, pod affinity, pod
+// anti-affinity) replacing the cluster's. Without either, the pods prefer distinct nodes: two Aerospike
 // nodes on one Kubernetes node could hold both copies of a partition and lose them together.
-func affinity(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides) *corev1.Affinity {
-	if o.Affinity != nil {
-		return o.Affinity
+func affinity(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides, rack v1alpha1.RackPlacement) *corev1.Affinity {
+	a := o.Affinity
+	if rack.Rack != nil && rack.Rack.Affinity != nil {
+		r := rack.Rack.Affinity.Affinity
+		merged := &corev1.Affinity{}
+		if a != nil {
+			merged = a.DeepCopy()
+		}
+		if r.NodeAffinity != nil {
+			merged.NodeAffinity = r.NodeAffinity.DeepCopy()
+		}
+		if r.PodAffinity != nil {
+			merged.PodAffinity = r.PodAffinity.DeepCopy()
+		}
+		if r.PodAntiAffinity != nil {
+			merged.PodAntiAffinity = r.PodAntiAffinity.DeepCopy()
+		}
+		a = merged
+	}
+	if a != nil {
+		return a
 	}
 	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{

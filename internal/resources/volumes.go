@@ -124,6 +124,7 @@ func prepareVolumesContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverri
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	addStorageMounts(ctr, vols)
+	ctr.SecurityContext = securityContext(o)
 	if o.Resources != nil {
 		ctr.Resources = *o.Resources
 	}

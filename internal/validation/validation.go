@@ -84,6 +84,9 @@ func ValidateClusterSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 		validateRacks(c.Spec.RackConfig),
 		structural,
 		validatePod(c),
+		validatePodTemplate(c),
+		validateRackPlacement(c),
+		validateMonitoring(c),
 		validateExternalAccess(c),
 	)
 }

@@ -353,3 +353,61 @@ func TestTwoReleasesSplitTheNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// The operator's ServiceMonitor takes its labels and scrape settings from the values, so a default
+// kube-prometheus-stack finds it: its Prometheus selects ServiceMonitors by matchLabels release: <its
+// Helm release name> (prometheus.prometheusSpec.serviceMonitorSelectorNilUsesHelmValues: true in its
+// values.yaml).
+func TestServiceMonitorFoundByKubePrometheusStack(t *testing.T) {
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte(`metrics:
+  serviceMonitor:
+    enabled: true
+    interval: 15s
+    scrapeTimeout: 10s
+    labels:
+      release: kube-prometheus-stack
+    relabelings:
+      - sourceLabels: [__meta_kubernetes_pod_node_name]
+        targetLabel: node
+    metricRelabelings:
+      - sourceLabels: [__name__]
+        regex: go_gc_.*
+        action: drop
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var monitor map[string]any
+	for _, doc := range strings.Split(render(t, values), "\n---") {
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o["kind"] == "ServiceMonitor" {
+			monitor = o
+		}
+	}
+	if monitor == nil {
+		t.Fatal("no ServiceMonitor rendered")
+	}
+	meta, _ := monitor["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	if labels["release"] != "kube-prometheus-stack" {
+		t.Errorf("ServiceMonitor labels %v: a default kube-prometheus-stack selects release=kube-prometheus-stack", labels)
+	}
+	spec, _ := monitor["spec"].(map[string]any)
+	endpoints, _ := spec["endpoints"].([]any)
+	if len(endpoints) != 1 {
+		t.Fatalf("endpoints %v", endpoints)
+	}
+	ep, _ := endpoints[0].(map[string]any)
+	if ep["interval"] != "15s" || ep["scrapeTimeout"] != "10s" || len(asSlice(ep["relabelings"])) != 1 ||
+		len(asSlice(ep["metricRelabelings"])) != 1 {
+		t.Errorf("endpoint %v", ep)
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}

@@ -68,3 +68,18 @@ func Samples() ([]Sample, error) {
 	}
 	return samples, nil
 }
+
+// SampleNamed is the sample of config/samples with this file name, in namespace "db".
+func SampleNamed(file string) (*ackov1alpha1.AerospikeCluster, error) {
+	samples, err := Samples()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range samples {
+		if filepath.Base(s.Path) == file {
+			s.Cluster.Namespace = "db"
+			return s.Cluster, nil
+		}
+	}
+	return nil, fmt.Errorf("no sample %s", file)
+}
