@@ -101,6 +101,10 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 test-e2e: local-assets build ## End-to-end suite: local control plane, kwok nodes, the real manager, kubectl, Prometheus.
 	go test ./test/e2e/ -v -count=1 -timeout 40m -ginkgo.v
 
+.PHONY: test-real
+test-real: ## Real Aerospike nodes (root; asd and as-tini-static in ACKO_ASD_DIR, default ../shared/aerospike-ce-8.1.2.0/bin): the launcher's tests.
+	ACKO_REAL=1 go test ./test/realnode/ -v -count=1 -timeout 10m
+
 .PHONY: soak
 soak: local-assets build ## The e2e scale sequence (1 → 2 → 3 → 5 → 3 → 1 → 3) 10 times; test-e2e runs it twice.
 	ACKO_E2E_SCALE_CYCLES=10 go test ./test/e2e/ -v -count=1 -timeout 60m -ginkgo.v -ginkgo.label-filter=scale-sequence

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/acko-io/acko/test/proc"
 )
 
 // stopOrder stops the users of a component before the component: the API server goes after
@@ -274,7 +276,7 @@ func (o Options) Stop() error {
 	for _, rec := range running {
 		roots = append(roots, rec)
 	}
-	all := append(roots, descendants(roots)...)
+	all := append(roots, proc.Descendants(roots)...)
 	var errs []error
 	for _, name := range stopOrder {
 		if _, ok := running[name]; ok {
@@ -283,7 +285,7 @@ func (o Options) Stop() error {
 		}
 	}
 	for _, rec := range all {
-		if rec.alive() {
+		if rec.Alive() {
 			errs = append(errs, fmt.Errorf("pid %d (%s) is still running", rec.PID, rec.Cmd))
 		}
 	}

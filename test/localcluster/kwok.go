@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/acko-io/acko/test/localcluster/fakeinit"
+	"github.com/acko-io/acko/test/proc"
 )
 
 // kwokFiles are the stages and the Exec and Logs CRDs, copied from the kwok module (see each file's header).
@@ -163,11 +164,11 @@ func (c *Cluster) startKwok() error {
 			return err
 		}
 		c.procs[k.name] = p
-		pid, err := firstChild(p.rec.PID, 5*time.Second)
+		pid, err := proc.FirstChild(p.rec.PID, 5*time.Second)
 		if err != nil {
 			return fmt.Errorf("%s: %w", k.name, err)
 		}
-		rec, err := recordOf(pid, "fakeinit (PID 1 of "+k.name+"'s PID namespace)")
+		rec, err := proc.RecordOf(pid, "fakeinit (PID 1 of "+k.name+"'s PID namespace)")
 		if err != nil {
 			return err
 		}
