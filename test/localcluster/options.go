@@ -185,5 +185,8 @@ func (o Options) LogPath(process string) string { return o.path("logs", process+
 // InitLogPath is where the stand-in inits and the kill shim log the signals they see.
 func (o Options) InitLogPath() string { return o.LogPath("fakeinit") }
 
+// RealNodesDir is the state of the real-node launcher (test/realnode): its records and its nodes' files.
+func (o Options) RealNodesDir() string { return o.path("realnodes") }
+
 // HelmPath is the helm built by hack/build-assets.sh.
 func (o Options) HelmPath() string { return o.asset("helm") }

@@ -3,11 +3,15 @@ package realnode
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"syscall"
+
+	"github.com/acko-io/acko/test/proc"
 )
 
 // ExecResult is what a command run in a node gave.
@@ -29,14 +33,37 @@ func (l *Launcher) Exec(ctx context.Context, name string, argv []string, env []s
 func (l *Launcher) ExecStream(ctx context.Context, name string, argv []string, env []string, stdin io.Reader,
 	stdout, stderr io.Writer,
 ) (int, error) {
-	if len(argv) == 0 {
-		return -1, errors.New("realnode: exec needs a command")
-	}
 	n, err := l.Node(name)
 	if err != nil {
 		return -1, err
 	}
-	nsFiles, err := n.openNamespaces()
+	return execIn(ctx, name, n.tiniRecord(), argv, env, stdin, stdout, stderr, l.sysProcAttr())
+}
+
+// ExecRecorded runs argv in the node that the launcher with state in dir recorded as name, as
+// ExecStream does: for a process other than the launcher's (an exec shim of the local cluster).
+func ExecRecorded(ctx context.Context, dir, name string, argv []string, env []string, stdin io.Reader,
+	stdout, stderr io.Writer,
+) (int, error) {
+	var rec nodeRecord
+	b, err := os.ReadFile(recordPath(dir, name))
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	if err != nil || len(rec.Procs) != 2 {
+		return -1, fmt.Errorf("realnode: node %s: not running (no record in %s)", name, dir)
+	}
+	return execIn(ctx, name, rec.Procs[1], argv, env, stdin, stdout, stderr, nil)
+}
+
+// execIn runs argv in the namespaces of the node whose tini is recorded.
+func execIn(ctx context.Context, name string, tini proc.Record, argv []string, env []string, stdin io.Reader,
+	stdout, stderr io.Writer, attr *syscall.SysProcAttr,
+) (int, error) {
+	if len(argv) == 0 {
+		return -1, errors.New("realnode: exec needs a command")
+	}
+	nsFiles, err := openNamespaces(name, tini)
 	if err != nil {
 		return -1, err
 	}
@@ -48,7 +75,7 @@ func (l *Launcher) ExecStream(ctx context.Context, name string, argv []string, e
 	cmd.ExtraFiles = nsFiles
 	cmd.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.SysProcAttr = l.sysProcAttr()
+	cmd.SysProcAttr = attr
 	err = cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -60,23 +87,22 @@ func (l *Launcher) ExecStream(ctx context.Context, name string, argv []string, e
 	return 0, nil
 }
 
-// openNamespaces opens the namespaces of the node's tini (network, UTS, PID, mount, in that order).
+// openNamespaces opens the namespaces of a node's tini (network, UTS, PID, mount, in that order).
 // Open, they stay what they are even if tini ends; checked against tini's record after opening, they
 // are this node's and no other process's that took its PID.
-func (n *Node) openNamespaces() ([]*os.File, error) {
-	tini := n.tiniRecord()
+func openNamespaces(name string, tini proc.Record) ([]*os.File, error) {
 	var files []*os.File
 	for _, ns := range []string{"net", "uts", "pid", "mnt"} {
 		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/%s", tini.PID, ns))
 		if err != nil {
 			closeAll(files)
-			return nil, fmt.Errorf("realnode: node %s: its container is not running: %w", n.spec.Name, err)
+			return nil, fmt.Errorf("realnode: node %s: its container is not running: %w", name, err)
 		}
 		files = append(files, f)
 	}
 	if !tini.Alive() {
 		closeAll(files)
-		return nil, fmt.Errorf("realnode: node %s: its container is not running", n.spec.Name)
+		return nil, fmt.Errorf("realnode: node %s: its container is not running", name)
 	}
 	return files, nil
 }

@@ -140,6 +140,12 @@ func TestThreeRealNodes(t *testing.T) {
 		!strings.Contains(string(res.Stderr), "No such file") {
 		t.Fatalf("exec: %v %+v %q %q", err, res, res.Stdout, res.Stderr)
 	}
+	// What an exec shim of another process does: the node found by its record.
+	var out strings.Builder
+	code, err := ExecRecorded(ctx, l.opts.Dir, "realnode/"+pods[2], []string{"hostname"}, nil, nil, &out, &out)
+	if err != nil || code != 0 || out.String() != pods[2]+"\n" {
+		t.Fatalf("exec by record: %v, exit %d, %q", err, code, out.String())
+	}
 	for _, pod := range pods {
 		rss, err := nodes[pod].RSS()
 		if err != nil {

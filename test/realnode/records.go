@@ -34,8 +34,10 @@ type nodeRecord struct {
 	Procs   []proc.Record `json:"procs"` // unshare and tini of the current container
 }
 
-func (l *Launcher) recordPath(node string) string {
-	return filepath.Join(l.opts.Dir, "records", "node-"+safeName(node)+".json")
+func (l *Launcher) recordPath(node string) string { return recordPath(l.opts.Dir, node) }
+
+func recordPath(dir, node string) string {
+	return filepath.Join(dir, "records", "node-"+safeName(node)+".json")
 }
 
 func bridgeRecordPath(dir string) string { return filepath.Join(dir, "records", "bridge.json") }
