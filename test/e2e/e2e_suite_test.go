@@ -46,6 +46,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	opts = localcluster.E2EOptions()
 	opts.Progress = GinkgoWriter
+	opts.RealNodes = os.Getenv(localcluster.EnvBackend) == localcluster.TestBackendReal
 	lockSuite()
 	// Processes of an earlier run die with it (Options.DieWithParent); its state goes here.
 	Expect(opts.Running()).To(BeEmpty(), "processes of another e2e run are alive")

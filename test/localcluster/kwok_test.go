@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"reflect"
 	"testing"
 
@@ -104,5 +105,49 @@ func TestSetExternalIPs(t *testing.T) {
 		{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: "kwok-zone-b-2"}}
 	if !reflect.DeepEqual(n.Status.Addresses, want) {
 		t.Errorf("addresses %v, want %v", n.Status.Addresses, want)
+	}
+}
+
+// With real nodes, one more node, labelled and tainted for them, managed by its own kwok, with an
+// ExternalIP after the plain node's; without, none.
+func TestRealNodeManifest(t *testing.T) {
+	o := LocalOptions()
+	for _, real := range []bool{false, true} {
+		o.RealNodes = real
+		b, err := o.nodesManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+		var found *corev1.Node
+		for {
+			var n corev1.Node
+			if err := dec.Decode(&n); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if n.Name == RealNode {
+				found = &n
+			}
+		}
+		instances := o.kwokInstances()
+		if !real {
+			if found != nil || len(instances) != 2 {
+				t.Fatalf("real node without RealNodes: %v, %d kwok", found, len(instances))
+			}
+			continue
+		}
+		if found == nil || found.Labels[LabelTestBackend] != TestBackendReal || found.Labels[LabelKwok] != TestBackendReal ||
+			len(found.Spec.Taints) != 1 || found.Spec.Taints[0].Key != LabelTestBackend {
+			t.Fatalf("real node: %+v", found)
+		}
+		if k := instances[len(instances)-1]; k.mode != TestBackendReal || k.cidr != o.RealPodCIDR ||
+			!o.RealSubnet.Contains(netip.MustParseAddr("198.18.1.1")) {
+			t.Fatalf("real kwok: %+v", k)
+		}
+		if ips := o.nodeExternalIPs(); ips[RealNode] != fmt.Sprintf("127.0.1.%d", len(ips)) {
+			t.Fatalf("external IPs %v", ips)
+		}
 	}
 }

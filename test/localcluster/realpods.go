@@ -27,6 +27,9 @@ const (
 	LabelTestBackend = "acko.io/test-backend"
 	// TestBackendReal is the value of LabelTestBackend and of its taint.
 	TestBackendReal = "real"
+	// EnvBackend set to TestBackendReal makes `make run-local` (hack/localcluster) and the e2e suite
+	// run real nodes (Options.RealNodes).
+	EnvBackend = "ACKO_BACKEND"
 )
 
 // realVolumeDirs are the directories of this machine that hold a pod's volumes (volume name → dir):

@@ -120,6 +120,8 @@ type Syncer struct {
 	// claimsDir and scratchDir hold the files of the tool pods' claims and of their other paths.
 	claimsDir, scratchDir string
 	s3Addr                string         // where the S3-compatible store listens (Options.Ports.S3)
+	opts                  Options
+	real                  *realBackend // the pods on RealNode, when Options.RealNodes
 	runs                  sync.WaitGroup // the tools running; Run waits for them
 }
 
@@ -151,7 +153,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out, podLogs: opts.path(podLogsDir),
 		claimsDir: opts.path(claimsDir), scratchDir: opts.path(scratchDir), tools: map[string]toolRun{},
-		s3Addr:     opts.addr(opts.Ports.S3),
+		s3Addr:     opts.addr(opts.Ports.S3), opts: opts,
 		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet, workers: SyncWorkers,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
@@ -211,6 +213,15 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 	if err := s.enqueueSimulated(ctx); err != nil {
 		return err
+	}
+	if s.opts.RealNodes {
+		real, stop, err := startReal(ctx, s.opts, s.logf)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		s.real = real
+		s.queue.Add(dnsKey) // and so every real pod
 	}
 	s.queue.Add(pollKey)
 	go func() {
@@ -369,7 +380,11 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 	pod, err := s.pods.Pods(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		s.forget(key)
-		return errors.Join(s.removeNode(ctx, node), s.deleteExec(ctx, namespace, name))
+		var stopReal error
+		if s.real != nil {
+			stopReal = s.stopReal(key)
+		}
+		return errors.Join(stopReal, s.removeNode(ctx, node), s.deleteExec(ctx, namespace, name))
 	}
 	if err != nil {
 		return err
@@ -377,7 +392,11 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 	if tool := toolName(pod); tool != "" {
 		return s.syncTool(ctx, key, pod, tool) // its status is the tool's, not the readiness one
 	}
-	if simulated(pod) {
+	if s.real != nil && onRealNode(pod) && simulated(pod) {
+		if err := s.syncReal(ctx, key, pod); err != nil {
+			return err
+		}
+	} else if simulated(pod) {
 		if err := s.syncSimulated(ctx, key, pod); err != nil {
 			return err
 		}
@@ -610,6 +629,12 @@ func (s *Syncer) setVolume(ctx context.Context, pod *corev1.Pod, c *corev1.Conta
 		}
 		flat := maps.Clone(files)
 		maps.DeleteFunc(flat, func(name, _ string) bool { return strings.Contains(name, "/") })
+		if s.real != nil && onRealNode(pod) {
+			if _, err := s.setRealVolume(pod.Namespace+"/"+pod.Name, volume, flat); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.sim.SetDir(ctx, simclient.NodeName(pod.Namespace, pod.Name), path.Clean(m.MountPath), flat); err != nil {
 			return err
 		}
@@ -620,6 +645,9 @@ func (s *Syncer) setVolume(ctx context.Context, pod *corev1.Pod, c *corev1.Conta
 // syncStatus writes the pod's status as a kubelet would (readiness.go).
 func (s *Syncer) syncStatus(ctx context.Context, key string, pod *corev1.Pod) error {
 	var node *aerosim.NodeState
+	if s.real != nil && onRealNode(pod) {
+		node = s.real.state(key, pod.UID)
+	}
 	s.mu.Lock()
 	if st, ok := s.states[simclient.NodeName(pod.Namespace, pod.Name)]; ok && s.nodes[st.Name] == pod.UID {
 		node = &st
@@ -677,6 +705,11 @@ func (s *Syncer) syncDNS(ctx context.Context) error {
 		return err
 	}
 	s.dnsPushed = records
+	if s.real != nil {
+		for _, key := range s.real.podKeys() {
+			s.queue.Add(key) // its /etc/hosts follows
+		}
+	}
 	return nil
 }
 
@@ -720,8 +753,12 @@ func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 	if applied == id {
 		return nil
 	}
+	socket := ""
+	if s.real != nil && onRealNode(pod) {
+		socket = s.real.socket
+	}
 	for gvr, obj := range map[schema.GroupVersionResource]*unstructured.Unstructured{
-		execGVR: execFor(pod), logsGVR: s.logsFor(pod)} {
+		execGVR: execFor(pod, socket), logsGVR: s.logsFor(pod)} {
 		if err := s.apply(ctx, gvr, obj); err != nil {
 			return err
 		}
@@ -757,8 +794,9 @@ func (s *Syncer) deleteExec(ctx context.Context, namespace, name string) error {
 
 // execFor is the kwok Exec of a pod: each container runs commands locally (in kwok's PID
 // namespace) with POD_NAME, POD_NAMESPACE and its volume mounts set; the Aerospike container's
-// files are the simulator's. AnnotationExecHang passes on to every container's commands.
-func execFor(pod *corev1.Pod) *unstructured.Unstructured {
+// files are the simulator's. AnnotationExecHang passes on to every container's commands. With a
+// forwarding socket (a pod on RealNode), every command runs in the pod's real node instead.
+func execFor(pod *corev1.Pod, socket string) *unstructured.Unstructured {
 	env := func(name, value string) any { return map[string]any{"name": name, "value": value} }
 	aerospike := aerospikeContainer(pod)
 	execs := make([]any, 0, len(pod.Spec.Containers))
@@ -772,6 +810,9 @@ func execFor(pod *corev1.Pod) *unstructured.Unstructured {
 			env(fakeinit.EnvMounts, mountPaths(c)), env(fakeinit.EnvSimFiles, sim)}
 		if hang := pod.Annotations[AnnotationExecHang]; hang != "" {
 			envs = append(envs, env(fakeinit.EnvHang, hang))
+		}
+		if socket != "" {
+			envs = append(envs, env(fakeinit.EnvForwardSocket, socket), env(fakeinit.EnvForwardNode, realNodeName(pod)))
 		}
 		execs = append(execs, map[string]any{"containers": []any{c.Name}, "local": map[string]any{"envs": envs}})
 	}
