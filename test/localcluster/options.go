@@ -107,13 +107,13 @@ func LocalOptions() Options {
 			Kwok: 12250, KwokPlain: 12251, KwokReal: 12252, Aerosim: 3099, Metrics: 8443, Health: 8081, Webhook: 9443,
 			Prometheus: 9090, S3: 9000,
 		},
-		PodCIDR:         "127.1.0.0/16",
-		PlainPodCIDR:    "127.2.0.0/16",
+		PodCIDR:      "127.1.0.0/16",
+		PlainPodCIDR: "127.2.0.0/16",
 		// The benchmarking range 198.18.0.0/15: 198.18/16 here, 198.19.0/17 for the e2e suite, the
 		// rest for the tests of test/realnode and of the real pods.
-		RealBridge:  "acko-local",
-		RealSubnet:  netip.MustParsePrefix("198.18.0.0/16"),
-		RealPodCIDR: "198.18.1.0/24",
+		RealBridge:      "acko-local",
+		RealSubnet:      netip.MustParsePrefix("198.18.0.0/16"),
+		RealPodCIDR:     "198.18.1.0/24",
 		Zones:           []string{"zone-a", "zone-b", "zone-c"},
 		NodesPerZone:    2,
 		NodeExternalNet: "127.0.1",

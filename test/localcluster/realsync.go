@@ -46,7 +46,9 @@ type realPod struct {
 	lastLine string            // the last line asd wrote before it exited
 }
 
-func realNodeName(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name + "@" + string(pod.UID) }
+func realNodeName(pod *corev1.Pod) string {
+	return pod.Namespace + "/" + pod.Name + "@" + string(pod.UID)
+}
 
 func onRealNode(pod *corev1.Pod) bool { return pod.Spec.NodeName == RealNode }
 

@@ -119,9 +119,9 @@ type Syncer struct {
 	states   map[string]aerosim.NodeState // simulator node → its state at the last poll
 	// claimsDir and scratchDir hold the files of the tool pods' claims and of their other paths.
 	claimsDir, scratchDir string
-	s3Addr                string         // where the S3-compatible store listens (Options.Ports.S3)
+	s3Addr                string // where the S3-compatible store listens (Options.Ports.S3)
 	opts                  Options
-	real                  *realBackend // the pods on RealNode, when Options.RealNodes
+	real                  *realBackend   // the pods on RealNode, when Options.RealNodes
 	runs                  sync.WaitGroup // the tools running; Run waits for them
 }
 
@@ -153,7 +153,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out, podLogs: opts.path(podLogsDir),
 		claimsDir: opts.path(claimsDir), scratchDir: opts.path(scratchDir), tools: map[string]toolRun{},
-		s3Addr:     opts.addr(opts.Ports.S3), opts: opts,
+		s3Addr: opts.addr(opts.Ports.S3), opts: opts,
 		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet, workers: SyncWorkers,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
