@@ -133,6 +133,10 @@ func (o Options) kwokSpec(k kwokInstance) procSpec {
 		// kwok resolves an exec'd command in its own PATH, so the shims come first.
 		"PATH=" + o.shimDir(k) + string(os.PathListSeparator) + os.Getenv("PATH"),
 	}
+	if k.mode == TestBackendReal {
+		// Only the forwarding shims: a command a real pod cannot run is not found, never run here.
+		env[len(env)-1] = "PATH=" + o.shimDir(k)
+	}
 	return procSpec{name: k.name, path: "unshare", args: args, env: env, dir: o.path(kwokName)}
 }
 

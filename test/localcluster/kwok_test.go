@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -145,6 +146,9 @@ func TestRealNodeManifest(t *testing.T) {
 		if k := instances[len(instances)-1]; k.mode != TestBackendReal || k.cidr != o.RealPodCIDR ||
 			!o.RealSubnet.Contains(netip.MustParseAddr("198.18.1.1")) {
 			t.Fatalf("real kwok: %+v", k)
+		}
+		if env := o.kwokSpec(instances[len(instances)-1]).env; !slices.Contains(env, "PATH="+o.shimDir(instances[len(instances)-1])) {
+			t.Fatalf("the real kwok finds more than its forwarding shims: %v", env)
 		}
 		if ips := o.nodeExternalIPs(); ips[RealNode] != fmt.Sprintf("127.0.1.%d", len(ips)) {
 			t.Fatalf("external IPs %v", ips)
