@@ -150,18 +150,11 @@ func (s *Syncer) startReal(ctx context.Context, key string, pod *corev1.Pod) err
 	s.mu.Lock()
 	f := s.inits[key]
 	s.mu.Unlock()
-	if f != nil && f.uid == pod.UID {
-		if wait := time.Until(f.retry); wait > 0 {
-			s.queue.AddAfter(key, wait)
-			return nil
-		}
-	}
-	vols, digests, err := startFiles(pod, s.configMaps)
-	if failed := (*initError)(nil); errors.As(err, &failed) {
-		s.initFailed(key, pod, failed)
+	if f.backingOff(key, pod, s.queue) {
 		return nil
 	}
-	if err != nil {
+	vols, digests, ok, err := s.initDone(key, pod)
+	if !ok || err != nil {
 		return err
 	}
 	dirs, err := realVolumeDirs(pod, filepath.Join(s.real.podsDir, pod.Namespace, pod.Name+"@"+string(pod.UID)),

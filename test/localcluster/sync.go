@@ -455,11 +455,8 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	if known == pod.UID {
 		return nil
 	}
-	if f != nil && f.uid == pod.UID {
-		if wait := time.Until(f.retry); wait > 0 {
-			s.queue.AddAfter(key, wait)
-			return nil
-		}
+	if f.backingOff(key, pod, s.queue) {
+		return nil
 	}
 	st, err := s.sim.Node(ctx, name)
 	switch {
@@ -476,12 +473,8 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	case !errors.Is(err, aerosim.ErrNotFound):
 		return err
 	}
-	vols, digests, err := startFiles(pod, s.configMaps)
-	if failed := (*initError)(nil); errors.As(err, &failed) {
-		s.initFailed(key, pod, failed)
-		return nil
-	}
-	if err != nil {
+	vols, digests, ok, err := s.initDone(key, pod)
+	if !ok || err != nil {
 		return err
 	}
 	spec, err := s.startSpec(key, pod, vols)
@@ -546,6 +539,30 @@ func (s *Syncer) withClaimUIDs(list string) (string, error) {
 		claims[i] = c + "@" + string(pvc.UID)
 	}
 	return strings.Join(claims, ","), nil
+}
+
+// backingOff reports whether the pod's failed init container waits out its back-off (and queues the
+// pod for its end).
+func (f *initFailure) backingOff(key string, pod *corev1.Pod, queue workqueue.TypedRateLimitingInterface[string]) bool {
+	if f == nil || f.uid != pod.UID {
+		return false
+	}
+	wait := time.Until(f.retry)
+	if wait > 0 {
+		queue.AddAfter(key, wait)
+	}
+	return wait > 0
+}
+
+// initDone runs the pod's init containers on its volumes (startFiles); ok is false while one fails
+// or waits (recorded: the pod's status shows it).
+func (s *Syncer) initDone(key string, pod *corev1.Pod) (volumeFiles, map[string]string, bool, error) {
+	vols, digests, err := startFiles(pod, s.configMaps)
+	if failed := (*initError)(nil); errors.As(err, &failed) {
+		s.initFailed(key, pod, failed)
+		return nil, nil, false, nil
+	}
+	return vols, digests, err == nil, err
 }
 
 // initFailed records an init container's failure and when it runs again; or one that waits, which
