@@ -22,7 +22,8 @@ import (
 // stopOrder stops the users of a component before the component: the API server goes after
 // everything that talks to it, etcd last.
 var stopOrder = []string{
-	syncName, prometheusName, HelmManagerName, ManagerName(StandbyManager), managerName, kwokRealName, kwokPlainName, kwokName, aerosimName,
+	syncName, prometheusName, HelmManagerName, ManagerName(StandbyManager), managerName,
+	kwokRealName, kwokPlainName, kwokName, aerosimName,
 	schedulerName, controllerManagerName, apiServerName, etcdName,
 }
 

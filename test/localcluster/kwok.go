@@ -60,20 +60,27 @@ type kwokInstance struct {
 	shims   []string // fakeinit shims first in the PATH of exec'd commands
 }
 
+// The kwok stages each instance runs (files of kwok/).
+const (
+	nodeStages   = "node-stages.yaml"
+	podStages    = "pod-stages.yaml"
+	volumeStages = "volume-stages.yaml"
+)
+
 func (o Options) kwokInstances() []kwokInstance {
 	instances := []kwokInstance{
 		{name: kwokName, mode: "tini", cmdline: TiniCmdline, cidr: o.PodCIDR, port: o.Ports.Kwok,
-			shims: []string{"kill", "cat", "cp"}, stages: []string{"node-stages.yaml", "pod-stages.yaml", "volume-stages.yaml"}},
+			shims: []string{"kill", "cat", "cp"}, stages: []string{nodeStages, podStages, volumeStages}},
 		// No kill shim here: a SIGUSR1 to a plain PID 1 must not look like a warm restart.
 		{name: kwokPlainName, mode: TestInitPlain, cmdline: PlainCmdline, cidr: o.PlainPodCIDR, port: o.Ports.KwokPlain,
-			shims: []string{"cat", "cp"}, stages: []string{"node-stages.yaml", "pod-stages.yaml"}},
+			shims: []string{"cat", "cp"}, stages: []string{nodeStages, podStages}},
 	}
 	if o.RealNodes {
 		// Every command exec'd in a real pod is a shim that has the sync loop run it in the pod's
 		// namespaces (fakeinit.Forward): these are the commands a pod can run.
 		instances = append(instances, kwokInstance{name: kwokRealName, mode: TestBackendReal, cmdline: TiniCmdline,
 			cidr: o.RealPodCIDR, port: o.Ports.KwokReal, shims: fakeinit.ForwardedCommands,
-			stages: []string{"node-stages.yaml", "pod-stages.yaml", "volume-stages.yaml"}})
+			stages: []string{nodeStages, podStages, volumeStages}})
 	}
 	return instances
 }

@@ -119,19 +119,7 @@ func TestRealNodeManifest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-		var found *corev1.Node
-		for {
-			var n corev1.Node
-			if err := dec.Decode(&n); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if n.Name == RealNode {
-				found = &n
-			}
-		}
+		found := nodeNamed(t, b, RealNode)
 		instances := o.kwokInstances()
 		if !real {
 			if found != nil || len(instances) != 2 {
@@ -152,6 +140,23 @@ func TestRealNodeManifest(t *testing.T) {
 		}
 		if ips := o.nodeExternalIPs(); ips[RealNode] != fmt.Sprintf("127.0.1.%d", len(ips)) {
 			t.Fatalf("external IPs %v", ips)
+		}
+	}
+}
+
+// nodeNamed is the node of that name in a manifest, or nil.
+func nodeNamed(t *testing.T, manifest []byte, name string) *corev1.Node {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
+	for {
+		var n corev1.Node
+		if err := dec.Decode(&n); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if n.Name == name {
+			return &n
 		}
 	}
 }

@@ -117,7 +117,13 @@ func TestRealPodsFormACluster(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
+	c, pods := startRealPods(ctx, t, l, dir)
+	awaitRealPods(ctx, t, c, pods)
+}
 
+// startRealPods starts ACKO's 3 pods of a cluster as real nodes, made of files as the sync loop makes them.
+func startRealPods(ctx context.Context, t *testing.T, l *realnode.Launcher, dir string) (*ackov1alpha1.AerospikeCluster, []*corev1.Pod) {
+	t.Helper()
 	c := testcluster.New("ns", "db", 3)
 	rack := c.RackPlan()[0]
 	conf, err := config.Render(c, rack, ackov1alpha1.DefaultClusterDomain)
@@ -156,6 +162,12 @@ func TestRealPodsFormACluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return c, pods
+}
+
+// awaitRealPods waits until every pod's node answers with its node id in one cluster of them all.
+func awaitRealPods(ctx context.Context, t *testing.T, c *ackov1alpha1.AerospikeCluster, pods []*corev1.Pod) {
+	t.Helper()
 	info := aerospike.NewClient(aerospike.ClientOptions{})
 	for {
 		keys, why := map[string]bool{}, ""

@@ -125,10 +125,11 @@ type Syncer struct {
 	runs                  sync.WaitGroup // the tools running; Run waits for them
 }
 
-// execID is what a pod's Exec was applied for: the pod's UID and its AnnotationExecHang.
+// execID is what a pod's Exec was applied for: the pod's UID, its AnnotationExecHang and the socket
+// its commands are forwarded to (a pod scheduled onto RealNode after its first sync gets one).
 type execID struct {
-	uid  types.UID
-	hang string
+	uid          types.UID
+	hang, socket string
 }
 
 // projections are what was projected into a pod's ConfigMap volumes (volume → digest), and since
@@ -763,16 +764,16 @@ func (s *Syncer) removeNode(ctx context.Context, name string) error {
 // env, so this is how the shims learn which pod (and node) a command is for, and where its
 // volumes are.
 func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
-	key, id := pod.Namespace+"/"+pod.Name, execID{uid: pod.UID, hang: pod.Annotations[AnnotationExecHang]}
+	socket := ""
+	if s.real != nil && onRealNode(pod) {
+		socket = s.real.socket
+	}
+	key, id := pod.Namespace+"/"+pod.Name, execID{uid: pod.UID, hang: pod.Annotations[AnnotationExecHang], socket: socket}
 	s.mu.Lock()
 	applied := s.execs[key]
 	s.mu.Unlock()
 	if applied == id {
 		return nil
-	}
-	socket := ""
-	if s.real != nil && onRealNode(pod) {
-		socket = s.real.socket
 	}
 	for gvr, obj := range map[schema.GroupVersionResource]*unstructured.Unstructured{
 		execGVR: execFor(pod, socket), logsGVR: s.logsFor(pod)} {

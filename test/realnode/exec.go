@@ -69,8 +69,9 @@ func execIn(ctx context.Context, name string, tini proc.Record, argv []string, e
 	}
 	defer closeAll(nsFiles)
 	// nsenter opens every namespace file before it enters any: fds 3.. are the ones held here.
-	args := []string{"--net=/proc/self/fd/3", "--uts=/proc/self/fd/4", "--pid=/proc/self/fd/5",
-		"--mount=/proc/self/fd/6", "--wd=/", "--"}
+	args := make([]string, 0, 6+len(argv))
+	args = append(args, "--net=/proc/self/fd/3", "--uts=/proc/self/fd/4", "--pid=/proc/self/fd/5",
+		"--mount=/proc/self/fd/6", "--wd=/", "--")
 	cmd := exec.CommandContext(ctx, "nsenter", append(args, argv...)...)
 	cmd.ExtraFiles = nsFiles
 	cmd.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, env...)

@@ -361,10 +361,12 @@ exec as-tini-static -r SIGUSR1 -t SIGTERM -- asd --foreground --config-file ` + 
 // startContainer starts tini and asd in the node's sandbox, asd's output going to the node's log.
 func (l *Launcher) startContainer(n *Node) error {
 	sb := n.sandbox.PID
-	args := []string{fmt.Sprintf("--net=/proc/%d/ns/net", sb), fmt.Sprintf("--uts=/proc/%d/ns/uts", sb),
+	mounts := n.mounts()
+	args := make([]string, 0, 14+3*len(mounts))
+	args = append(args, fmt.Sprintf("--net=/proc/%d/ns/net", sb), fmt.Sprintf("--uts=/proc/%d/ns/uts", sb),
 		"unshare", "--pid", "--fork", "--mount", "--mount-proc", "--kill-child",
-		"sh", "-c", containerScript, "sh", l.opts.ASDDir, strconv.Itoa(l.opts.OpenFiles)}
-	for _, m := range n.mounts() {
+		"sh", "-c", containerScript, "sh", l.opts.ASDDir, strconv.Itoa(l.opts.OpenFiles))
+	for _, m := range mounts {
 		mode := "rw"
 		if m.ReadOnly {
 			mode = "ro"

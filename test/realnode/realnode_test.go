@@ -96,38 +96,65 @@ func testLauncher(t *testing.T) *Launcher {
 // its container, which starts again in the same sandbox; nothing is left after cleanup.
 func TestThreeRealNodes(t *testing.T) {
 	requireReal(t)
-	l := testLauncher(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-
-	c := testcluster.New("realnode", "db", 3)
-	template, err := config.Render(c, c.RackPlan()[0], ackov1alpha1.DefaultClusterDomain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods := c.DesiredPodNames()
-	ips := map[string]netip.Addr{}
-	hosts := "127.0.0.1\tlocalhost\n"
-	for i, pod := range pods {
-		ips[pod] = netip.AddrFrom4([4]byte{198, 19, 128, byte(10 + i)})
-		hosts += fmt.Sprintf("%s\t%s %s\n", ips[pod], c.PodDNSName(pod, ackov1alpha1.DefaultClusterDomain), pod)
-	}
-	started := time.Now()
-	nodes := map[string]*Node{}
-	for _, pod := range pods {
-		n, err := l.Start(ctx, NodeSpec{Name: "realnode/" + pod, IP: ips[pod], Hosts: []byte(hosts),
-			Config: []byte(config.PodFile(template, config.PodValues{NodeID: config.PodNodeID(c, pod)}))})
+	tr := startThree(ctx, t, testLauncher(t))
+	tr.checkExec(ctx, t)
+	for _, pod := range tr.pods {
+		rss, err := tr.nodes[pod].RSS()
 		if err != nil {
 			t.Fatal(err)
 		}
-		nodes[pod] = n
+		t.Logf("asd of %s: RSS %d MiB", pod, rss>>20)
 	}
-	info := aerospike.NewClient(aerospike.ClientOptions{})
-	waitCluster(ctx, t, info, c, ips)
-	t.Logf("3 nodes formed one cluster %s after the first start", time.Since(started).Round(100*time.Millisecond))
+	tr.checkWarmRestart(ctx, t, tr.pods[1])
+	tr.checkCrash(ctx, t, tr.pods[2])
+}
 
-	first := "realnode/" + pods[0]
-	res, err := l.Exec(ctx, first, []string{"cat", "/proc/1/cmdline"}, nil, nil)
+// trio is three running nodes of a 3-pod cluster as the operator renders it.
+type trio struct {
+	l     *Launcher
+	c     *ackov1alpha1.AerospikeCluster
+	pods  []string
+	ips   map[string]netip.Addr
+	nodes map[string]*Node
+	info  *aerospike.Client
+}
+
+func startThree(ctx context.Context, t *testing.T, l *Launcher) *trio {
+	t.Helper()
+	tr := &trio{l: l, c: testcluster.New("realnode", "db", 3), ips: map[string]netip.Addr{}, nodes: map[string]*Node{},
+		info: aerospike.NewClient(aerospike.ClientOptions{})}
+	template, err := config.Render(tr.c, tr.c.RackPlan()[0], ackov1alpha1.DefaultClusterDomain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.pods = tr.c.DesiredPodNames()
+	hosts := "127.0.0.1\tlocalhost\n"
+	for i, pod := range tr.pods {
+		tr.ips[pod] = netip.AddrFrom4([4]byte{198, 19, 128, byte(10 + i)})
+		hosts += fmt.Sprintf("%s\t%s %s\n", tr.ips[pod], tr.c.PodDNSName(pod, ackov1alpha1.DefaultClusterDomain), pod)
+	}
+	started := time.Now()
+	for _, pod := range tr.pods {
+		n, err := l.Start(ctx, NodeSpec{Name: "realnode/" + pod, IP: tr.ips[pod], Hosts: []byte(hosts),
+			Config: []byte(config.PodFile(template, config.PodValues{NodeID: config.PodNodeID(tr.c, pod)}))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.nodes[pod] = n
+	}
+	waitCluster(ctx, t, tr.info, tr.c, tr.ips)
+	t.Logf("3 nodes formed one cluster %s after the first start", time.Since(started).Round(100*time.Millisecond))
+	return tr
+}
+
+// checkExec: a command runs in the node's namespaces (its PID 1 the image's tini, its host name, its
+// files), through the launcher and through its record.
+func (tr *trio) checkExec(ctx context.Context, t *testing.T) {
+	t.Helper()
+	first := "realnode/" + tr.pods[0]
+	res, err := tr.l.Exec(ctx, first, []string{"cat", "/proc/1/cmdline"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,78 +162,81 @@ func TestThreeRealNodes(t *testing.T) {
 		"as-tini-static -r SIGUSR1 -t SIGTERM -- asd --foreground --config-file /etc/aerospike/aerospike.conf "; got != want {
 		t.Fatalf("PID 1 in the node: %q, want %q", got, want)
 	}
-	res, err = l.Exec(ctx, first, []string{"sh", "-c", "hostname; ls /opt/aerospike; cat /nonexistent"}, nil, nil)
-	if err != nil || res.ExitCode != 1 || string(res.Stdout) != pods[0]+"\nsmd\nusr\n" ||
+	res, err = tr.l.Exec(ctx, first, []string{"sh", "-c", "hostname; ls /opt/aerospike; cat /nonexistent"}, nil, nil)
+	if err != nil || res.ExitCode != 1 || string(res.Stdout) != tr.pods[0]+"\nsmd\nusr\n" ||
 		!strings.Contains(string(res.Stderr), "No such file") {
 		t.Fatalf("exec: %v %+v %q %q", err, res, res.Stdout, res.Stderr)
 	}
 	// What an exec shim of another process does: the node found by its record.
 	var out strings.Builder
-	code, err := ExecRecorded(ctx, l.opts.Dir, "realnode/"+pods[2], []string{"hostname"}, nil, nil, &out, &out)
-	if err != nil || code != 0 || out.String() != pods[2]+"\n" {
+	code, err := ExecRecorded(ctx, tr.l.opts.Dir, "realnode/"+tr.pods[2], []string{"hostname"}, nil, nil, &out, &out)
+	if err != nil || code != 0 || out.String() != tr.pods[2]+"\n" {
 		t.Fatalf("exec by record: %v, exit %d, %q", err, code, out.String())
 	}
-	for _, pod := range pods {
-		rss, err := nodes[pod].RSS()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("asd of %s: RSS %d MiB", pod, rss>>20)
-	}
+}
 
-	// The warm restart: tini stays, asd starts again.
-	second := "realnode/" + pods[1]
-	tini := nodes[pods[1]].TiniPID()
-	asdBefore, err := nodes[pods[1]].ASDPID(time.Second)
+// checkWarmRestart: SIGUSR1 to the pod's tini restarts its asd (uptime reset), tini stays, the others
+// keep theirs, and the cluster forms again.
+func (tr *trio) checkWarmRestart(ctx context.Context, t *testing.T, pod string) {
+	t.Helper()
+	node := tr.nodes[pod]
+	tini := node.TiniPID()
+	asdBefore, err := node.ASDPID(time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uptime := uptimeOf(ctx, t, info, ips[pods[1]])
+	uptime := uptimeOf(ctx, t, tr.info, tr.ips[pod])
 	others := map[string]int{}
-	for _, pod := range []string{pods[0], pods[2]} {
-		others[pod], _ = nodes[pod].ASDPID(time.Second)
+	for _, p := range tr.pods {
+		if p != pod {
+			others[p], _ = tr.nodes[p].ASDPID(time.Second)
+		}
 	}
 	restarted := time.Now()
-	if err := l.Signal(second, syscall.SIGUSR1); err != nil {
+	if err := tr.l.Signal("realnode/"+pod, syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "asd of "+pods[1]+" restarted by tini", func() bool {
-		pid, err := nodes[pods[1]].ASDPID(0)
+	waitFor(ctx, t, "asd of "+pod+" restarted by tini", func() bool {
+		pid, err := node.ASDPID(0)
 		return err == nil && pid != asdBefore
 	})
-	waitCluster(ctx, t, info, c, ips)
+	waitCluster(ctx, t, tr.info, tr.c, tr.ips)
 	t.Logf("warm restart: one cluster again %s after SIGUSR1", time.Since(restarted).Round(100*time.Millisecond))
-	if nodes[pods[1]].TiniPID() != tini || !nodes[pods[1]].tiniRecord().Alive() {
+	if node.TiniPID() != tini || !node.tiniRecord().Alive() {
 		t.Fatal("tini did not stay")
 	}
 	// A reset uptime counts from the signal at most: one that did not reset has grown from its old value.
-	if now, since := uptimeOf(ctx, t, info, ips[pods[1]]), int(time.Since(restarted).Seconds())+1; now > since {
+	if now, since := uptimeOf(ctx, t, tr.info, tr.ips[pod]), int(time.Since(restarted).Seconds())+1; now > since {
 		t.Fatalf("uptime %d s after the warm restart %d s ago (%d s before it)", now, since, uptime)
 	}
-	for pod, pid := range others {
-		if now, _ := nodes[pod].ASDPID(0); now != pid {
-			t.Fatalf("asd of %s restarted too", pod)
+	for p, pid := range others {
+		if now, _ := tr.nodes[p].ASDPID(0); now != pid {
+			t.Fatalf("asd of %s restarted too", p)
 		}
 	}
+}
 
-	// A crash: the container ends with asd's 128+9, and starts again in its sandbox.
-	third := "realnode/" + pods[2]
-	if err := l.Kill(third); err != nil {
+// checkCrash: a killed asd ends its container with 128+9; it starts again in its sandbox and rejoins;
+// the container log is asd's output in the CRI format.
+func (tr *trio) checkCrash(ctx context.Context, t *testing.T, pod string) {
+	t.Helper()
+	name := "realnode/" + pod
+	if err := tr.l.Kill(name); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-nodes[pods[2]].Exited():
+	case <-tr.nodes[pod].Exited():
 	case <-ctx.Done():
 		t.Fatal("the container did not end after its asd was killed")
 	}
-	if code, _ := nodes[pods[2]].ExitCode(); code != 137 {
+	if code, _ := tr.nodes[pod].ExitCode(); code != 137 {
 		t.Fatalf("exit code %d after SIGKILL of asd, want 137", code)
 	}
-	if err := l.Restart(third); err != nil {
+	if err := tr.l.Restart(name); err != nil {
 		t.Fatal(err)
 	}
-	waitCluster(ctx, t, info, c, ips)
-	log, err := os.ReadFile(nodes[pods[2]].LogPath())
+	waitCluster(ctx, t, tr.info, tr.c, tr.ips)
+	log, err := os.ReadFile(tr.nodes[pod].LogPath())
 	if err != nil || !strings.Contains(string(log), " stderr F ") || !strings.Contains(string(log), "service ready") {
 		t.Fatalf("container log (CRI format, asd's lines): %v\n%.2000s", err, log)
 	}

@@ -112,7 +112,7 @@ func (l *Launcher) Cleanup() error {
 	for _, name := range names {
 		go func() { errs <- l.Stop(name) }()
 	}
-	var all []error
+	all := make([]error, 0, len(names)+1)
 	for range names {
 		all = append(all, <-errs)
 	}
@@ -132,7 +132,7 @@ func CleanupLeftovers(dir string) error {
 			errs = append(errs, fmt.Errorf("realnode: unreadable record %s: remove it by hand once its node is gone", f))
 			continue
 		}
-		var nodeErrs []error
+		nodeErrs := make([]error, 0, len(rec.Procs)+2)
 		// Tini first: PID 1 gone, the kernel kills the rest of its PID namespace.
 		for _, p := range append(rec.Procs, rec.Sandbox) {
 			nodeErrs = append(nodeErrs, killAndWait(p))
