@@ -109,38 +109,42 @@ func TestSetExternalIPs(t *testing.T) {
 	}
 }
 
-// With real nodes, one more node, labelled and tainted for them, managed by its own kwok, with an
-// ExternalIP after the plain node's; without, none.
+// Without real nodes, no real node and two kwok.
+func TestNoRealNodeManifest(t *testing.T) {
+	o := LocalOptions()
+	b, err := o.nodesManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := nodeNamed(t, b, RealNode); found != nil || len(o.kwokInstances()) != 2 {
+		t.Fatalf("real node without RealNodes: %v, %d kwok", found, len(o.kwokInstances()))
+	}
+}
+
+// With real nodes, one more node, labelled and tainted for them, managed by its own kwok that finds
+// only its forwarding shims, with an ExternalIP after the plain node's.
 func TestRealNodeManifest(t *testing.T) {
 	o := LocalOptions()
-	for _, real := range []bool{false, true} {
-		o.RealNodes = real
-		b, err := o.nodesManifest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := nodeNamed(t, b, RealNode)
-		instances := o.kwokInstances()
-		if !real {
-			if found != nil || len(instances) != 2 {
-				t.Fatalf("real node without RealNodes: %v, %d kwok", found, len(instances))
-			}
-			continue
-		}
-		if found == nil || found.Labels[LabelTestBackend] != TestBackendReal || found.Labels[LabelKwok] != TestBackendReal ||
-			len(found.Spec.Taints) != 1 || found.Spec.Taints[0].Key != LabelTestBackend {
-			t.Fatalf("real node: %+v", found)
-		}
-		if k := instances[len(instances)-1]; k.mode != TestBackendReal || k.cidr != o.RealPodCIDR ||
-			!o.RealSubnet.Contains(netip.MustParseAddr("198.18.1.1")) {
-			t.Fatalf("real kwok: %+v", k)
-		}
-		if env := o.kwokSpec(instances[len(instances)-1]).env; !slices.Contains(env, "PATH="+o.shimDir(instances[len(instances)-1])) {
-			t.Fatalf("the real kwok finds more than its forwarding shims: %v", env)
-		}
-		if ips := o.nodeExternalIPs(); ips[RealNode] != fmt.Sprintf("127.0.1.%d", len(ips)) {
-			t.Fatalf("external IPs %v", ips)
-		}
+	o.RealNodes = true
+	b, err := o.nodesManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := nodeNamed(t, b, RealNode)
+	if found == nil || found.Labels[LabelTestBackend] != TestBackendReal || found.Labels[LabelKwok] != TestBackendReal ||
+		len(found.Spec.Taints) != 1 || found.Spec.Taints[0].Key != LabelTestBackend {
+		t.Fatalf("real node: %+v", found)
+	}
+	instances := o.kwokInstances()
+	k := instances[len(instances)-1]
+	if k.mode != TestBackendReal || k.cidr != o.RealPodCIDR || !o.RealSubnet.Contains(netip.MustParseAddr("198.18.1.1")) {
+		t.Fatalf("real kwok: %+v", k)
+	}
+	if env := o.kwokSpec(k).env; !slices.Contains(env, "PATH="+o.shimDir(k)) {
+		t.Fatalf("the real kwok finds more than its forwarding shims: %v", env)
+	}
+	if ips := o.nodeExternalIPs(); ips[RealNode] != fmt.Sprintf("127.0.1.%d", len(ips)) {
+		t.Fatalf("external IPs %v", ips)
 	}
 }
 
