@@ -99,7 +99,13 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 
 .PHONY: test-e2e
 test-e2e: local-assets build ## End-to-end suite: local control plane, kwok nodes, the real manager, kubectl, Prometheus.
-	go test ./test/e2e/ -v -count=1 -timeout 40m -ginkgo.v
+	go test ./test/e2e/ -v -count=1 -timeout 40m -ginkgo.v -ginkgo.label-filter='!real'
+
+.PHONY: test-real
+test-real: local-assets build ## Real Aerospike nodes (root; asd and as-tini-static in ACKO_ASD_DIR, default ../shared/aerospike-ce-8.1.2.0/bin): the launcher, ACKO's pods as real nodes, and the e2e specs labelled real.
+	ACKO_REAL=1 go test ./test/realnode/ -v -count=1 -timeout 10m
+	ACKO_REAL=1 go test ./test/localcluster/ -v -count=1 -timeout 10m -run Real
+	ACKO_BACKEND=real go test ./test/e2e/ -v -count=1 -timeout 30m -ginkgo.v -ginkgo.label-filter=real
 
 .PHONY: soak
 soak: local-assets build ## The e2e scale sequence (1 → 2 → 3 → 5 → 3 → 1 → 3) 10 times; test-e2e runs it twice.
@@ -184,9 +190,12 @@ krew: ## Cross-build kubectl acko archives (linux/darwin, amd64/arm64) into dist
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd --webhook-self-signed-url-host=127.0.0.1 --zap-devel
 
+# BACKEND=real runs the sample of `make run-local` on real asd nodes (root, ACKO_ASD_DIR).
+BACKEND ?=
+
 .PHONY: run-local
-run-local: local-assets build ## Local control plane, kwok nodes, simulator and manager (UP_FLAGS=--detach to return).
-	go run ./hack/localcluster up $(UP_FLAGS)
+run-local: local-assets build ## Local control plane, kwok nodes, simulator and manager (UP_FLAGS=--detach to return; BACKEND=real: the sample on real asd nodes, as root).
+	ACKO_BACKEND=$(BACKEND) go run ./hack/localcluster up $(UP_FLAGS)
 
 .PHONY: stop-local
 stop-local: ## Stop the local cluster started by run-local (only the processes it started).

@@ -7,6 +7,9 @@
 //	localcluster down            stop what `up` started (by the PIDs it recorded)
 //	localcluster wipe            stop and delete the state (.local/)
 //	localcluster sync            the sync loop alone (what `up --detach` leaves running)
+//
+// With ACKO_BACKEND=real (make run-local BACKEND=real) the sample runs on real asd nodes
+// (test/realnode: root and the binaries of ACKO_ASD_DIR).
 package main
 
 import (
@@ -27,6 +30,8 @@ func main() {
 	}
 	flag.Parse()
 	opts := localcluster.LocalOptions()
+	// BACKEND=real (make run-local BACKEND=real): the sample's pods run real asd nodes.
+	opts.RealNodes = os.Getenv(localcluster.EnvBackend) == localcluster.TestBackendReal
 	var err error
 	switch flag.Arg(0) {
 	case "up":

@@ -469,7 +469,7 @@ func TestColdStartLoads(t *testing.T) {
 		t.Fatalf("last line %q", last)
 	}
 	file, err := os.ReadFile(filepath.Join(opts.LogDir, LogFile("ns/db-0")))
-	if err != nil || !strings.Contains(string(file), " stdout F "+ticks[1]+"\n") {
+	if err != nil || !strings.Contains(string(file), " stderr F "+ticks[1]+"\n") {
 		t.Fatalf("log file %q: %v", file, err)
 	}
 

@@ -579,7 +579,8 @@ func (n *node) logf(at time.Time, format string, args ...any) {
 	}
 	// Best effort, as a container's log is: a full disk loses lines, not the node.
 	if f, err := os.OpenFile(n.logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-		_, _ = fmt.Fprintf(f, "%s stdout F %s\n", at.UTC().Format(time.RFC3339Nano), line)
+		// asd writes its console log to stderr (seen on the real 8.1.2.0 under tini).
+		_, _ = fmt.Fprintf(f, "%s stderr F %s\n", at.UTC().Format(time.RFC3339Nano), line)
 		_ = f.Close()
 	}
 }

@@ -46,6 +46,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	opts = localcluster.E2EOptions()
 	opts.Progress = GinkgoWriter
+	opts.RealNodes = os.Getenv(localcluster.EnvBackend) == localcluster.TestBackendReal
+	if opts.RealNodes {
+		// The real tier checks the Aerospike nodes, not the metrics: no Prometheus, its CPU for asd.
+		opts.RequirePrometheus, opts.NoPrometheus = false, true
+	}
 	lockSuite()
 	// Processes of an earlier run die with it (Options.DieWithParent); its state goes here.
 	Expect(opts.Running()).To(BeEmpty(), "processes of another e2e run are alive")

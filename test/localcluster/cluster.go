@@ -14,12 +14,16 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/acko-io/acko/test/proc"
+	"github.com/acko-io/acko/test/realnode"
 )
 
 // stopOrder stops the users of a component before the component: the API server goes after
 // everything that talks to it, etcd last.
 var stopOrder = []string{
-	syncName, prometheusName, HelmManagerName, ManagerName(StandbyManager), managerName, kwokPlainName, kwokName, aerosimName,
+	syncName, prometheusName, HelmManagerName, ManagerName(StandbyManager), managerName,
+	kwokRealName, kwokPlainName, kwokName, aerosimName,
 	schedulerName, controllerManagerName, apiServerName, etcdName,
 }
 
@@ -263,18 +267,20 @@ func (c *Cluster) Down() error {
 }
 
 // Stop stops every process recorded under o.Dir (also those of another `up`), by PID, and
-// checks that none of them, nor any of their descendants, is left.
+// checks that none of them, nor any of their descendants, is left; then removes what the real-node
+// launcher recorded and left (its nodes, their links and its bridge), should its process have died
+// without cleaning up.
 func (o Options) Stop() error {
 	running := o.runningRecords()
 	if len(running) == 0 {
 		o.progressf("nothing running in %s", o.Dir)
-		return nil
+		return realnode.CleanupLeftovers(o.RealNodesDir())
 	}
 	roots := make([]pidRecord, 0, len(running))
 	for _, rec := range running {
 		roots = append(roots, rec)
 	}
-	all := append(roots, descendants(roots)...)
+	all := append(roots, proc.Descendants(roots)...)
 	var errs []error
 	for _, name := range stopOrder {
 		if _, ok := running[name]; ok {
@@ -282,8 +288,9 @@ func (o Options) Stop() error {
 			errs = append(errs, o.stopProcess(name))
 		}
 	}
+	errs = append(errs, realnode.CleanupLeftovers(o.RealNodesDir()))
 	for _, rec := range all {
-		if rec.alive() {
+		if rec.Alive() {
 			errs = append(errs, fmt.Errorf("pid %d (%s) is still running", rec.PID, rec.Cmd))
 		}
 	}

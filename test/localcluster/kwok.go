@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/acko-io/acko/test/localcluster/fakeinit"
+	"github.com/acko-io/acko/test/proc"
 )
 
 // kwokFiles are the stages and the Exec and Logs CRDs, copied from the kwok module (see each file's header).
@@ -37,6 +38,8 @@ const (
 	LabelZone = "topology.kubernetes.io/zone"
 	// PlainNode is the name of the plain-init node.
 	PlainNode = kwokPlainName
+	// RealNode is the name of the node whose pods run real asd (Options.RealNodes).
+	RealNode = kwokRealName
 )
 
 // TiniCmdline is /proc/1/cmdline, split, of every pod on the zone nodes: the official image's
@@ -57,14 +60,29 @@ type kwokInstance struct {
 	shims   []string // fakeinit shims first in the PATH of exec'd commands
 }
 
+// The kwok stages each instance runs (files of kwok/).
+const (
+	nodeStages   = "node-stages.yaml"
+	podStages    = "pod-stages.yaml"
+	volumeStages = "volume-stages.yaml"
+)
+
 func (o Options) kwokInstances() []kwokInstance {
-	return []kwokInstance{
+	instances := []kwokInstance{
 		{name: kwokName, mode: "tini", cmdline: TiniCmdline, cidr: o.PodCIDR, port: o.Ports.Kwok,
-			shims: []string{"kill", "cat", "cp"}, stages: []string{"node-stages.yaml", "pod-stages.yaml", "volume-stages.yaml"}},
+			shims: []string{"kill", "cat", "cp"}, stages: []string{nodeStages, podStages, volumeStages}},
 		// No kill shim here: a SIGUSR1 to a plain PID 1 must not look like a warm restart.
 		{name: kwokPlainName, mode: TestInitPlain, cmdline: PlainCmdline, cidr: o.PlainPodCIDR, port: o.Ports.KwokPlain,
-			shims: []string{"cat", "cp"}, stages: []string{"node-stages.yaml", "pod-stages.yaml"}},
+			shims: []string{"cat", "cp"}, stages: []string{nodeStages, podStages}},
 	}
+	if o.RealNodes {
+		// Every command exec'd in a real pod is a shim that has the sync loop run it in the pod's
+		// namespaces (fakeinit.Forward): these are the commands a pod can run.
+		instances = append(instances, kwokInstance{name: kwokRealName, mode: TestBackendReal, cmdline: TiniCmdline,
+			cidr: o.RealPodCIDR, port: o.Ports.KwokReal, shims: fakeinit.ForwardedCommands,
+			stages: []string{nodeStages, podStages, volumeStages}})
+	}
+	return instances
 }
 
 // writeKwokFiles puts the embedded files under kwok/ and links each instance's shims.
@@ -122,6 +140,10 @@ func (o Options) kwokSpec(k kwokInstance) procSpec {
 		// kwok resolves an exec'd command in its own PATH, so the shims come first.
 		"PATH=" + o.shimDir(k) + string(os.PathListSeparator) + os.Getenv("PATH"),
 	}
+	if k.mode == TestBackendReal {
+		// Only the forwarding shims: a command a real pod cannot run is not found, never run here.
+		env[len(env)-1] = "PATH=" + o.shimDir(k)
+	}
 	return procSpec{name: k.name, path: "unshare", args: args, env: env, dir: o.path(kwokName)}
 }
 
@@ -163,11 +185,11 @@ func (c *Cluster) startKwok() error {
 			return err
 		}
 		c.procs[k.name] = p
-		pid, err := firstChild(p.rec.PID, 5*time.Second)
+		pid, err := proc.FirstChild(p.rec.PID, 5*time.Second)
 		if err != nil {
 			return fmt.Errorf("%s: %w", k.name, err)
 		}
-		rec, err := recordOf(pid, "fakeinit (PID 1 of "+k.name+"'s PID namespace)")
+		rec, err := proc.RecordOf(pid, "fakeinit (PID 1 of "+k.name+"'s PID namespace)")
 		if err != nil {
 			return err
 		}
@@ -178,7 +200,7 @@ func (c *Cluster) startKwok() error {
 	return nil
 }
 
-var nodesTemplate = template.Must(template.New("nodes").Parse(`{{range .}}---
+var nodesTemplate = template.Must(template.New("nodes").Parse(`{{range .Zones}}---
 apiVersion: v1
 kind: Node
 metadata:
@@ -192,6 +214,25 @@ metadata:
     ` + LabelZone + `: {{.Zone}}
   annotations:
     kwok.x-k8s.io/node: fake
+{{end}}{{if .Real}}---
+apiVersion: v1
+kind: Node
+metadata:
+  name: ` + RealNode + `
+  labels:
+    kubernetes.io/hostname: ` + RealNode + `
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+    ` + LabelKwok + `: ` + TestBackendReal + `
+    ` + LabelTestBackend + `: ` + TestBackendReal + `
+  annotations:
+    kwok.x-k8s.io/node: fake
+spec:
+  taints:
+  - key: ` + LabelTestBackend + `
+    value: ` + TestBackendReal + `
+    effect: NoSchedule
 {{end}}---
 apiVersion: v1
 kind: Node
@@ -230,7 +271,10 @@ func (o Options) zoneNodes() []zoneNode {
 // nodesManifest is the zone nodes (managed by the tini kwok) and the plain-init node.
 func (o Options) nodesManifest() ([]byte, error) {
 	var b bytes.Buffer
-	err := nodesTemplate.Execute(&b, o.zoneNodes())
+	err := nodesTemplate.Execute(&b, struct {
+		Zones []zoneNode
+		Real  bool
+	}{o.zoneNodes(), o.RealNodes})
 	return b.Bytes(), err
 }
 
@@ -245,6 +289,9 @@ func (o Options) nodeExternalIPs() map[string]string {
 		ips[n.Name] = fmt.Sprintf("%s.%d", o.NodeExternalNet, i+1)
 	}
 	ips[PlainNode] = fmt.Sprintf("%s.%d", o.NodeExternalNet, len(ips)+1)
+	if o.RealNodes {
+		ips[RealNode] = fmt.Sprintf("%s.%d", o.NodeExternalNet, len(ips)+1)
+	}
 	return ips
 }
 
@@ -259,7 +306,7 @@ func (c *Cluster) setExternalIPs(ctx context.Context, kube kubernetes.Interface)
 			return fmt.Errorf("node %s ExternalIP: %w", name, err)
 		}
 	}
-	c.logf("node ExternalIPs %s.1 to .%d", c.opts.NodeExternalNet, len(c.opts.zoneNodes())+1)
+	c.logf("node ExternalIPs %s.1 to .%d", c.opts.NodeExternalNet, len(c.opts.nodeExternalIPs()))
 	return nil
 }
 
@@ -284,7 +331,7 @@ func (c *Cluster) awaitKwok(ctx context.Context, kube kubernetes.Interface) erro
 
 // awaitNodes waits until every kwok node is Ready.
 func (c *Cluster) awaitNodes(ctx context.Context, kube kubernetes.Interface) error {
-	want := len(c.opts.zoneNodes()) + 1
+	want := len(c.opts.nodeExternalIPs())
 	return c.await(ctx, fmt.Sprintf("%d kwok nodes", want), func(ctx context.Context) error {
 		for _, k := range c.opts.kwokInstances() {
 			if c.procs[k.name].exited() {

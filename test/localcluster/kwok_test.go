@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,5 +106,61 @@ func TestSetExternalIPs(t *testing.T) {
 		{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: "kwok-zone-b-2"}}
 	if !reflect.DeepEqual(n.Status.Addresses, want) {
 		t.Errorf("addresses %v, want %v", n.Status.Addresses, want)
+	}
+}
+
+// Without real nodes, no real node and two kwok.
+func TestNoRealNodeManifest(t *testing.T) {
+	o := LocalOptions()
+	b, err := o.nodesManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := nodeNamed(t, b, RealNode); found != nil || len(o.kwokInstances()) != 2 {
+		t.Fatalf("real node without RealNodes: %v, %d kwok", found, len(o.kwokInstances()))
+	}
+}
+
+// With real nodes, one more node, labelled and tainted for them, managed by its own kwok that finds
+// only its forwarding shims, with an ExternalIP after the plain node's.
+func TestRealNodeManifest(t *testing.T) {
+	o := LocalOptions()
+	o.RealNodes = true
+	b, err := o.nodesManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := nodeNamed(t, b, RealNode)
+	if found == nil || found.Labels[LabelTestBackend] != TestBackendReal || found.Labels[LabelKwok] != TestBackendReal ||
+		len(found.Spec.Taints) != 1 || found.Spec.Taints[0].Key != LabelTestBackend {
+		t.Fatalf("real node: %+v", found)
+	}
+	instances := o.kwokInstances()
+	k := instances[len(instances)-1]
+	if k.mode != TestBackendReal || k.cidr != o.RealPodCIDR || !o.RealSubnet.Contains(netip.MustParseAddr("198.18.1.1")) {
+		t.Fatalf("real kwok: %+v", k)
+	}
+	if env := o.kwokSpec(k).env; !slices.Contains(env, "PATH="+o.shimDir(k)) {
+		t.Fatalf("the real kwok finds more than its forwarding shims: %v", env)
+	}
+	if ips := o.nodeExternalIPs(); ips[RealNode] != fmt.Sprintf("127.0.1.%d", len(ips)) {
+		t.Fatalf("external IPs %v", ips)
+	}
+}
+
+// nodeNamed is the node of that name in a manifest, or nil.
+func nodeNamed(t *testing.T, manifest []byte, name string) *corev1.Node {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
+	for {
+		var n corev1.Node
+		if err := dec.Decode(&n); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if n.Name == name {
+			return &n
+		}
 	}
 }

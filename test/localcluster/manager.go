@@ -223,10 +223,10 @@ func (o Options) KillProcess(name string) error {
 	if !ok {
 		return fmt.Errorf("%s: no pid file", name)
 	}
-	if err := rec.signal(syscall.SIGKILL); err != nil {
+	if err := rec.Signal(syscall.SIGKILL); err != nil {
 		return err
 	}
-	if !rec.waitGone(10 * time.Second) {
+	if !rec.WaitGone(10 * time.Second) {
 		return fmt.Errorf("%s (pid %d) survived SIGKILL", name, rec.PID)
 	}
 	return os.Remove(o.pidFile(name))

@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,6 +18,7 @@ const (
 	schedulerName         = "kube-scheduler"
 	kwokName              = "kwok"
 	kwokPlainName         = "kwok-plain"
+	kwokRealName          = "kwok-real"
 	aerosimName           = "aerosim"
 	// podLogsDir holds the simulated nodes' logs, which kwok serves as their pods' Aerospike
 	// container logs (`kubectl logs`), and those of the backup-tool pods (tools.go).
@@ -40,6 +42,7 @@ type Ports struct {
 	ControllerManager int
 	Scheduler         int
 	Kwok, KwokPlain   int // kubelet endpoints (exec, logs) of the two kwok instances
+	KwokReal          int // kubelet endpoint of the real-node kwok (Options.RealNodes)
 	Aerosim           int // simulator control API
 	Metrics, Health   int // manager
 	Webhook           int // manager
@@ -68,6 +71,13 @@ type Options struct {
 	AerosimShards int
 	// The simulator's timings (its flags of the same names; aerosim.Options says what each is).
 	MigrationDuration, RestartDowntime, JoinDelay, DropDelay, HangDropDelay, CrashLoopBackoff time.Duration
+	// RealNodes adds the node RealNode (label and taint LabelTestBackend=TestBackendReal), whose pods
+	// run real asd through test/realnode: a bridge RealBridge with the range RealSubnet, the pods'
+	// IPs from RealPodCIDR inside it. Needs root and the binaries (realnode.Check).
+	RealNodes   bool
+	RealBridge  string
+	RealSubnet  netip.Prefix
+	RealPodCIDR string
 	// ProjectionDelay is how long after a ConfigMap changes the kubelet (here the sync loop) updates
 	// the file in the pods that mount it (a real kubelet: up to about a minute).
 	ProjectionDelay time.Duration
@@ -94,11 +104,16 @@ func LocalOptions() Options {
 		Dir:  filepath.Join(root, ".local"),
 		Ports: Ports{
 			Etcd: 12379, EtcdPeer: 12380, APIServer: 6443, ControllerManager: 12257, Scheduler: 12259,
-			Kwok: 12250, KwokPlain: 12251, Aerosim: 3099, Metrics: 8443, Health: 8081, Webhook: 9443,
+			Kwok: 12250, KwokPlain: 12251, KwokReal: 12252, Aerosim: 3099, Metrics: 8443, Health: 8081, Webhook: 9443,
 			Prometheus: 9090, S3: 9000,
 		},
-		PodCIDR:         "127.1.0.0/16",
-		PlainPodCIDR:    "127.2.0.0/16",
+		PodCIDR:      "127.1.0.0/16",
+		PlainPodCIDR: "127.2.0.0/16",
+		// The benchmarking range 198.18.0.0/15: 198.18/16 here, 198.19.0/17 for the e2e suite, the
+		// rest for the tests of test/realnode and of the real pods.
+		RealBridge:      "acko-local",
+		RealSubnet:      netip.MustParsePrefix("198.18.0.0/16"),
+		RealPodCIDR:     "198.18.1.0/24",
 		Zones:           []string{"zone-a", "zone-b", "zone-c"},
 		NodesPerZone:    2,
 		NodeExternalNet: "127.0.1",
@@ -125,10 +140,11 @@ func E2EOptions() Options {
 	o.Dir = filepath.Join(o.Dir, e2eSubdir)
 	p := &o.Ports
 	for _, port := range []*int{&p.Etcd, &p.EtcdPeer, &p.APIServer, &p.ControllerManager, &p.Scheduler,
-		&p.Kwok, &p.KwokPlain, &p.Aerosim, &p.Metrics, &p.Health, &p.Webhook, &p.Prometheus, &p.S3} {
+		&p.Kwok, &p.KwokPlain, &p.KwokReal, &p.Aerosim, &p.Metrics, &p.Health, &p.Webhook, &p.Prometheus, &p.S3} {
 		*port += 20000
 	}
 	o.PodCIDR, o.PlainPodCIDR = "127.21.0.0/16", "127.22.0.0/16"
+	o.RealBridge, o.RealSubnet, o.RealPodCIDR = "acko-e2e", netip.MustParsePrefix("198.19.0.0/17"), "198.19.1.0/24"
 	o.NodeExternalNet, o.LoadBalancerNet = "127.0.21", "127.0.22"
 	// Shorter than real life so that rolling restarts and operations keep the suite fast; the
 	// order of the delays is the real server's.
@@ -184,6 +200,9 @@ func (o Options) LogPath(process string) string { return o.path("logs", process+
 
 // InitLogPath is where the stand-in inits and the kill shim log the signals they see.
 func (o Options) InitLogPath() string { return o.LogPath("fakeinit") }
+
+// RealNodesDir is the state of the real-node launcher (test/realnode): its records and its nodes' files.
+func (o Options) RealNodesDir() string { return o.path("realnodes") }
 
 // HelmPath is the helm built by hack/build-assets.sh.
 func (o Options) HelmPath() string { return o.asset("helm") }

@@ -7,23 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/acko-io/acko/test/proc"
 )
 
 // stopGrace is how long a process has to exit after SIGTERM before it gets SIGKILL.
 const stopGrace = 15 * time.Second
 
-// pidRecord identifies a process this harness started. The PID alone is not enough: PIDs are
-// reused, and a stale pid file must never make us signal a stranger. The start time (field 22 of
-// /proc/PID/stat, in clock ticks since boot) is unique per PID and boot.
-type pidRecord struct {
-	PID   int    `json:"pid"`
-	Start uint64 `json:"start"`
-	Cmd   string `json:"cmd"` // for humans reading the pid file
-}
+// pidRecord identifies a process this harness started (proc.Record: its PID and start time).
+type pidRecord = proc.Record
 
 // procSpec is a process to start.
 type procSpec struct {
@@ -73,7 +68,7 @@ func (o Options) startProcess(spec procSpec) (*process, error) {
 		return nil, fmt.Errorf("start %s: %w", spec.name, err)
 	}
 	// Recorded before anything reaps it: until then even a child that exited at once has its stat.
-	rec, err := recordOf(cmd.Process.Pid, cmdline)
+	rec, err := proc.RecordOf(cmd.Process.Pid, cmdline)
 	if err == nil {
 		err = o.writePidFile(spec.name, rec)
 	}
@@ -88,14 +83,6 @@ func (o Options) startProcess(spec procSpec) (*process, error) {
 		return nil, err
 	}
 	return p, nil
-}
-
-func recordOf(pid int, cmdline string) (pidRecord, error) {
-	st, err := readStat(pid)
-	if err != nil {
-		return pidRecord{}, err
-	}
-	return pidRecord{PID: pid, Start: st.start, Cmd: cmdline}, nil
 }
 
 func (o Options) pidFile(name string) string { return o.path("run", name+".pid") }
@@ -126,7 +113,7 @@ func (o Options) runningRecords() map[string]pidRecord {
 	out := map[string]pidRecord{}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".pid")
-		if rec, ok := o.readPidFile(name); ok && rec.alive() {
+		if rec, ok := o.readPidFile(name); ok && rec.Alive() {
 			out[name] = rec
 		}
 	}
@@ -142,132 +129,21 @@ func (o Options) stopProcess(name string) error {
 		return nil
 	}
 	term := rec
-	if initRec, ok := o.readPidFile(name + "-init"); ok && initRec.alive() {
+	if initRec, ok := o.readPidFile(name + "-init"); ok && initRec.Alive() {
 		term = initRec
 	}
 	var errs []error
-	if err := term.signal(syscall.SIGTERM); err != nil {
+	if err := term.Signal(syscall.SIGTERM); err != nil {
 		errs = append(errs, err)
 	}
-	if !rec.waitGone(stopGrace) {
+	if !rec.WaitGone(stopGrace) {
 		errs = append(errs, fmt.Errorf("%s (pid %d) ignored SIGTERM for %s: killing it", name, rec.PID, stopGrace))
-		_ = rec.signal(syscall.SIGKILL)
-		if !rec.waitGone(5 * time.Second) {
+		_ = rec.Signal(syscall.SIGKILL)
+		if !rec.WaitGone(5 * time.Second) {
 			errs = append(errs, fmt.Errorf("%s (pid %d) survived SIGKILL", name, rec.PID))
 		}
 	}
 	_ = os.Remove(o.pidFile(name + "-init"))
 	_ = os.Remove(o.pidFile(name))
 	return errors.Join(errs...)
-}
-
-// signal sends sig if, and only if, the process is still the one recorded. os.FindProcess holds
-// a pidfd on Linux, so once the start time matches, the signal cannot reach a recycled PID.
-func (r pidRecord) signal(sig syscall.Signal) error {
-	p, err := os.FindProcess(r.PID)
-	if err != nil {
-		return nil //nolint:nilerr // gone already
-	}
-	defer func() { _ = p.Release() }()
-	if !r.alive() {
-		return nil
-	}
-	if err := p.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signal %d: %w", r.PID, err)
-	}
-	return nil
-}
-
-// alive reports whether the recorded process still runs (a zombie does not).
-func (r pidRecord) alive() bool {
-	st, err := readStat(r.PID)
-	return err == nil && st.start == r.Start && st.state != 'Z' && st.state != 'X'
-}
-
-func (r pidRecord) waitGone(timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for r.alive() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return true
-}
-
-// procStat is what /proc/PID/stat tells about a process.
-type procStat struct {
-	state byte
-	ppid  int
-	start uint64
-}
-
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseStat(string(b))
-}
-
-// parseStat parses /proc/PID/stat. The command name (field 2) may hold spaces and parentheses,
-// so fields are counted from the last ')'.
-func parseStat(s string) (procStat, error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, errors.New("malformed stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return procStat{}, errors.New("short stat")
-	}
-	ppid, err := strconv.Atoi(f[1]) // field 4
-	if err != nil {
-		return procStat{}, err
-	}
-	start, err := strconv.ParseUint(f[19], 10, 64) // field 22
-	if err != nil {
-		return procStat{}, err
-	}
-	return procStat{state: f[0][0], ppid: ppid, start: start}, nil
-}
-
-// descendants returns the records of every running process below the given ones (kwok's exec
-// children, for instance), for checking that a stop left nothing behind.
-func descendants(roots []pidRecord) []pidRecord {
-	entries, _ := os.ReadDir("/proc")
-	children := map[int][]pidRecord{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStat(pid); err == nil {
-			children[st.ppid] = append(children[st.ppid], pidRecord{PID: pid, Start: st.start})
-		}
-	}
-	var out []pidRecord
-	queue := append([]pidRecord(nil), roots...)
-	for len(queue) > 0 {
-		kids := children[queue[0].PID]
-		queue = append(queue[1:], kids...)
-		out = append(out, kids...)
-	}
-	return out
-}
-
-// firstChild returns the first child of pid, waiting up to timeout for it to appear.
-func firstChild(pid int, timeout time.Duration) (int, error) {
-	path := fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)
-	deadline := time.Now().Add(timeout)
-	for {
-		b, err := os.ReadFile(path)
-		if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
-			return strconv.Atoi(f[0])
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("process %d has no child after %s", pid, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

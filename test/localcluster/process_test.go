@@ -7,21 +7,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-func TestParseStat(t *testing.T) {
-	// The command name may hold spaces and parentheses; fields count from the last ')'.
-	st, err := parseStat("42 (a (b) c) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 123456 1000 10")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.state != 'S' || st.ppid != 7 || st.start != 123456 {
-		t.Fatalf("got %+v", st)
-	}
-	if _, err := parseStat("42 (x) S 7"); err == nil {
-		t.Fatal("short stat parsed")
-	}
-}
+	"github.com/acko-io/acko/test/proc"
+)
 
 func testOptions(t *testing.T) Options {
 	t.Helper()
@@ -40,7 +28,7 @@ func TestStartAndStopProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.rec.alive() || len(o.Running()) != 1 {
+	if !p.rec.Alive() || len(o.Running()) != 1 {
 		t.Fatalf("not running: %v", o.Running())
 	}
 	if err := o.stopProcess("sleeper"); err != nil {
@@ -65,7 +53,7 @@ func TestStopNeverSignalsARecycledPID(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stranger.Process.Kill(); _ = stranger.Wait() })
-	rec, err := recordOf(stranger.Process.Pid, "sleep 60")
+	rec, err := proc.RecordOf(stranger.Process.Pid, "sleep 60")
 	if err != nil {
 		t.Fatal(err)
 	}

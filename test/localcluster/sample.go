@@ -42,8 +42,41 @@ func (o Options) ApplySample(ctx context.Context) error {
 	if _, err := o.Kubectl(ctx, "apply", "-f", path); err != nil {
 		return err
 	}
-	_, err := o.Kubectl(ctx, "apply", "-n", SampleNamespace, "-f", o.samplePath())
+	sample := o.samplePath()
+	if o.RealNodes {
+		b, err := os.ReadFile(sample)
+		if err != nil {
+			return err
+		}
+		var obj map[string]any
+		if err := yaml.Unmarshal(b, &obj); err != nil {
+			return err
+		}
+		spec, _ := obj["spec"].(map[string]any)
+		if spec == nil {
+			return fmt.Errorf("%s has no spec", sample)
+		}
+		spec["podSpec"] = RealPlacement()
+		if b, err = yaml.Marshal(obj); err != nil {
+			return err
+		}
+		sample = o.path(kwokName, "sample-real.yaml")
+		if err := os.WriteFile(sample, b, 0o644); err != nil {
+			return err
+		}
+	}
+	_, err := o.Kubectl(ctx, "apply", "-n", SampleNamespace, "-f", sample)
 	return err
+}
+
+// RealPlacement is the spec.podSpec that puts a cluster's pods on RealNode (Options.RealNodes): its
+// nodeSelector and the toleration of its taint.
+func RealPlacement() map[string]any {
+	return map[string]any{
+		"nodeSelector": map[string]any{LabelTestBackend: TestBackendReal},
+		"tolerations": []any{map[string]any{"key": LabelTestBackend, "operator": "Equal", "value": TestBackendReal,
+			"effect": "NoSchedule"}},
+	}
 }
 
 // Phase returns status.phase of an AerospikeCluster ("" before the reconciler writes one).

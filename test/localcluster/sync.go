@@ -119,14 +119,17 @@ type Syncer struct {
 	states   map[string]aerosim.NodeState // simulator node → its state at the last poll
 	// claimsDir and scratchDir hold the files of the tool pods' claims and of their other paths.
 	claimsDir, scratchDir string
-	s3Addr                string         // where the S3-compatible store listens (Options.Ports.S3)
+	s3Addr                string // where the S3-compatible store listens (Options.Ports.S3)
+	opts                  Options
+	real                  *realBackend   // the pods on RealNode, when Options.RealNodes
 	runs                  sync.WaitGroup // the tools running; Run waits for them
 }
 
-// execID is what a pod's Exec was applied for: the pod's UID and its AnnotationExecHang.
+// execID is what a pod's Exec was applied for: the pod's UID, its AnnotationExecHang and the socket
+// its commands are forwarded to (a pod scheduled onto RealNode after its first sync gets one).
 type execID struct {
-	uid  types.UID
-	hang string
+	uid          types.UID
+	hang, socket string
 }
 
 // projections are what was projected into a pod's ConfigMap volumes (volume → digest), and since
@@ -151,7 +154,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out, podLogs: opts.path(podLogsDir),
 		claimsDir: opts.path(claimsDir), scratchDir: opts.path(scratchDir), tools: map[string]toolRun{},
-		s3Addr:     opts.addr(opts.Ports.S3),
+		s3Addr: opts.addr(opts.Ports.S3), opts: opts,
 		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet, workers: SyncWorkers,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
@@ -211,6 +214,15 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 	if err := s.enqueueSimulated(ctx); err != nil {
 		return err
+	}
+	if s.opts.RealNodes {
+		real, stop, err := startReal(ctx, s.opts, s.logf)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		s.real = real
+		s.queue.Add(dnsKey) // and so every real pod
 	}
 	s.queue.Add(pollKey)
 	go func() {
@@ -369,7 +381,11 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 	pod, err := s.pods.Pods(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		s.forget(key)
-		return errors.Join(s.removeNode(ctx, node), s.deleteExec(ctx, namespace, name))
+		var stopReal error
+		if s.real != nil {
+			stopReal = s.stopReal(key)
+		}
+		return errors.Join(stopReal, s.removeNode(ctx, node), s.deleteExec(ctx, namespace, name))
 	}
 	if err != nil {
 		return err
@@ -377,7 +393,11 @@ func (s *Syncer) sync(ctx context.Context, key string) error {
 	if tool := toolName(pod); tool != "" {
 		return s.syncTool(ctx, key, pod, tool) // its status is the tool's, not the readiness one
 	}
-	if simulated(pod) {
+	if s.real != nil && onRealNode(pod) && simulated(pod) {
+		if err := s.syncReal(ctx, key, pod); err != nil {
+			return err
+		}
+	} else if simulated(pod) {
 		if err := s.syncSimulated(ctx, key, pod); err != nil {
 			return err
 		}
@@ -436,11 +456,8 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	if known == pod.UID {
 		return nil
 	}
-	if f != nil && f.uid == pod.UID {
-		if wait := time.Until(f.retry); wait > 0 {
-			s.queue.AddAfter(key, wait)
-			return nil
-		}
+	if f.backingOff(key, pod, s.queue) {
+		return nil
 	}
 	st, err := s.sim.Node(ctx, name)
 	switch {
@@ -457,12 +474,8 @@ func (s *Syncer) ensureNode(ctx context.Context, key string, pod *corev1.Pod) er
 	case !errors.Is(err, aerosim.ErrNotFound):
 		return err
 	}
-	vols, digests, err := startFiles(pod, s.configMaps)
-	if failed := (*initError)(nil); errors.As(err, &failed) {
-		s.initFailed(key, pod, failed)
-		return nil
-	}
-	if err != nil {
+	vols, digests, ok, err := s.initDone(key, pod)
+	if !ok || err != nil {
 		return err
 	}
 	spec, err := s.startSpec(key, pod, vols)
@@ -527,6 +540,30 @@ func (s *Syncer) withClaimUIDs(list string) (string, error) {
 		claims[i] = c + "@" + string(pvc.UID)
 	}
 	return strings.Join(claims, ","), nil
+}
+
+// backingOff reports whether the pod's failed init container waits out its back-off (and queues the
+// pod for its end).
+func (f *initFailure) backingOff(key string, pod *corev1.Pod, queue workqueue.TypedRateLimitingInterface[string]) bool {
+	if f == nil || f.uid != pod.UID {
+		return false
+	}
+	wait := time.Until(f.retry)
+	if wait > 0 {
+		queue.AddAfter(key, wait)
+	}
+	return wait > 0
+}
+
+// initDone runs the pod's init containers on its volumes (startFiles); ok is false while one fails
+// or waits (recorded: the pod's status shows it).
+func (s *Syncer) initDone(key string, pod *corev1.Pod) (volumeFiles, map[string]string, bool, error) {
+	vols, digests, err := startFiles(pod, s.configMaps)
+	if failed := (*initError)(nil); errors.As(err, &failed) {
+		s.initFailed(key, pod, failed)
+		return nil, nil, false, nil
+	}
+	return vols, digests, err == nil, err
 }
 
 // initFailed records an init container's failure and when it runs again; or one that waits, which
@@ -610,6 +647,12 @@ func (s *Syncer) setVolume(ctx context.Context, pod *corev1.Pod, c *corev1.Conta
 		}
 		flat := maps.Clone(files)
 		maps.DeleteFunc(flat, func(name, _ string) bool { return strings.Contains(name, "/") })
+		if s.real != nil && onRealNode(pod) {
+			if _, err := s.setRealVolume(pod.Namespace+"/"+pod.Name, volume, flat); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.sim.SetDir(ctx, simclient.NodeName(pod.Namespace, pod.Name), path.Clean(m.MountPath), flat); err != nil {
 			return err
 		}
@@ -620,6 +663,9 @@ func (s *Syncer) setVolume(ctx context.Context, pod *corev1.Pod, c *corev1.Conta
 // syncStatus writes the pod's status as a kubelet would (readiness.go).
 func (s *Syncer) syncStatus(ctx context.Context, key string, pod *corev1.Pod) error {
 	var node *aerosim.NodeState
+	if s.real != nil && onRealNode(pod) {
+		node = s.real.state(key, pod.UID)
+	}
 	s.mu.Lock()
 	if st, ok := s.states[simclient.NodeName(pod.Namespace, pod.Name)]; ok && s.nodes[st.Name] == pod.UID {
 		node = &st
@@ -677,6 +723,11 @@ func (s *Syncer) syncDNS(ctx context.Context) error {
 		return err
 	}
 	s.dnsPushed = records
+	if s.real != nil {
+		for _, key := range s.real.podKeys() {
+			s.queue.Add(key) // its /etc/hosts follows
+		}
+	}
 	return nil
 }
 
@@ -713,7 +764,11 @@ func (s *Syncer) removeNode(ctx context.Context, name string) error {
 // env, so this is how the shims learn which pod (and node) a command is for, and where its
 // volumes are.
 func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
-	key, id := pod.Namespace+"/"+pod.Name, execID{uid: pod.UID, hang: pod.Annotations[AnnotationExecHang]}
+	socket := ""
+	if s.real != nil && onRealNode(pod) {
+		socket = s.real.socket
+	}
+	key, id := pod.Namespace+"/"+pod.Name, execID{uid: pod.UID, hang: pod.Annotations[AnnotationExecHang], socket: socket}
 	s.mu.Lock()
 	applied := s.execs[key]
 	s.mu.Unlock()
@@ -721,7 +776,7 @@ func (s *Syncer) ensureExec(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	for gvr, obj := range map[schema.GroupVersionResource]*unstructured.Unstructured{
-		execGVR: execFor(pod), logsGVR: s.logsFor(pod)} {
+		execGVR: execFor(pod, socket), logsGVR: s.logsFor(pod)} {
 		if err := s.apply(ctx, gvr, obj); err != nil {
 			return err
 		}
@@ -757,8 +812,9 @@ func (s *Syncer) deleteExec(ctx context.Context, namespace, name string) error {
 
 // execFor is the kwok Exec of a pod: each container runs commands locally (in kwok's PID
 // namespace) with POD_NAME, POD_NAMESPACE and its volume mounts set; the Aerospike container's
-// files are the simulator's. AnnotationExecHang passes on to every container's commands.
-func execFor(pod *corev1.Pod) *unstructured.Unstructured {
+// files are the simulator's. AnnotationExecHang passes on to every container's commands. With a
+// forwarding socket (a pod on RealNode), every command runs in the pod's real node instead.
+func execFor(pod *corev1.Pod, socket string) *unstructured.Unstructured {
 	env := func(name, value string) any { return map[string]any{"name": name, "value": value} }
 	aerospike := aerospikeContainer(pod)
 	execs := make([]any, 0, len(pod.Spec.Containers))
@@ -772,6 +828,9 @@ func execFor(pod *corev1.Pod) *unstructured.Unstructured {
 			env(fakeinit.EnvMounts, mountPaths(c)), env(fakeinit.EnvSimFiles, sim)}
 		if hang := pod.Annotations[AnnotationExecHang]; hang != "" {
 			envs = append(envs, env(fakeinit.EnvHang, hang))
+		}
+		if socket != "" {
+			envs = append(envs, env(fakeinit.EnvForwardSocket, socket), env(fakeinit.EnvForwardNode, realNodeName(pod)))
 		}
 		execs = append(execs, map[string]any{"containers": []any{c.Name}, "local": map[string]any{"envs": envs}})
 	}

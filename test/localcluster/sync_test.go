@@ -149,7 +149,7 @@ func TestExecFor(t *testing.T) {
 	pod, _ := acko(t)
 	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "sidecar",
 		VolumeMounts: []corev1.VolumeMount{{Name: "shared", MountPath: "/shared"}}})
-	e := execFor(pod)
+	e := execFor(pod, "")
 	if e.GetName() != "db-0" || e.GetNamespace() != "ns" || e.GetKind() != "Exec" {
 		t.Fatalf("%v", e)
 	}
@@ -175,7 +175,7 @@ func TestExecFor(t *testing.T) {
 	}
 
 	pod.Annotations = map[string]string{AnnotationExecHang: "10m"}
-	execs = execFor(pod).Object["spec"].(map[string]any)["execs"].([]any)
+	execs = execFor(pod, "").Object["spec"].(map[string]any)["execs"].([]any)
 	if envs(0)[fakeinit.EnvHang] != "10m" || envs(1)[fakeinit.EnvHang] != "10m" {
 		t.Errorf("a pod annotated to hang: envs %v and %v", envs(0), envs(1))
 	}

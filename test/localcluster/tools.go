@@ -1,7 +1,6 @@
 package localcluster
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/test/astools"
+	"github.com/acko-io/acko/test/crilog"
 )
 
 // Backup-tool pods: the pods of ACKO's backup and restore Jobs, whose first container runs asbackup
@@ -163,16 +163,16 @@ func (s *Syncer) toolCallOf(pod *corev1.Pod, tool string) (toolCall, error) {
 // runTool runs the tool to its end and ends the pod with its exit code, unless the pod went (or the
 // sync loop stops) first.
 func (s *Syncer) runTool(ctx context.Context, pod *corev1.Pod, call toolCall, log io.Writer) {
-	stdout := &criWriter{w: log, stream: "stdout", paths: call.paths}
-	stderr := &criWriter{w: log, stream: "stderr", paths: call.paths}
+	stdout := &crilog.Writer{W: log, Stream: "stdout", Rewrite: call.paths.Replace}
+	stderr := &crilog.Writer{W: log, Stream: "stderr", Rewrite: call.paths.Replace}
 	started, code := time.Now(), 1
 	if call.err != nil {
 		_, _ = fmt.Fprintf(stderr, "%s: %v\n", call.tool, call.err)
 	} else {
 		code = astools.Main(ctx, call.tool, call.args, func(k string) string { return call.env[k] }, stdout, stderr)
 	}
-	stdout.flush()
-	stderr.flush()
+	stdout.Flush()
+	stderr.Flush()
 	key := pod.Namespace + "/" + pod.Name
 	if ctx.Err() != nil {
 		s.logf("tool %s: %s stopped (the pod is deleted, or the sync loop stops)", key, call.tool)
@@ -397,41 +397,6 @@ func (s *Syncer) claimDirs(pod *corev1.Pod) (map[string]string, error) {
 		dirs[v.Name] = filepath.Join(s.claimsDir, filepath.FromSlash(named))
 	}
 	return dirs, nil
-}
-
-// criWriter writes one stream of a container to its log file in the CRI format that kwok reads
-// back, a line at a time ("<time> <stream> F <line>"), as the simulator writes its nodes' logs.
-// Best effort, as a container's log is.
-type criWriter struct {
-	w      io.Writer
-	stream string
-	paths  *strings.Replacer // toolCall.paths
-	part   []byte            // the start of a line not ended yet
-}
-
-func (c *criWriter) Write(p []byte) (int, error) {
-	c.part = append(c.part, p...)
-	for {
-		line, rest, ok := bytes.Cut(c.part, []byte("\n"))
-		if !ok {
-			return len(p), nil
-		}
-		c.line(line)
-		c.part = rest
-	}
-}
-
-// flush writes a last line that did not end.
-func (c *criWriter) flush() {
-	if len(c.part) > 0 {
-		c.line(c.part)
-		c.part = nil
-	}
-}
-
-func (c *criWriter) line(b []byte) {
-	_, _ = fmt.Fprintf(c.w, "%s %s F %s\n", time.Now().UTC().Format(time.RFC3339Nano), c.stream,
-		c.paths.Replace(string(b)))
 }
 
 // serveS3 serves an S3-compatible store in memory at addr, for the backups' s3:// destinations (the

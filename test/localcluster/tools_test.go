@@ -13,6 +13,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/crilog"
 )
 
 // backupPod is a pod of a backup Job as ACKO makes it: ACKO's labels, asbackup with the real
@@ -171,13 +172,13 @@ func assertCompleted(t *testing.T, st *corev1.PodStatus, at time.Time) {
 func TestCRIWriter(t *testing.T) {
 	var log strings.Builder
 	paths := strings.NewReplacer("/state/claims/ns1/backups@uid-1/mycluster/b1", "/backup/b1")
-	out := &criWriter{w: &log, stream: "stdout", paths: paths}
-	errs := &criWriter{w: &log, stream: "stderr", paths: paths}
+	out := &crilog.Writer{W: &log, Stream: "stdout", Rewrite: paths.Replace}
+	errs := &crilog.Writer{W: &log, Stream: "stderr", Rewrite: paths.Replace}
 	_, _ = out.Write([]byte("Backed up 3 record(s), "))
 	_, _ = errs.Write([]byte("asbackup: directory /state/claims/ns1/backups@uid-1/mycluster/b1 already holds backup files (x)\n"))
 	_, _ = out.Write([]byte("100 byte(s) in total\nlast"))
-	out.flush()
-	errs.flush()
+	out.Flush()
+	errs.Flush()
 	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
 	want := []string{"stderr F asbackup: directory /backup/b1 already holds backup files (x)",
 		"stdout F Backed up 3 record(s), 100 byte(s) in total", "stdout F last"}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -41,9 +42,19 @@ const (
 // Shims are the commands bin/fakeinit stands in for when invoked under their name.
 var Shims = map[string]func(args []string) int{"kill": Kill, "cat": Cat, "cp": Cp}
 
-// Main runs the shim it is invoked as, else the init; it returns the exit code.
+// Main runs the shim it is invoked as, else the init; it returns the exit code. In a pod of a real
+// node (EnvForwardSocket set by its Exec) every command is forwarded to that node; a forwarded
+// command's name without it is refused, never run as the init.
 func Main() int {
-	if shim, ok := Shims[filepath.Base(os.Args[0])]; ok {
+	name := filepath.Base(os.Args[0])
+	if os.Getenv(EnvForwardSocket) != "" {
+		return Forward(os.Args[1:])
+	}
+	if _, ok := Shims[name]; !ok && slices.Contains(ForwardedCommands, name) {
+		fmt.Fprintf(os.Stderr, "%s: not found (no real node for this exec)\n", name)
+		return 127
+	}
+	if shim, ok := Shims[name]; ok {
 		if d, err := time.ParseDuration(os.Getenv(EnvHang)); err == nil && d > 0 {
 			logf("%s: hanging for %s (%s)", filepath.Base(os.Args[0]), d, EnvHang)
 			time.Sleep(d)
