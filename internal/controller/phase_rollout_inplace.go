@@ -61,6 +61,16 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 	if why, err := r.mayRestartInPlace(ctx, st, pods); why != "" || err != nil {
 		return why, err
 	}
+	if err := r.signalRestarts(ctx, st, name, pods); err != nil {
+		return "", err
+	}
+	return waitingInPlace, nil
+}
+
+// signalRestarts records a restart attempt of the pods (the time and their nodes' start, so that an
+// operator restarted meanwhile settles it from the nodes' uptimes), then restarts their asd in place in
+// the background task, each on the config its step records.
+func (r *AerospikeClusterReconciler) signalRestarts(ctx context.Context, st *clusterState, task string, pods []string) error {
 	attempt := metav1.NewMicroTime(st.now)
 	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
@@ -68,22 +78,21 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 			s.Pods[p].Update.NodeStartedBefore, s.Pods[p].Update.Attempted = &started, &attempt
 		}
 	}); err != nil {
-		return "", err
+		return err
 	}
-	targets := make([]*corev1.Pod, 0, len(pods))
+	targets, hashes := make([]*corev1.Pod, 0, len(pods)), map[string]string{}
 	for _, p := range pods {
-		targets = append(targets, st.pods[p])
+		targets, hashes[p] = append(targets, st.pods[p]), st.cluster.Status.Pods[p].Update.ConfigHash
 	}
-	hash := st.cluster.Status.Pods[pods[0]].Update.ConfigHash
-	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: name}, func(ctx context.Context) (string, error) {
+	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: task}, func(ctx context.Context) (string, error) {
 		for _, pod := range targets {
-			if err := r.Executor.Signaller.WarmRestart(ctx, pod, hash); err != nil {
+			if err := r.Executor.Signaller.WarmRestart(ctx, pod, hashes[pod.Name]); err != nil {
 				return "", fmt.Errorf("%s: %w", pod.Name, err)
 			}
 		}
 		return "", nil
 	})
-	return waitingInPlace, nil
+	return nil
 }
 
 // mayRestartInPlace says what a restart in place still waits for ("" when it may go now): no task of
@@ -365,28 +374,9 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 	if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
 		return why, err
 	}
-	targets := make([]*corev1.Pod, 0, len(outside))
-	attempt := metav1.NewMicroTime(st.now)
-	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
-		for _, p := range outside {
-			started := metav1.NewMicroTime(st.health.NodeStarted(p))
-			s.Pods[p].Update.NodeStartedBefore, s.Pods[p].Update.Attempted = &started, &attempt
-		}
-	}); err != nil {
+	if err := r.signalRestarts(ctx, st, endStuckTask, outside); err != nil {
 		return "", err
 	}
-	hashes := map[string]string{}
-	for _, p := range outside {
-		targets, hashes[p] = append(targets, st.pods[p]), st.cluster.Status.Pods[p].Update.ConfigHash
-	}
-	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: endStuckTask}, func(ctx context.Context) (string, error) {
-		for _, pod := range targets {
-			if err := r.Executor.Signaller.WarmRestart(ctx, pod, hashes[pod.Name]); err != nil {
-				return "", fmt.Errorf("%s: %w", pod.Name, err)
-			}
-		}
-		return "", nil
-	})
 	return "restarting asd in " + strings.Join(outside, ", "), nil
 }
 
