@@ -266,15 +266,7 @@ const togetherTask = "live-together"
 // tried again whole, and said in the status and a ConfigApplyFailed event.
 func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clusterState, names []string) (string, error) {
 	res, ok := st.results[togetherTask]
-	if stuck, isStuck := errors.AsType[*liveconfig.StuckExchangeError](res.Err); ok && isStuck {
-		for _, p := range stuck.Outside {
-			r.stuck.set(st.key, p, st.now)
-		}
-		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Configure", nil,
-			"The nodes' exchange is stuck on a replication-factor conflict (a node came back with the old factor): "+
-				"%v; every node now runs the new factor and has it in its file; restarting %s, in no cluster, ends it",
-			stuck, strings.Join(stuck.Outside, ", "))
-	}
+	r.noteStuckExchange(st, res.Err)
 	if outside := slices.Sorted(slices.Values(r.stuck.keys(st.key))); len(outside) > 0 {
 		why, err := r.endStuckExchange(ctx, st, outside)
 		st.setWork(ackov1alpha1.ReasonReplicationFactorConflict, "The nodes' exchange is stuck on a replication-factor "+
@@ -319,6 +311,22 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 	return "applying the replication-factor to every node", nil
 }
 
+// noteStuckExchange remembers the nodes outside a stuck exchange that a replication-factor change found
+// (err is its result), and says so in an event.
+func (r *AerospikeClusterReconciler) noteStuckExchange(st *clusterState, err error) {
+	stuck, isStuck := errors.AsType[*liveconfig.StuckExchangeError](err)
+	if !isStuck {
+		return
+	}
+	for _, p := range stuck.Outside {
+		r.stuck.set(st.key, p, st.now)
+	}
+	st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Configure", nil,
+		"The nodes' exchange is stuck on a replication-factor conflict (a node came back with the old factor): "+
+			"%v; every node now runs the new factor and has it in its file; restarting %s, in no cluster, ends it",
+		stuck, strings.Join(stuck.Outside, ", "))
+}
+
 // stuckExchanges remembers, per cluster, the pods a replication-factor change found in no cluster beside a
 // stuck exchange (liveconfig.StuckExchangeError), and when. Until their restart ends it no other such change
 // runs. In memory: an operator that restarts runs the change again, which finds them again.
@@ -338,20 +346,9 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Restart", nil,
 			"Restarting %s to end the stuck exchange failed: %v; trying again", strings.Join(outside, ", "), res.Err)
 	}
-	var restarted []string
-	for _, p := range outside {
-		u := st.cluster.Status.Pods[p].Update
-		if u == nil || st.pods[p] == nil {
-			r.stuck.remove(st.key, p) // no longer in the change: the next run finds what is true
-			continue
-		}
-		switch n, read := st.health.Nodes[p]; {
-		case st.restartedSince(p, u.NodeStartedBefore):
-			restarted = append(restarted, p)
-		case u.Attempted == nil && read && n.Err == nil && n.Facts.ClusterSize > 0:
-			r.stuck.remove(st.key, p) // it joined a cluster since: nothing left to end
-			return "the exchange is no longer stuck: " + p + " is in a cluster", nil
-		}
+	restarted, over := r.settleOutside(st, outside)
+	if over != "" {
+		return over, nil
 	}
 	if len(restarted) > 0 {
 		for _, p := range restarted {
@@ -378,6 +375,27 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 		return "", err
 	}
 	return "restarting asd in " + strings.Join(outside, ", "), nil
+}
+
+// settleOutside names the pods outside a stuck exchange whose asd restarted since the attempt recorded,
+// and forgets the ones no longer to restart: gone from the change, or in a cluster meanwhile (over then
+// says so).
+func (r *AerospikeClusterReconciler) settleOutside(st *clusterState, outside []string) (restarted []string, over string) {
+	for _, p := range outside {
+		u := st.cluster.Status.Pods[p].Update
+		if u == nil || st.pods[p] == nil {
+			r.stuck.remove(st.key, p) // no longer in the change: the next run finds what is true
+			continue
+		}
+		switch n, read := st.health.Nodes[p]; {
+		case st.restartedSince(p, u.NodeStartedBefore):
+			restarted = append(restarted, p)
+		case u.Attempted == nil && read && n.Err == nil && n.Facts.ClusterSize > 0:
+			r.stuck.remove(st.key, p) // it joined a cluster since: nothing left to end
+			return nil, "the exchange is no longer stuck: " + p + " is in a cluster"
+		}
+	}
+	return restarted, ""
 }
 
 // everyNodeAnswers lists the pods whose asd runs, leaving ones included (an exchange takes in every
