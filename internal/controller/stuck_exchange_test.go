@@ -68,13 +68,31 @@ func stuckFixture(t *testing.T) (*doorFixture, *restartRecorder) {
 func taskRunnerStarted(f *doorFixture) bool {
 	key := tasks.Key{Cluster: f.key, Name: "probe"}
 	f.r.Tasks.Run(key, func(context.Context) (string, error) { return "", nil })
+	f.awaitTask()
+	return f.r.Tasks.Take(f.key)["probe"].Err == nil
+}
+
+// awaitTask waits until the cluster's background task, if any, ended.
+func (f *doorFixture) awaitTask() {
 	for {
 		if _, busy := f.r.Tasks.Busy(f.key); !busy {
-			break
+			return
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return f.r.Tasks.Take(f.key)["probe"].Err == nil
+}
+
+// saysWhatHappens: the Reconciling reason and an event say that the exchange is stuck and which node ends it.
+func saysWhatHappens(t *testing.T, st *clusterState) {
+	t.Helper()
+	if st.work == nil || st.work.reason != ackov1alpha1.ReasonReplicationFactorConflict {
+		t.Fatalf("the status does not say what happens: %+v", st.work)
+	}
+	if !slices.ContainsFunc(st.events, func(e pendingEvent) bool {
+		return e.reason == ackov1alpha1.EventReplicationFactorConflict && strings.Contains(e.message, "restarting aero-2")
+	}) {
+		t.Fatalf("no ReplicationFactorConflict event naming aero-2: %+v", st.events)
+	}
 }
 
 // freshReadings: the prober read every node just after the moment the test is at.
@@ -98,14 +116,7 @@ func TestAStuckExchangeEndsByRestartingTheNodeOutside(t *testing.T) {
 	if err != nil || !strings.HasPrefix(why, waitingForReadings) {
 		t.Fatalf("first pass: %q, %v: want fresh readings asked for", why, err)
 	}
-	if st.work == nil || st.work.reason != ackov1alpha1.ReasonReplicationFactorConflict {
-		t.Fatalf("the status does not say what happens: %+v", st.work)
-	}
-	if !slices.ContainsFunc(st.events, func(e pendingEvent) bool {
-		return e.reason == ackov1alpha1.EventReplicationFactorConflict && strings.Contains(e.message, "restarting aero-2")
-	}) {
-		t.Fatalf("no ReplicationFactorConflict event naming aero-2: %+v", st.events)
-	}
+	saysWhatHappens(t, st)
 	f.freshReadings()
 	why, err = f.afterLastLook(func(st *clusterState) (string, error) { return f.r.applyTogether(f.ctx, st, names) }, nil)
 	if err != nil || why != "restarting asd in aero-2" {
@@ -114,12 +125,7 @@ func TestAStuckExchangeEndsByRestartingTheNodeOutside(t *testing.T) {
 	if u := f.cluster().Status.Pods["aero-2"].Update; u.Attempted == nil || u.NodeStartedBefore == nil {
 		t.Fatalf("the restart was not recorded before the signal: %+v", u)
 	}
-	for {
-		if _, busy := f.r.Tasks.Busy(f.key); !busy {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	f.awaitTask()
 	if got := signals.names(); !slices.Equal(got, []string{"aero-2"}) {
 		t.Fatalf("restarted %v, want exactly aero-2", got)
 	}

@@ -207,15 +207,9 @@ func (f podsFiles) WarmRestart(context.Context, *corev1.Pod, string) error {
 	return errors.New("a live change must never restart asd")
 }
 
-// threeNodes starts the test cluster's three nodes on conf, found by their pods' DNS names (the rendered
+// threeNodes starts the test cluster's three nodes on conf (with the simulator's timings opts), found by their pods' DNS names (the rendered
 // mesh seeds), and waits until they form one cluster.
-func threeNodes(t *testing.T, conf string) (*aerosim.Sim, []*corev1.Pod) {
-	t.Helper()
-	return threeNodesWith(t, conf, aerosim.Options{})
-}
-
-// threeNodesWith is threeNodes with the simulator's timings.
-func threeNodesWith(t *testing.T, conf string, opts aerosim.Options) (*aerosim.Sim, []*corev1.Pod) {
+func threeNodes(t *testing.T, conf string, opts aerosim.Options) (*aerosim.Sim, []*corev1.Pod) {
 	t.Helper()
 	sim, err := aerosim.New(opts)
 	if err != nil {
@@ -278,7 +272,7 @@ func togetherSetup(t *testing.T) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[st
 func togetherSetupWith(t *testing.T, opts aerosim.Options) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[string]string, *Applier, string) {
 	t.Helper()
 	before, after := renderWith(t, setRF(2)), renderWith(t, setRF(3))
-	sim, pods := threeNodesWith(t, before, opts)
+	sim, pods := threeNodes(t, before, opts)
 	files, hashes := podsFiles{}, map[string]string{}
 	for i, p := range pods {
 		files[p.Name], hashes[p.Name] = &podFiles{own: podFile(before, int32(i)), projected: podFile(after, int32(i))}, config.Hash(after)

@@ -17,16 +17,16 @@ import (
 // Recluster answers: the principal reforms the cluster (a new cluster key, one exchange and rebalance
 // with every node's configured values); every other node ignores it.
 const (
-	cmdRecluster       = "recluster:"
-	reclusterOK        = "ok"
-	rebalancePoll      = 250 * time.Millisecond
-	rebalanceDeadline  = 30 * time.Second
+	cmdRecluster      = "recluster:"
+	reclusterOK       = "ok"
+	rebalancePoll     = 250 * time.Millisecond
+	rebalanceDeadline = 30 * time.Second
 	// reclusterPatience is how long a recluster refused by every node is asked again: the principal
 	// skips it while a node joins or leaves (a moment), and for good while the exchange is stuck.
 	reclusterPatience = 10 * time.Second
 	// stableDeadline bounds the wait for the migrations after the recluster (a real 3-node cluster of
 	// 10 000 keys took 14 s for 2 → 3; a large one takes minutes).
-	stableDeadline = 15 * time.Minute
+	stableDeadline     = 15 * time.Minute
 	effectiveRFStat    = "effective_replication_factor"
 	namespaceSizeStat  = "ns_cluster_size"
 	replicationFactorK = "replication-factor"

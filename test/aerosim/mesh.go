@@ -550,16 +550,7 @@ func (s *Sim) form(t time.Time) {
 			continue
 		}
 		id := membership(group)
-		c, kept := s.clusters[id]
-		x, stays := s.stuck[id]
-		switch {
-		case kept:
-		case stays:
-		default:
-			if x = s.exchange(group, t); x == nil {
-				c = s.newCluster(group, t)
-			}
-		}
+		c, x := s.settleExchange(id, group, t)
 		if x != nil {
 			stuck[id] = x
 		} else {
@@ -576,6 +567,21 @@ func (s *Sim) form(t time.Time) {
 		}
 	}
 	s.clusters, s.stuck = clusters, stuck
+}
+
+// settleExchange is where the membership id (of group) stands: its cluster (kept, or formed by a new
+// exchange), or the exchange it is stuck in.
+func (s *Sim) settleExchange(id string, group []*node, t time.Time) (*cluster, *stuckExchange) {
+	if c, kept := s.clusters[id]; kept {
+		return c, nil
+	}
+	if x, stays := s.stuck[id]; stays {
+		return nil, x
+	}
+	if x := s.exchange(group, t); x != nil {
+		return nil, x
+	}
+	return s.newCluster(group, t), nil
 }
 
 // dropSuperseded forgets the counted nodes that stopped (or hung) under a node id that another counted

@@ -239,7 +239,6 @@ func TestSplitBrainMerge(t *testing.T) {
 	}
 }
 
-
 // stuckThree is the scenario on a real 8.1.2.0: a formed 3-node RF2 memory cluster holding
 // loadKeys keys takes replication-factor 3 by set-config on every node, then db-2's asd restarts
 // (within the others' drop delay) on its file, which still says 2, before any recluster. Each node
@@ -304,14 +303,8 @@ func TestReplicationFactorMismatchSticksTheCluster(t *testing.T) {
 	}
 	assertStuck("stuck")
 	for _, n := range nodes {
-		log, _ := s.Log(n.Name)
-		text := strings.Join(log, "\n")
-		for _, line := range []string{"WARNING (exchange): {test} has unmatched replication factors from 2 to 3",
-			"WARNING (exchange): abandoned exchange - fix configuration conflict"} {
-			if strings.Count(text, line) != 1 {
-				t.Fatalf("%s: log line %q not once: %q", n.Name, line, log)
-			}
-		}
+		loggedOnce(t, s, n.Name, "WARNING (exchange): {test} has unmatched replication factors from 2 to 3",
+			"WARNING (exchange): abandoned exchange - fix configuration conflict")
 	}
 	s.mu.Lock()
 	odd := s.nodes["db-2"]
@@ -334,6 +327,18 @@ func TestReplicationFactorMismatchSticksTheCluster(t *testing.T) {
 	}
 	clk.Step(time.Minute)
 	assertStuck("the new factor set on the odd node")
+}
+
+// loggedOnce fails the test unless the node logged each line exactly once.
+func loggedOnce(t *testing.T, s *Sim, name string, lines ...string) {
+	t.Helper()
+	log, _ := s.Log(name)
+	text := strings.Join(log, "\n")
+	for _, line := range lines {
+		if strings.Count(text, line) != 1 {
+			t.Fatalf("%s: log line %q not once: %q", name, line, log)
+		}
+	}
 }
 
 // What ends a stuck exchange: a new membership. Restarting the node that came back with the old factor,

@@ -109,4 +109,3 @@ func sampleRunningWhileStuck(ns, name string, pods []string, stop <-chan struct{
 	}()
 	return out
 }
-
