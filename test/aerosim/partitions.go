@@ -53,19 +53,6 @@ func factorOf(list []nsConfig, name string) int {
 	return 0
 }
 
-// rfMismatch names a namespace both nodes run with different replication factors ("" if none):
-// such nodes do not cluster (asd refuses a peer whose namespace config disagrees).
-func rfMismatch(a, b []nsConfig) string {
-	for _, x := range a {
-		for _, y := range b {
-			if x.name == y.name && x.rf != y.rf {
-				return x.name
-			}
-		}
-	}
-	return ""
-}
-
 // clusterView is a cluster's partition map: every member computes the same one from the member list.
 type clusterView struct {
 	gen     uint64 // the formation: copies that are in sync in this cluster carry it as their version
