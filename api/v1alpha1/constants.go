@@ -106,6 +106,12 @@ const (
 	// ReasonLocalVolumesPinned: a pod is held by local volumes on a lost node (NodeLost condition, and
 	// Reconciling while its volumes wait to be given up).
 	ReasonLocalVolumesPinned = "LocalVolumesPinned"
+	// ReasonReplicationFactorConflict: a node came back with another replication-factor in the middle of
+	// a replication-factor change and the nodes' exchange is stuck (asd: "abandoned exchange - fix
+	// configuration conflict"; no cluster is stable, the node outside serves nothing); the operator sets
+	// the new factor on every node and in its file, restarts the node in no cluster, then waits for the
+	// rebalance (Reconciling condition). docs/troubleshooting.md.
+	ReasonReplicationFactorConflict = "ReplicationFactorConflict"
 	// ReasonProgressing: nothing blocks the operator (Stalled condition False).
 	ReasonProgressing = "Progressing"
 )
@@ -208,6 +214,9 @@ const (
 	// EventConfigApplyFailed: a node refused a live config change; it is restarted in place instead (a
 	// replication-factor change, which no restart may carry, is tried again on every node).
 	EventConfigApplyFailed = "ConfigApplyFailed"
+	// EventReplicationFactorConflict: a replication-factor change found the nodes' exchange stuck on a
+	// node that came back with the old factor, and names the node whose restart ends it.
+	EventReplicationFactorConflict = "ReplicationFactorConflict"
 	// EventPodRestartedInPlace: a pod's asd was restarted in place to load a new config.
 	EventPodRestartedInPlace = "PodRestartedInPlace"
 	// EventEvictionRefused: an eviction was refused (the PodDisruptionBudget allows no disruption now).

@@ -81,6 +81,8 @@ type AerospikeClusterReconciler struct {
 	PodMonitors bool
 
 	looks lastLooks
+	// stuck remembers the pods outside a stuck exchange (endStuckExchange).
+	stuck stuckExchanges
 }
 
 // phase is one named step of a reconcile; stop ends the reconcile after it (nothing more to do
@@ -253,6 +255,7 @@ func (r *AerospikeClusterReconciler) forget(key types.NamespacedName) {
 	r.Probers.Stop(key)
 	r.Tasks.Take(key)
 	r.looks.forget(key)
+	r.stuck.forget(key)
 	r.openFileLimits.forget(key)
 	metrics.Forget(key)
 }

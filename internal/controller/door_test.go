@@ -637,3 +637,54 @@ func TestLeavesRecordedUnderALargerFactorAreDecidedAgain(t *testing.T) {
 		}
 	}
 }
+
+// Issue 39: a node that came back with the old replication-factor sticks the exchange; every node is then
+// not Ready and cluster-stable errs everywhere, so a roll's checks hold every restart for good. The door
+// lets exactly the way out through: restarting the node in no cluster while the others are one cluster;
+// never a node in a cluster (it may hold the only copy of a partition), nor while another node is unheard.
+func TestTheDoorEndsAStuckExchangeOnlyByTheNodeOutside(t *testing.T) {
+	stuck := func(f *doorFixture) {
+		f.migrating()
+		for _, name := range []string{"aero-0", "aero-1", "aero-2"} {
+			f.pod(name, notReady)
+		}
+		f.node("aero-2", func(h *aerospike.NodeHealth) {
+			h.Facts.ClusterSize, h.Facts.ClusterKey, h.Facts.MigratePartitionsRemaining = 0, "0", 0
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		kind  actKind
+		pod   string
+		after func(f *doorFixture)
+		check string // "" when the act may go
+	}{
+		{"the roll's checks hold the way out", actRoll, "aero-2", nil, "check SafetyRule"},
+		{"the node outside", actEndStuckExchange, "aero-2", nil, ""},
+		{"a node holding data", actEndStuckExchange, "aero-1", nil, "check OutsideCluster"},
+		{"another node unheard", actEndStuckExchange, "aero-2", func(f *doorFixture) {
+			f.node("aero-0", func(h *aerospike.NodeHealth) { h.Err = aerospike.ErrUnreachable })
+		}, "check OthersInOneCluster"},
+		{"the others in two clusters", actEndStuckExchange, "aero-2", func(f *doorFixture) {
+			f.node("aero-0", func(h *aerospike.NodeHealth) { h.Facts.ClusterKey, h.Facts.ClusterSize = "OTHER", 1 })
+		}, "check OthersInOneCluster"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newDoorFixture(t, testcluster.Build())
+			stuck(f)
+			act := takeDown{what: "restart", kind: tc.kind, pods: []string{tc.pod}, decided: doorNow.Add(-time.Second)}
+			why, err := f.afterLastLook(func(st *clusterState) (string, error) { return f.r.mayActNow(f.ctx, st, act) },
+				func() {
+					if tc.after != nil {
+						tc.after(f)
+					}
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.check == "" && why != "" || tc.check != "" && !strings.Contains(why, tc.check) {
+				t.Fatalf("the door says %q, want held by %q", why, tc.check)
+			}
+		})
+	}
+}

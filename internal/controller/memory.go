@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -54,4 +56,11 @@ func (p *perCluster[K, V]) forget(cluster types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.m, cluster)
+}
+
+// keys are the cluster's entries' keys.
+func (p *perCluster[K, V]) keys(cluster types.NamespacedName) []K {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Collect(maps.Keys(p.m[cluster]))
 }

@@ -256,7 +256,23 @@ const togetherTask = "live-together"
 // never falls back to a restart (a node restarted with another factor would not rejoin): a failure is
 // tried again whole, and said in the status and a ConfigApplyFailed event.
 func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clusterState, names []string) (string, error) {
-	if res, ok := st.results[togetherTask]; ok {
+	res, ok := st.results[togetherTask]
+	if stuck, isStuck := errors.AsType[*liveconfig.StuckExchangeError](res.Err); ok && isStuck {
+		for _, p := range stuck.Outside {
+			r.stuck.set(st.key, p, st.now)
+		}
+		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Configure", nil,
+			"The nodes' exchange is stuck on a replication-factor conflict (a node came back with the old factor): "+
+				"%v; every node now runs the new factor and has it in its file; restarting %s, in no cluster, ends it",
+			stuck, strings.Join(stuck.Outside, ", "))
+	}
+	if outside := slices.Sorted(slices.Values(r.stuck.keys(st.key))); len(outside) > 0 {
+		why, err := r.endStuckExchange(ctx, st, outside)
+		st.setWork(ackov1alpha1.ReasonReplicationFactorConflict, "The nodes' exchange is stuck on a replication-factor "+
+			"conflict; ending it by restarting %s: %s", strings.Join(outside, ", "), why)
+		return why, err
+	}
+	if ok {
 		if res.Err != nil {
 			if !errors.Is(res.Err, podexec.ErrNotProjected) { // the kubelet's delay, not a failure
 				st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventConfigApplyFailed, "Configure", nil,
@@ -292,6 +308,86 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 		return r.Live.ApplyTogether(ctx, targets, hashes, factors)
 	})
 	return "applying the replication-factor to every node", nil
+}
+
+// stuckExchanges remembers, per cluster, the pods a replication-factor change found in no cluster beside a
+// stuck exchange (liveconfig.StuckExchangeError), and when. Until their restart ends it no other such change
+// runs. In memory: an operator that restarts runs the change again, which finds them again.
+type stuckExchanges = perCluster[string, time.Time]
+
+// endStuckTask names the background task that restarts the nodes outside a stuck exchange.
+const endStuckTask = "end-stuck-exchange"
+
+// endStuckExchange ends an exchange a replication-factor conflict stuck: every node runs the new factor
+// and has it in its file (the change set them), but only a new membership starts another exchange. The
+// pods in no cluster are restarted in place through the door (actEndStuckExchange: why that loses no
+// copy is written beside its checks), each restart recorded in the pod's step first so that an operator
+// restarted meanwhile settles it from the node's uptime and never sends a second. Once they restarted,
+// the change runs again: it waits for one cluster at the new factor and its rebalance.
+func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *clusterState, outside []string) (string, error) {
+	if res, ok := st.results[endStuckTask]; ok && res.Err != nil {
+		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Restart", nil,
+			"Restarting %s to end the stuck exchange failed: %v; trying again", strings.Join(outside, ", "), res.Err)
+	}
+	var restarted []string
+	for _, p := range outside {
+		u := st.cluster.Status.Pods[p].Update
+		if u == nil || st.pods[p] == nil {
+			r.stuck.remove(st.key, p) // no longer in the change: the next run finds what is true
+			continue
+		}
+		switch n, read := st.health.Nodes[p]; {
+		case st.restartedSince(p, u.NodeStartedBefore):
+			restarted = append(restarted, p)
+		case u.Attempted == nil && read && n.Err == nil && n.Facts.ClusterSize > 0:
+			r.stuck.remove(st.key, p) // it joined a cluster since: nothing left to end
+			return "the exchange is no longer stuck: " + p + " is in a cluster", nil
+		}
+	}
+	if len(restarted) > 0 {
+		for _, p := range restarted {
+			r.stuck.remove(st.key, p)
+			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodRestartedInPlace, "Restart", st.pods[p],
+				"Restarted asd in pod %s in place to end the stuck exchange: it comes back with the new replication-factor", p)
+		}
+		return "restarted " + strings.Join(restarted, ", ") + "; waiting for one cluster at the new factor",
+			r.clearAttempt(ctx, st, restarted)
+	}
+	if key, busy := r.Tasks.Busy(st.key); busy {
+		return "waiting for " + key.Name, nil
+	}
+	if why := st.settling(outside); why != "" {
+		return why, nil
+	}
+	found, _ := r.stuck.get(st.key, outside[0])
+	act := takeDown{what: "restart of the node outside the stuck exchange", kind: actEndStuckExchange, pods: outside,
+		decided: found}
+	if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
+		return why, err
+	}
+	targets := make([]*corev1.Pod, 0, len(outside))
+	attempt := metav1.NewMicroTime(st.now)
+	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, p := range outside {
+			started := metav1.NewMicroTime(st.health.NodeStarted(p))
+			s.Pods[p].Update.NodeStartedBefore, s.Pods[p].Update.Attempted = &started, &attempt
+		}
+	}); err != nil {
+		return "", err
+	}
+	hashes := map[string]string{}
+	for _, p := range outside {
+		targets, hashes[p] = append(targets, st.pods[p]), st.cluster.Status.Pods[p].Update.ConfigHash
+	}
+	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: endStuckTask}, func(ctx context.Context) (string, error) {
+		for _, pod := range targets {
+			if err := r.Executor.Signaller.WarmRestart(ctx, pod, hashes[pod.Name]); err != nil {
+				return "", fmt.Errorf("%s: %w", pod.Name, err)
+			}
+		}
+		return "", nil
+	})
+	return "restarting asd in " + strings.Join(outside, ", "), nil
 }
 
 // everyNodeAnswers lists the pods whose asd runs, leaving ones included (an exchange takes in every

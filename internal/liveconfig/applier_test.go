@@ -3,8 +3,10 @@ package liveconfig
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -209,7 +211,13 @@ func (f podsFiles) WarmRestart(context.Context, *corev1.Pod, string) error {
 // mesh seeds), and waits until they form one cluster.
 func threeNodes(t *testing.T, conf string) (*aerosim.Sim, []*corev1.Pod) {
 	t.Helper()
-	sim, err := aerosim.New(aerosim.Options{})
+	return threeNodesWith(t, conf, aerosim.Options{})
+}
+
+// threeNodesWith is threeNodes with the simulator's timings.
+func threeNodesWith(t *testing.T, conf string, opts aerosim.Options) (*aerosim.Sim, []*corev1.Pod) {
+	t.Helper()
+	sim, err := aerosim.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,9 +239,13 @@ func threeNodes(t *testing.T, conf string) (*aerosim.Sim, []*corev1.Pod) {
 	if err := sim.SetDNS(records); err != nil {
 		t.Fatal(err)
 	}
+	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range pods {
-		if kv := namespaceStats(t, p); kv["ns_cluster_size"] != "3" {
-			t.Fatalf("%s: not one cluster of 3: %v", p.Name, kv["ns_cluster_size"])
+		for namespaceStats(t, p)["ns_cluster_size"] != "3" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not one cluster of 3: %v", p.Name, namespaceStats(t, p)["ns_cluster_size"])
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	return sim, pods
@@ -259,8 +271,14 @@ func setRF(rf int64) func(c *ackov1alpha1.AerospikeCluster) {
 // applier for them.
 func togetherSetup(t *testing.T) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[string]string, *Applier, string) {
 	t.Helper()
+	return togetherSetupWith(t, aerosim.Options{})
+}
+
+// togetherSetupWith is togetherSetup with the simulator's timings.
+func togetherSetupWith(t *testing.T, opts aerosim.Options) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[string]string, *Applier, string) {
+	t.Helper()
 	before, after := renderWith(t, setRF(2)), renderWith(t, setRF(3))
-	sim, pods := threeNodes(t, before)
+	sim, pods := threeNodesWith(t, before, opts)
 	files, hashes := podsFiles{}, map[string]string{}
 	for i, p := range pods {
 		files[p.Name], hashes[p.Name] = &podFiles{own: podFile(before, int32(i)), projected: podFile(after, int32(i))}, config.Hash(after)
@@ -304,6 +322,59 @@ func TestApplyTogether(t *testing.T) {
 		}
 		if st, err := sim.Node(p.Name); err != nil || st.Restarts != 0 {
 			t.Errorf("%s: asd restarted (%+v, %v)", p.Name, st, err)
+		}
+	}
+}
+
+// The change is done only once the cluster has rebalanced: every node answers cluster-stable (migrations
+// included) when ApplyTogether returns, not only the factor in effect (a real cluster kept migrating
+// about 2700 partitions per node for 13 s more).
+func TestApplyTogetherWaitsForTheRebalance(t *testing.T) {
+	_, pods, _, hashes, a, _ := togetherSetupWith(t, aerosim.Options{MigrationDuration: 2 * time.Second,
+		JoinDelay: 100 * time.Millisecond, DropDelay: 100 * time.Millisecond})
+	time.Sleep(2 * time.Second) // the formation's migrations
+	applied, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(), p.Status.PodIP+":3000",
+			aerospike.ClusterStableCommand(3, false))
+		if _, stableErr := aerospike.ParseClusterStable(answers[aerospike.ClusterStableCommand(3, false)]); err != nil || stableErr != nil {
+			t.Fatalf("%s: reported done (%q) while the cluster is not stable: %v %v", p.Name, applied, err, stableErr)
+		}
+	}
+	if !strings.Contains(applied, "stable (migrations done) after") {
+		t.Errorf("applied %q", applied)
+	}
+}
+
+// A node that came back with the old factor after the others took the new one sticks the exchange:
+// ApplyTogether sets the new factor on every node, the recluster is refused for good, and it names the
+// node in no cluster (the one whose restart ends it).
+func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
+	sim, pods, files, hashes, a, _ := togetherSetupWith(t, aerosim.Options{JoinDelay: 100 * time.Millisecond,
+		DropDelay: 100 * time.Millisecond, RestartDowntime: 20 * time.Millisecond})
+	for _, p := range pods[:2] {
+		answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(), p.Status.PodIP+":3000",
+			"set-config:context=namespace;id=test;replication-factor=3")
+		if err != nil || answers["set-config:context=namespace;id=test;replication-factor=3"] != "ok" {
+			t.Fatalf("set-config: %v %v", answers, err)
+		}
+	}
+	if _, err := sim.WarmRestart(pods[2].Name); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	_, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	var stuck *StuckExchangeError
+	if !errors.As(err, &stuck) || !errors.Is(err, ErrRefused) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) {
+		t.Fatalf("ApplyTogether in a stuck exchange: %v", err)
+	}
+	for _, p := range pods {
+		if kv := namespaceStats(t, p); kv["replication-factor"] != "3" || len(files[p.Name].copied) != 1 {
+			t.Errorf("%s: the file and the running value are not at the new factor: %s, copies %v", p.Name,
+				kv["replication-factor"], files[p.Name].copied)
 		}
 	}
 }

@@ -33,9 +33,10 @@ const (
 	errInvalidLogSet = "ERROR:4:invalid log-set parameter"
 	answerOK         = "ok"
 	// recluster: as the fixtures' single node answered it (the principal); the others' answer and the
-	// error are asd's source (as_clustering_cluster_reform's callers), not a capture.
+	// principal's refusal are asd's source (cmd_recluster: AS_ERR_UNKNOWN prints no number), and a real
+	// 8.1.2.0 stuck in an exchange answered them so.
 	reclusterIgnored = "ignored-by-non-principal"
-	errRecluster     = "ERROR"
+	errRecluster     = "ERROR::unknown"
 )
 
 // Info contexts of get-config and set-config.

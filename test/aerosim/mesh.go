@@ -146,9 +146,6 @@ type link struct {
 	hearing bool
 	since   time.Time     // when they stopped hearing each other
 	delay   time.Duration // how long they still count each other after since
-	// refused: an exchange found that a namespace's replication-factor differs between the two; they do
-	// not cluster until one of them starts again or their cluster reclusters (recluster:).
-	refused bool
 	// duplicate: they hear each other, but their node ids keep them apart (see duplicate).
 	duplicate bool
 }
@@ -294,11 +291,6 @@ func (s *Sim) start(n *node, at time.Time) {
 		a.addSeed(sd)
 	}
 	n.asd, n.ident = a, conf.ident
-	for _, l := range s.links {
-		if l.a == n || l.b == n {
-			l.refused = false // a new asd: a new exchange
-		}
-	}
 	for _, w := range warnings {
 		n.logf(at, "%s", w)
 	}
@@ -449,10 +441,10 @@ func (s *Sim) linkSimple(nodes []*node) {
 	}
 }
 
-// hears: the link's nodes exchange heartbeats now, and cluster: not after an exchange refused them.
+// hears: the link's nodes exchange heartbeats now.
 func (s *Sim) hears(l *link) bool {
 	a, b := l.a, l.b
-	return a.heartbeating() && b.heartbeating() && a.clusterName() == b.clusterName() && !s.cut(a, b) && !l.refused
+	return a.heartbeating() && b.heartbeating() && a.clusterName() == b.clusterName() && !s.cut(a, b)
 }
 
 // discover lets everyone in a group of nodes that hear each other know everyone else, as asd's
@@ -532,11 +524,13 @@ func (s *Sim) duplicate(l *link, heard map[*node]map[string]int, t time.Time) bo
 }
 
 // form groups the counted nodes (members, and nodes the others still count) by adjacency into
-// clusters.
+// clusters. A new membership runs an exchange; one that cannot commit (stuckExchange) leaves its nodes
+// in the cluster they had, frozen, or in none.
 func (s *Sim) form(t time.Time) {
 	var verts []*node
+	before := map[*node]*cluster{}
 	for _, n := range s.nodes {
-		n.cluster = nil
+		before[n], n.cluster, n.stuck = n.cluster, nil, nil
 		if n.counted {
 			verts = append(verts, n)
 		}
@@ -549,25 +543,39 @@ func (s *Sim) form(t time.Time) {
 			u.join(l.a, l.b)
 		}
 	}
-	clusters := map[string]*cluster{}
-	for _, group := range s.exchanges(u.groups(verts), t) {
+	clusters, stuck := map[string]*cluster{}, map[string]*stuckExchange{}
+	for _, group := range u.groups(verts) {
 		if !slices.ContainsFunc(group, func(n *node) bool { return n.heartbeating() && n.asd.phase == phaseActive }) {
 			s.forget(group)
 			continue
 		}
 		id := membership(group)
-		c, ok := s.clusters[id]
-		if !ok {
-			c = s.newCluster(group, t)
+		c, kept := s.clusters[id]
+		x, stays := s.stuck[id]
+		switch {
+		case kept:
+		case stays:
+		default:
+			if x = s.exchange(group, t); x == nil {
+				c = s.newCluster(group, t)
+			}
 		}
-		clusters[id] = c
+		if x != nil {
+			stuck[id] = x
+		} else {
+			clusters[id] = c
+		}
 		for _, n := range group {
-			if !n.removed && n.asd.phase == phaseActive {
-				n.cluster = c
+			if n.removed || n.asd.phase != phaseActive {
+				continue
+			}
+			n.cluster, n.stuck = c, x
+			if x != nil {
+				n.cluster = before[n] // frozen: the last exchange it committed, if any
 			}
 		}
 	}
-	s.clusters = clusters
+	s.clusters, s.stuck = clusters, stuck
 }
 
 // dropSuperseded forgets the counted nodes that stopped (or hung) under a node id that another counted
@@ -588,83 +596,87 @@ func (s *Sim) dropSuperseded(counted []*node) []*node {
 	})
 }
 
-// exchanges keeps the groups that are clusters already, and runs the exchange of each new one.
-func (s *Sim) exchanges(groups [][]*node, t time.Time) [][]*node {
-	var out [][]*node
-	for _, group := range groups {
-		if _, kept := s.clusters[membership(group)]; kept {
-			out = append(out, group)
-		} else {
-			out = append(out, s.exchange(group, t)...)
-		}
-	}
-	return out
+// stuckExchange is the exchange of a membership whose nodes run a namespace with different
+// replication factors (the configured ones, set-config included). asd checks it before it commits
+// (as/src/fabric/exchange.c, exchange_data_pre_commit_repl_factor_check): every node logs "{test} has
+// unmatched replication factors from 2 to 3" (lowest to highest) and "abandoned exchange - fix
+// configuration conflict", once, and the exchange never commits. Its nodes stay where they were: one
+// that had a cluster keeps that cluster's key, size and partition map, frozen (no migration moves,
+// cluster-stable answers "unstable cluster" since migrations are not allowed, writes time out), one
+// that had none (it just started) serves nothing. Changing a factor does not restart the exchange, nor
+// does recluster: (the principal skips it, "redundant"); only a new membership does: a node of it
+// stopping, or another joining. A real 8.1.2.0 cluster of three stayed so for good.
+type stuckExchange struct {
+	members []*node
+	since   time.Time
 }
 
-// exchange is the exchange of a new membership: every node must run each namespace with the same
-// replication-factor (the configured one, set-config included). Where they differ, a real 8.1.2.0
-// server logged "{test} has unmatched replication factors from 2 to 3" and "abandoned exchange - fix
-// configuration conflict", and the restarted node did not rejoin: here the nodes that agree cluster
-// apart, and the links between those that differ are refused until a node starts again or reclusters.
-func (s *Sim) exchange(group []*node, t time.Time) [][]*node {
-	var out [][]*node
-	for _, n := range group {
-		agrees := func(members []*node) bool {
-			return !slices.ContainsFunc(members, func(m *node) bool { return rfMismatch(m.asd.namespaces, n.asd.namespaces) != "" })
+// principal is the node the clustering elected for the stuck membership: its highest node id.
+func (x *stuckExchange) principal() *node { return highestID(x.members) }
+
+// exchange is the exchange of a new membership: nil when every node runs each namespace with the same
+// replication-factor, else the stuck exchange, logged as asd logs it.
+func (s *Sim) exchange(group []*node, t time.Time) *stuckExchange {
+	for _, ns := range group[0].asd.namespaces {
+		lo, hi := ns.rf, ns.rf
+		for _, n := range group[1:] {
+			if rf := factorOf(n.asd.namespaces, ns.name); rf != 0 {
+				lo, hi = min(lo, rf), max(hi, rf)
+			}
 		}
-		if i := slices.IndexFunc(out, agrees); i >= 0 {
-			out[i] = append(out[i], n)
-		} else {
-			out = append(out, []*node{n})
-		}
-	}
-	if len(out) == 1 {
-		return out
-	}
-	for _, l := range s.links {
-		ns := rfMismatch(l.a.asd.namespaces, l.b.asd.namespaces)
-		if ns == "" || l.refused || !slices.Contains(group, l.a) || !slices.Contains(group, l.b) {
+		if lo == hi {
 			continue
 		}
-		l.refused = true
-		for _, pair := range [][2]*node{{l.a, l.b}, {l.b, l.a}} {
-			pair[0].logf(t, "WARNING (exchange): {%s} has unmatched replication factors from %d to %d", ns,
-				factorOf(pair[0].asd.namespaces, ns), factorOf(pair[1].asd.namespaces, ns))
-			pair[0].logf(t, "WARNING (exchange): abandoned exchange - fix configuration conflict")
+		for _, n := range group {
+			if n.removed || !n.listening() {
+				continue
+			}
+			n.logf(t, "WARNING (exchange): {%s} has unmatched replication factors from %d to %d", ns.name, lo, hi)
+			n.logf(t, "WARNING (exchange): abandoned exchange - fix configuration conflict")
 		}
+		return &stuckExchange{members: group, since: t}
 	}
-	return out
+	return nil
 }
 
-// recluster is asd's recluster: on the principal of n's cluster (its highest node id): a new exchange
-// of the same members, with the values each runs now, and a new chance for the nodes an exchange
-// refused; the other nodes ignore it. Callers hold s.mu.
+// recluster is asd's recluster: (as/src/fabric/clustering.c, clustering_cluster_reform; the answers
+// are cmd_recluster's in as/src/base/thr_info.c). A node that is not the principal (a member below the
+// highest node id, a node in no cluster) answers "ignored-by-non-principal". The principal of a stuck
+// exchange skips it, migrations not being allowed ("recluster: skipped - principal true redundant
+// true ..."), and answers "ERROR::unknown". Otherwise the principal starts a new exchange of the same
+// members with the values each runs now. Callers hold s.mu.
 func (s *Sim) recluster(n *node, now time.Time) string {
-	c := n.cluster
-	if c == nil {
+	if x := n.stuck; x != nil {
+		if x.principal() != n {
+			return reclusterIgnored
+		}
+		n.logf(now, "INFO (clustering): recluster: skipped - principal true redundant true dead_nodes 0 faulty_nodes 0 new_nodes 0")
 		return errRecluster
 	}
-	if slices.ContainsFunc(c.members, func(m *node) bool { return m.active() && nodeIDAbove(m, n) }) {
+	c := n.cluster
+	if c == nil || c.principal() != n {
 		return reclusterIgnored
 	}
-	for _, l := range s.links {
-		if slices.Contains(c.members, l.a) || slices.Contains(c.members, l.b) {
-			l.refused = false
-		}
+	if slices.ContainsFunc(c.members, func(m *node) bool { return !m.heartbeating() }) {
+		n.logf(now, "INFO (clustering): recluster: skipped - principal true redundant false dead_nodes 1 faulty_nodes 0 new_nodes 0")
+		return errRecluster
 	}
 	for id, other := range s.clusters {
 		if other == c {
 			delete(s.clusters, id)
 		}
 	}
-	n.logf(now, "INFO (clustering): cluster reform requested")
+	n.logf(now, "INFO (clustering): recluster: triggered...")
 	s.settle(now)
 	return answerOK
 }
 
 // principal is the member with the highest node id, first of asd's succession list.
-func (c *cluster) principal() *node {
-	return slices.MaxFunc(c.members, func(a, b *node) int {
+func (c *cluster) principal() *node { return highestID(c.members) }
+
+// highestID is the node with the highest node id.
+func highestID(nodes []*node) *node {
+	return slices.MaxFunc(nodes, func(a, b *node) int {
 		if nodeIDAbove(a, b) {
 			return 1
 		}
@@ -693,9 +705,6 @@ func (s *Sim) duplicateIDs(n *node) string {
 	}
 	return strings.Join(out, ",")
 }
-
-// active: the node runs asd and is a member of a cluster.
-func (n *node) active() bool { return !n.removed && n.asd.phase == phaseActive && n.cluster != nil }
 
 // nodeIDAbove compares node ids as the hex numbers they are.
 func nodeIDAbove(a, b *node) bool {

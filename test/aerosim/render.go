@@ -31,6 +31,8 @@ type nodeFacts struct {
 	migrations  int64
 	principal   string // the node id that leads the cluster: its highest ("0" while not a member)
 	duplicates  string // node ids heard from two nodes, or its own from another ("null" if none)
+	// stuck: the node is in an exchange that cannot commit, so migrations are not allowed.
+	stuck bool
 	// failedBestPractices: the host failed asd's best-practices checks at start.
 	failedBestPractices bool
 }
@@ -150,6 +152,8 @@ func (t templates) answer(profile string, f nodeFacts, cmd string) string {
 func clusterStable(f nodeFacts, params string) string {
 	size, ignoreMigrations, ok := parseStableParams(params)
 	switch {
+	case f.stuck: // asd's first check: migrations not allowed
+		return errUnstable
 	case !ok:
 		return errBadParameter
 	case !f.integrity:

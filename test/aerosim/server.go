@@ -158,7 +158,14 @@ func (s *Sim) dataReply(n *node, typ byte, body []byte) (reply, bool) {
 	}
 	r := reply{fault: n.fault, latency: n.latency, framed: true}
 	v, namespaces := n.view(), n.asd.namespaces
+	stuck := n.stuck != nil
 	s.mu.Unlock()
+	if stuck && m.info2&(info2Write|info2Delete) != 0 {
+		// In a stuck exchange a real 8.1.2.0 let most writes time out in doubt (47 of 60): here all do,
+		// unapplied.
+		r.fault = FaultHang
+		return r, true
+	}
 	r.body = s.execute(namespaces, v, m)
 	if m.info1&info1CompressResponse != 0 {
 		r.body = compress(r.body)

@@ -194,9 +194,10 @@ type Sim struct {
 	nodes    map[string]*node // by name
 	ghosts   map[uint64]*node // removed nodes the others still count (until DropDelay)
 	links    map[linkKey]*link
-	clusters map[string]*cluster // by membership identity
-	gen      uint64              // cluster generations, for fresh keys
-	settled  time.Time           // the simulation is computed up to here
+	clusters map[string]*cluster       // by membership identity
+	stuck    map[string]*stuckExchange // exchanges that cannot commit, by membership identity
+	gen      uint64                    // cluster generations, for fresh keys
+	settled  time.Time                 // the simulation is computed up to here
 	dns      resolver
 	groups   map[string]int           // mesh cut: node name → group
 	heard    map[*node]map[string]int // node → node id → how many nodes it hears with it (heardIDs)
@@ -220,9 +221,10 @@ type node struct {
 	inc       int // incarnation: +1 at every start of asd
 	restarts  int
 	crashes   int
-	memberInc int  // the incarnation the mesh counts as a member
-	counted   bool // the others still count memberInc (it may be restarting)
-	cluster   *cluster
+	memberInc int            // the incarnation the mesh counts as a member
+	counted   bool           // the others still count memberInc (it may be restarting)
+	cluster   *cluster       // frozen while stuck is set
+	stuck     *stuckExchange // the exchange it is stuck in (nil: none)
 	latency   time.Duration
 	fault     Fault
 	pin       Pin
@@ -264,7 +266,7 @@ func New(opts Options) (*Sim, error) {
 		return nil, err
 	}
 	return &Sim{opts: opts, tmpl: tmpl, client: client, nodes: map[string]*node{}, ghosts: map[uint64]*node{},
-		links: map[linkKey]*link{}, clusters: map[string]*cluster{}, dns: newResolver(),
+		links: map[linkKey]*link{}, clusters: map[string]*cluster{}, stuck: map[string]*stuckExchange{}, dns: newResolver(),
 		settled: opts.Clock.Now(), disks: map[string]map[string]*nsStore{}}, nil
 }
 
@@ -313,7 +315,7 @@ func (s *Sim) RemoveNode(name string) error {
 		return err
 	}
 	n.removed = true
-	n.cluster = nil
+	n.cluster, n.stuck = nil, nil
 	n.data.Store(emptyStore)
 	if n.spec.Volume == "" {
 		delete(s.disks, n.diskKey()) // an emptyDir goes with its pod
@@ -544,13 +546,14 @@ func (s *Sim) facts(n *node, now time.Time) nodeFacts {
 		f.principal = c.principal().ident.nodeID
 		f.migrations = c.migrationsOf(n)
 	}
+	f.stuck = n.stuck != nil
 	return n.pin.apply(f)
 }
 
 // stop ends the running asd; it starts again at start.
 func (n *node) stop(start time.Time) {
 	n.asd = asd{phase: phaseDown, downUntil: start}
-	n.cluster = nil
+	n.cluster, n.stuck = nil, nil
 	n.data.Store(emptyStore)
 	n.closeConns()
 }
