@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,6 +39,9 @@ type backend interface {
 	writeConfig(i int, conf string) error
 	// warmRestart restarts node i's asd in place (SIGUSR1 to tini).
 	warmRestart(i int) error
+	// crash kills node i's asd and returns once it is gone; start starts it again on its file.
+	crash(i int) error
+	start(i int) error
 	// logLines are node i's asd log lines, oldest first, as asd printed them.
 	logLines(i int) ([]string, error)
 }
@@ -141,6 +145,25 @@ func (b *realBackend) writeConfig(i int, conf string) error {
 
 func (b *realBackend) warmRestart(i int) error { return b.l.Signal(b.names[i], syscall.SIGUSR1) }
 
+// crash kills asd: the container ends (tini exits with it), as a crashed pod's does.
+func (b *realBackend) crash(i int) error {
+	n, err := b.l.Node(b.names[i])
+	if err != nil {
+		return err
+	}
+	if err := b.l.Kill(b.names[i]); err != nil {
+		return err
+	}
+	select {
+	case <-n.Exited():
+		return nil
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("%s: the container did not end after its asd was killed", b.names[i])
+	}
+}
+
+func (b *realBackend) start(i int) error { return b.l.Restart(b.names[i]) }
+
 // logLines reads the container log (CRI: "<time> <stream> <tag> <line>").
 func (b *realBackend) logLines(i int) ([]string, error) {
 	f, err := os.Open(b.logs[i])
@@ -168,6 +191,7 @@ type simBackend struct {
 	s     *aerosim.Sim
 	pods  []string
 	addrs []string
+	files []string // each node's aerospike.conf, for a start after a crash
 }
 
 func startSim(t *testing.T, cf clusterFiles) *simBackend {
@@ -177,7 +201,7 @@ func startSim(t *testing.T, cf clusterFiles) *simBackend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	b := &simBackend{s: s, pods: cf.pods}
+	b := &simBackend{s: s, pods: cf.pods, files: slices.Clone(cf.files)}
 	dns := map[string][]string{}
 	for i, pod := range cf.pods {
 		b.addrs = append(b.addrs, fmt.Sprintf("127.81.0.%d", 10+i))
@@ -186,19 +210,28 @@ func startSim(t *testing.T, cf clusterFiles) *simBackend {
 	if err := s.SetDNS(dns); err != nil {
 		t.Fatal(err)
 	}
-	for i, pod := range cf.pods {
-		if _, err := s.AddNode(aerosim.NodeSpec{Name: pod, IP: b.addrs[i], ConfigFile: realnode.ConfigFile,
-			Files: map[string]string{realnode.ConfigFile: cf.files[i]}}); err != nil {
+	for i := range cf.pods {
+		if err := b.start(i); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return b
 }
 
+func (b *simBackend) start(i int) error {
+	_, err := b.s.AddNode(aerosim.NodeSpec{Name: b.pods[i], IP: b.addrs[i], ConfigFile: realnode.ConfigFile,
+		Files: map[string]string{realnode.ConfigFile: b.files[i]}})
+	return err
+}
+
+// crash removes the node; start adds it again with the same address, file and node id.
+func (b *simBackend) crash(i int) error { return b.s.RemoveNode(b.pods[i]) }
+
 func (b *simBackend) addr(i int) string { return b.addrs[i] + ":3000" }
 func (b *simBackend) ips() []string    { return b.addrs }
 
 func (b *simBackend) writeConfig(i int, conf string) error {
+	b.files[i] = conf
 	return b.s.WriteFile(b.pods[i], realnode.ConfigFile, conf)
 }
 

@@ -33,11 +33,16 @@ func (tr *transcript) add(key, format string, args ...any) {
 
 var hexKey = regexp.MustCompile(`^[0-9A-F]{1,16}$`)
 
-// normalise replaces the nodes' addresses by their index and a cluster key by KEY.
+// normalise replaces the nodes' addresses by their index.
 func (tr *transcript) normalise(answer string) string {
 	for i, ip := range tr.b.ips() {
 		answer = strings.ReplaceAll(answer, ip+":", fmt.Sprintf("IP%d:", i))
 	}
+	return answer
+}
+
+// normaliseKey replaces a cluster key (cluster-stable's answer) by KEY.
+func normaliseKey(answer string) string {
 	if hexKey.MatchString(answer) && answer != "0" {
 		return "KEY"
 	}
@@ -49,6 +54,9 @@ func (tr *transcript) ask(ctx context.Context, i int, cmd string) string {
 	answers, err := tr.info.Info(ctx, tr.b.addr(i), cmd)
 	if err != nil {
 		return "error: " + err.Error()
+	}
+	if strings.HasPrefix(cmd, "cluster-stable:") {
+		return normaliseKey(answers[cmd])
 	}
 	return tr.normalise(answers[cmd])
 }
@@ -110,7 +118,7 @@ func (tr *transcript) stableInfo(ctx context.Context) error {
 		} else {
 			tr.add(key, "node=%s build=%s size=%d integrity=%t migrating=%d stable=%s stableErr=%v std=%s alt=%s uptime>=0:%t",
 				facts.NodeID, facts.Build, facts.ClusterSize, facts.ClusterIntegrity, facts.MigratePartitionsRemaining,
-				tr.normalise(facts.ClusterStableKey), facts.ClusterStableErr, tr.normalise(facts.ServiceStd),
+				normaliseKey(facts.ClusterStableKey), facts.ClusterStableErr, tr.normalise(facts.ServiceStd),
 				tr.normalise(facts.ServiceAlt), facts.Uptime >= 0)
 			tr.add(sc+"/"+tr.pods[i]+"/cluster-stable key is statistics' cluster_key", "%t",
 				facts.ClusterStableKey == facts.ClusterKey)
@@ -162,7 +170,7 @@ func (tr *transcript) watch(ctx context.Context, deadline time.Duration, done fu
 			}
 			kv := aerospike.ParseKV(answers["statistics"])
 			o.sizes[i][kv["cluster_size"]] = true
-			o.stable[i][tr.normalise(answers[cmd])] = true
+			o.stable[i][normaliseKey(answers[cmd])] = true
 			o.migrated = o.migrated || kv["migrate_partitions_remaining"] != "0"
 		}
 		if done() {
@@ -183,19 +191,33 @@ func (tr *transcript) warmRestart(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
+	reset := false // the restarted node answered an uptime counted from the signal at most
 	o, err := tr.watch(ctx, time.Minute, func() bool {
-		return time.Since(start) > 3*time.Second && tr.waitStable(ctx, time.Millisecond) == nil
+		if uptime, err := strconv.Atoi(tr.stats(ctx, restarted, "statistics")["uptime"]); err == nil {
+			reset = reset || uptime <= int(time.Since(start).Seconds())
+		}
+		return reset && tr.waitStable(ctx, time.Millisecond) == nil
 	})
 	if err != nil {
 		return err
 	}
+	// Not the timings: whether the others drop the restarting node for a moment depends on how long its
+	// asd takes to stop (a loaded machine: longer than the heartbeat timeout).
 	for i := range nodes {
-		tr.add(fmt.Sprintf("%s/%s/cluster_size seen", sc, tr.pods[i]), "%s", o.seen(i, o.sizes))
-		tr.add(fmt.Sprintf("%s/%s/cluster-stable answers seen", sc, tr.pods[i]), "%s", o.seen(i, o.stable))
+		key := sc + "/" + tr.pods[i]
+		if i == restarted {
+			tr.add(key+"/answered cluster_size 0", "%t", o.sizes[i]["0"])
+		} else {
+			tr.add(key+"/cluster_size seen", "never below %d: %t", nodes-1, !o.sizes[i]["0"] && !o.sizes[i]["1"])
+		}
+		tr.add(key+"/answered unstable", "%t", o.stable[i]["ERROR:7:unstable cluster"])
+		delete(o.stable[i], "ERROR:7:unstable cluster")
+		delete(o.stable[i], "ERROR:7:cluster not specified size")
+		delete(o.stable[i], "KEY")
+		delete(o.stable[i], "no answer")
+		tr.add(key+"/other cluster-stable answers", "%s", o.seen(i, o.stable))
 	}
 	tr.add(sc+"/migrations seen", "%t", o.migrated)
-	uptime, _ := strconv.Atoi(tr.stats(ctx, restarted, "statistics")["uptime"])
-	tr.add(sc+"/uptime restarted", "%t", uptime < int(time.Since(start).Seconds())+1)
 	return nil
 }
 
@@ -223,9 +245,11 @@ func (tr *transcript) logged(i int, texts []string) ([]string, error) {
 	return out, nil
 }
 
-// replicationFactorDisagreement: the new factor set live on every node, then one node restarted with the
-// old factor in its file (the others' files have the new one): the stuck exchange, and its end by
-// restarting that node once its file has the new factor.
+// replicationFactorDisagreement: the new factor set live on every node, then one node crashed (the
+// others drop it) and started again with the old factor in its file (the others' files have the new
+// one): the stuck exchange, and its end by restarting that node once its file has the new factor. A
+// crash, not a warm restart: whether the others drop a warm-restarting node depends on how long its
+// asd takes to stop, and the stuck cluster keeps the last membership (its size and principal).
 func (tr *transcript) replicationFactorDisagreement(ctx context.Context, files []string) error {
 	const sc, odd = "rf-disagreement", 2
 	rf3 := make([]string, len(files))
@@ -243,7 +267,15 @@ func (tr *transcript) replicationFactorDisagreement(ctx context.Context, files [
 			}
 		}
 	}
-	if err := tr.b.warmRestart(odd); err != nil {
+	if err := tr.b.crash(odd); err != nil {
+		return err
+	}
+	if _, err := tr.watch(ctx, 30*time.Second, func() bool {
+		return tr.stats(ctx, 0, "statistics")["cluster_size"] == strconv.Itoa(nodes-1)
+	}); err != nil {
+		return fmt.Errorf("the others after the crash of %s: %w", tr.pods[odd], err)
+	}
+	if err := tr.b.start(odd); err != nil {
 		return err
 	}
 	var logErr error
