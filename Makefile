@@ -102,8 +102,8 @@ test-e2e: local-assets build ## End-to-end suite: local control plane, kwok node
 	go test ./test/e2e/ -v -count=1 -timeout 40m -ginkgo.v
 
 .PHONY: test-real
-test-real: ## Real Aerospike nodes (root; asd and as-tini-static in ACKO_ASD_DIR, default ../shared/aerospike-ce-8.1.2.0/bin): the launcher's tests.
-	ACKO_REAL=1 go test ./test/realnode/ -v -count=1 -timeout 10m
+test-real: ## Real Aerospike nodes (root; asd and as-tini-static in ACKO_ASD_DIR, default ../shared/aerospike-ce-8.1.2.0/bin): the launcher's tests, the simulator's differential test.
+	ACKO_REAL=1 go test ./test/realnode/ ./test/differential/ -p 1 -v -count=1 -timeout 10m
 
 .PHONY: soak
 soak: local-assets build ## The e2e scale sequence (1 → 2 → 3 → 5 → 3 → 1 → 3) 10 times; test-e2e runs it twice.
