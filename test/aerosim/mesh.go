@@ -611,20 +611,8 @@ type stuckExchange struct {
 	since   time.Time
 }
 
-// principal is the principal of the cluster the stuck membership froze: the highest node id of that
-// cluster's members (a node that was one and restarted in place included), not of the newcomers. A real
-// 8.1.2.0 whose two nodes had dropped a crashed third, which then came back with another factor,
-// answered recluster: with ERROR::unknown on the higher of the two, and the newcomer, though its id was
-// the highest, ignored it (found by the differential test). A membership nobody had a cluster of
-// elects its highest node id.
-func (x *stuckExchange) principal() *node {
-	for _, m := range x.members {
-		if m.cluster != nil {
-			return m.cluster.principal()
-		}
-	}
-	return highestID(x.members)
-}
+// principal is the node the clustering elected for the stuck membership: its highest node id.
+func (x *stuckExchange) principal() *node { return highestID(x.members) }
 
 // exchange is the exchange of a new membership: nil when every node runs each namespace with the same
 // replication-factor, else the stuck exchange, logged as asd logs it.

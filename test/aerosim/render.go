@@ -148,15 +148,11 @@ func (t templates) answer(profile string, f nodeFacts, cmd string) string {
 }
 
 // clusterStable answers "cluster-stable:size=N;ignore-migrations=B" the way asd checks it: size
-// first, then migrations; both parameters are optional. In a stuck exchange, a node in no cluster
-// answers "unstable cluster" first (migrations were never allowed since it started), while a member of
-// the frozen cluster checks the size first: a real 8.1.2.0 frozen at two nodes answered size=3 with
-// "cluster not specified size", and without a size, or at its size, "unstable cluster" (found by the
-// differential test).
+// first, then migrations; both parameters are optional.
 func clusterStable(f nodeFacts, params string) string {
 	size, ignoreMigrations, ok := parseStableParams(params)
 	switch {
-	case f.stuck && !f.member:
+	case f.stuck: // asd's first check: migrations not allowed
 		return errUnstable
 	case !ok:
 		return errBadParameter
@@ -164,7 +160,7 @@ func clusterStable(f nodeFacts, params string) string {
 		return errUnstable
 	case size != 0 && size != f.clusterSize:
 		return errSizeMismatch
-	case f.stuck, !ignoreMigrations && f.migrations > 0:
+	case !ignoreMigrations && f.migrations > 0:
 		return errUnstable
 	}
 	return f.clusterKey

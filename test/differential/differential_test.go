@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,24 +16,6 @@ import (
 // knownDifferences are the answers the simulator does not give as the real server does yet, by
 // transcript key, with the reason. An entry that no longer differs fails the test: the list stays true.
 var knownDifferences = map[string]string{}
-
-// racing are answers the real server gives one of, by transcript key, depending on a race the scenario
-// cannot order; the simulator must give one of them too.
-var racing = map[string]struct {
-	answers []string
-	why     string
-}{
-	// asd's recluster (clustering.c, clustering_cluster_reform) is skipped while a join request is
-	// pending: the crashed node keeps asking to join the cluster of two that dropped it, so the
-	// principal answers ERROR::unknown ("skipped ... new_nodes 1") or, between two requests, ok; after
-	// ok its new exchange sticks again with migrations disallowed, so cluster-stable then answers
-	// "unstable cluster" before checking the size. The simulator always skips.
-	"rf-disagreement/stuck/db-1/recluster:": {[]string{"ERROR::unknown", "ok"}, "a pending join request"},
-	"rf-disagreement/stuck-after-set/db-0/cluster-stable:size=3;ignore-migrations=false": {
-		[]string{"ERROR:7:cluster not specified size", "ERROR:7:unstable cluster"}, "after a recluster ok or not"},
-	"rf-disagreement/stuck-after-set/db-1/cluster-stable:size=3;ignore-migrations=false": {
-		[]string{"ERROR:7:cluster not specified size", "ERROR:7:unstable cluster"}, "after a recluster ok or not"},
-}
 
 // run plays every scenario on a backend and returns what the operator read.
 func run(t *testing.T, ctx context.Context, b backend, cf clusterFiles) []entry {
@@ -104,12 +85,7 @@ func compare(t *testing.T, real, sim []entry) {
 	for _, e := range real {
 		got, ok := simAnswers[e.key]
 		reason, known := knownDifferences[e.key]
-		race, raced := racing[e.key]
 		switch {
-		case raced && slices.Contains(race.answers, e.value) && slices.Contains(race.answers, got):
-			if got != e.value {
-				t.Logf("racing %s: real %q, simulator %q (%s)", e.key, e.value, got, race.why)
-			}
 		case ok && got == e.value && known:
 			t.Errorf("%s: no longer differs (%q): drop it from knownDifferences (%s)", e.key, got, reason)
 		case ok && got == e.value:
