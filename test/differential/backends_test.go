@@ -110,8 +110,9 @@ func startReal(t *testing.T, ctx context.Context, cf clusterFiles) *realBackend 
 		hosts += fmt.Sprintf("%s\t%s %s\n", b.addrs[i], cf.names[pod], pod)
 	}
 	for i, pod := range cf.pods {
+		// A log of this run's only (the launcher's default place keeps the lines of every run).
 		n, err := l.Start(ctx, realnode.NodeSpec{Name: "diff/" + pod, IP: b.addrs[i], Hosts: []byte(hosts),
-			Config: []byte(cf.files[i])})
+			Config: []byte(cf.files[i]), LogPath: filepath.Join(t.TempDir(), pod+".log")})
 		if err != nil {
 			t.Fatal(err)
 		}
