@@ -79,9 +79,11 @@ var liveOnServer = map[string]bool{"namespaces.[].replication-factor": true}
 // check at all ("x1" sets 0); defrag-lwm-pct and flush-max-ms with cf_str_atoi, no bound (100 and 1001
 // are taken live, though the file allows 1-99 and 0-1000).
 var setConfigLooser = map[string]func(string) (string, error){
-	"evict-tenths-pct": func(v string) (string, error) { return strconv.FormatUint(uint64(uint32(atoi(v))), 10), nil }, //nolint:gosec // C's int to uint32
-	"defrag-lwm-pct":   unboundedInt,
-	"flush-max-ms":     unboundedInt,
+	"evict-tenths-pct": func(v string) (string, error) {
+		return strconv.FormatUint(uint64(uint32(atoi(v))), 10), nil //nolint:gosec // C's int to uint32
+	},
+	"defrag-lwm-pct": unboundedInt,
+	"flush-max-ms":   unboundedInt,
 }
 
 // unboundedInt takes a non-negative decimal of int32 range (cf_str_atoi's unit suffixes and negative
@@ -106,7 +108,7 @@ func atoi(v string) int32 {
 		if c < '0' || c > '9' {
 			break
 		}
-		n = n*10 + int32(c-'0')
+		n = n*10 + c - '0'
 	}
 	if neg {
 		return -n

@@ -171,7 +171,7 @@ func (b *realBackend) logLines(i int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close()
 	var lines []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -229,7 +229,7 @@ func (b *simBackend) start(i int) error {
 func (b *simBackend) crash(i int) error { return b.s.RemoveNode(b.pods[i]) }
 
 func (b *simBackend) addr(i int) string { return b.addrs[i] + ":3000" }
-func (b *simBackend) ips() []string    { return b.addrs }
+func (b *simBackend) ips() []string     { return b.addrs }
 
 func (b *simBackend) writeConfig(i int, conf string) error {
 	b.files[i] = conf

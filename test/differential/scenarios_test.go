@@ -62,10 +62,8 @@ func (tr *transcript) ask(ctx context.Context, i int, cmd string) string {
 }
 
 // record asks node i and adds the answer under scenario/pod/command.
-func (tr *transcript) record(ctx context.Context, scenario string, i int, cmd string) string {
-	got := tr.ask(ctx, i, cmd)
-	tr.add(scenario+"/"+tr.pods[i]+"/"+cmd, "%s", got)
-	return got
+func (tr *transcript) record(ctx context.Context, scenario string, i int, cmd string) {
+	tr.add(scenario+"/"+tr.pods[i]+"/"+cmd, "%s", tr.ask(ctx, i, cmd))
 }
 
 func (tr *transcript) stats(ctx context.Context, i int, cmd string) map[string]string {
@@ -298,16 +296,8 @@ func (tr *transcript) replicationFactorDisagreement(ctx context.Context, files [
 	}); err != nil {
 		return fmt.Errorf("the exchange with the newcomer: %w", err)
 	}
-	for i := range nodes {
-		for _, cmd := range []string{aerospike.ClusterStableCommand(nodes, false), "cluster-stable:", "recluster:"} {
-			tr.record(ctx, sc+"/stuck", i, cmd)
-		}
-		tr.add(sc+"/stuck/"+tr.pods[i]+"/cluster_size", "%s", tr.stats(ctx, i, "statistics")["cluster_size"])
-		lines, err := tr.logged(i, exchangeLines)
-		if err != nil {
-			return err
-		}
-		tr.add(sc+"/stuck/"+tr.pods[i]+"/log", "%s", strings.Join(lines, " | "))
+	if err := tr.stuckAnswers(ctx, sc+"/stuck"); err != nil {
+		return err
 	}
 	// The new factor set on the odd node too changes nothing.
 	tr.record(ctx, sc+"/stuck", odd, "set-config:context=namespace;id=test;replication-factor=3")
@@ -331,6 +321,22 @@ func (tr *transcript) replicationFactorDisagreement(ctx context.Context, files [
 		ns := tr.stats(ctx, i, "namespace/test")
 		tr.add(sc+"/ended/"+tr.pods[i]+"/namespace/test", "replication-factor=%s effective_replication_factor=%s ns_cluster_size=%s",
 			ns["replication-factor"], ns["effective_replication_factor"], ns["ns_cluster_size"])
+	}
+	return nil
+}
+
+// stuckAnswers records what every node answers in the stuck exchange, and the exchange's log lines.
+func (tr *transcript) stuckAnswers(ctx context.Context, sc string) error {
+	for i := range nodes {
+		for _, cmd := range []string{aerospike.ClusterStableCommand(nodes, false), "cluster-stable:", "recluster:"} {
+			tr.record(ctx, sc, i, cmd)
+		}
+		tr.add(sc+"/"+tr.pods[i]+"/cluster_size", "%s", tr.stats(ctx, i, "statistics")["cluster_size"])
+		lines, err := tr.logged(i, exchangeLines)
+		if err != nil {
+			return err
+		}
+		tr.add(sc+"/"+tr.pods[i]+"/log", "%s", strings.Join(lines, " | "))
 	}
 	return nil
 }
