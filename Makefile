@@ -102,8 +102,8 @@ test-e2e: local-assets build ## End-to-end suite: local control plane, kwok node
 	go test ./test/e2e/ -v -count=1 -timeout 40m -ginkgo.v -ginkgo.label-filter='!real'
 
 .PHONY: test-real
-test-real: local-assets build ## Real Aerospike nodes (root; asd and as-tini-static in ACKO_ASD_DIR, default ../shared/aerospike-ce-8.1.2.0/bin): the launcher, ACKO's pods as real nodes, and the e2e specs labelled real.
-	ACKO_REAL=1 go test ./test/realnode/ -v -count=1 -timeout 10m
+test-real: local-assets build ## Real Aerospike nodes (root; asd and as-tini-static in ACKO_ASD_DIR, default ../shared/aerospike-ce-8.1.2.0/bin): the launcher, the simulator's differential test, ACKO's pods as real nodes, and the e2e specs labelled real.
+	ACKO_REAL=1 go test ./test/realnode/ ./test/differential/ -p 1 -v -count=1 -timeout 10m
 	ACKO_REAL=1 go test ./test/localcluster/ -v -count=1 -timeout 10m -run Real
 	ACKO_BACKEND=real go test ./test/e2e/ -v -count=1 -timeout 30m -ginkgo.v -ginkgo.label-filter=real
 

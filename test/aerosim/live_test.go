@@ -355,3 +355,26 @@ func TestProtoFdMaxAboveTheOpenFileLimit(t *testing.T) {
 		t.Errorf("default open-file limit %d", st.OpenFileLimit)
 	}
 }
+
+// Some namespace parameters are parsed more loosely live than in the file, as a real 8.1.2.0 server did
+// (the differential test found it): evict-tenths-pct takes anything (atoi), defrag-lwm-pct and
+// flush-max-ms take values above the file's bounds; other bounds still hold.
+func TestSetConfigLooserThanTheFile(t *testing.T) {
+	s, _ := newFakeSim(t, Options{})
+	st := addNode(t, s, NodeSpec{Name: "a", Config: conf("db")})
+	for _, tc := range []struct{ set, answer, get string }{
+		{"evict-tenths-pct=x1", answerOK, "evict-tenths-pct=0"},
+		{"evict-tenths-pct=12abc", answerOK, "evict-tenths-pct=12"},
+		{"defrag-lwm-pct=100", answerOK, "storage-engine.defrag-lwm-pct=100"},
+		{"flush-max-ms=1001", answerOK, "storage-engine.flush-max-ms=1001"},
+		{"flush-max-ms=x", errInvalidSetConfig, "storage-engine.flush-max-ms=1001"},
+		{"nsup-hist-period=x", errInvalidSetConfig, "nsup-hist-period=3600"},
+	} {
+		if got := ask(t, st.Addr, "set-config:context=namespace;id=test;"+tc.set); got != tc.answer {
+			t.Errorf("%s: %s, want %s", tc.set, got, tc.answer)
+		}
+		if items := strings.Split(ask(t, st.Addr, "get-config:context=namespace;id=test"), ";"); !slices.Contains(items, tc.get) {
+			t.Errorf("after %s, get-config lacks %s", tc.set, tc.get)
+		}
+	}
+}

@@ -74,6 +74,48 @@ func (c *liveConfig) context(context string, pairs *[]pair) (*kvList, string) {
 // through set-config (dynamic/set-namespace-test-replication-factor-3.txt).
 var liveOnServer = map[string]bool{"namespaces.[].replication-factor": true}
 
+// setConfigLooser are namespace parameters asd's set-config parses more loosely than its config file
+// (as/src/base/cfg_info.c at 8.1.2.0, and a real server took them): evict-tenths-pct with atoi, no
+// check at all ("x1" sets 0); defrag-lwm-pct and flush-max-ms with cf_str_atoi, no bound (100 and 1001
+// are taken live, though the file allows 1-99 and 0-1000).
+var setConfigLooser = map[string]func(string) (string, error){
+	"evict-tenths-pct": func(v string) (string, error) {
+		return strconv.FormatUint(uint64(uint32(atoi(v))), 10), nil //nolint:gosec // C's int to uint32
+	},
+	"defrag-lwm-pct": unboundedInt,
+	"flush-max-ms":   unboundedInt,
+}
+
+// unboundedInt takes a non-negative decimal of int32 range (cf_str_atoi's unit suffixes and negative
+// values are refused: stricter than asd, never kinder).
+func unboundedInt(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("not a non-negative integer: %q", v)
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// atoi is C's: leading spaces, a sign and the digits that follow, 0 when there are none; an int.
+func atoi(v string) int32 {
+	v = strings.TrimLeft(v, " \t\n\v\f\r")
+	neg := strings.HasPrefix(v, "-")
+	if neg || strings.HasPrefix(v, "+") {
+		v = v[1:]
+	}
+	var n int32
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + c - '0'
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
 // geoWithin is the namespace sub-context whose parameters set-config names with a hyphen.
 const geoWithin = "geo2dsphere-within"
 
@@ -180,6 +222,9 @@ func (c *liveConfig) validate(context, namespace string, p pair) (change, bool) 
 		return change{}, false
 	}
 	value, err := param.ServerValue(p.value)
+	if loose, ok := setConfigLooser[strings.TrimPrefix(name, "storage-engine.")]; ok && context == ctxNamespace {
+		value, err = loose(p.value)
+	}
 	if err != nil {
 		return change{}, false
 	}
