@@ -84,7 +84,10 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 // Before the prober's first reading (the operator just started) the budget stays as it is. While a pod
 // leaves the cluster (scale down, rack removal) it allows none: once the StatefulSet deletes the pod the
 // budget counts one pod fewer and would let a drain through before a reading shows the migrations.
+// It never counts pods that do not run yet (a scale-up's): a partition has at most one copy per running
+// node, so min(replication-factor, running nodes) − 1 may be down.
 func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
+	maxDown = min(maxDown, max(1, len(st.members)-1))
 	if len(st.recordedLeaving()) > 0 {
 		return 0
 	}

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -62,4 +63,30 @@ func TestAStatefulSetRecreatedToGrowVolumesKeepsItsPods(t *testing.T) {
 // meta names an object of the cluster's namespace.
 func (f *doorFixture) meta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: f.key.Namespace, Name: name}
+}
+
+// Issue 38, sequence 4: 2 pods at replication-factor 3 hold 2 copies of each partition, so one may be
+// down. A scale-up to 5 must not open the budget to 2 before the new pods run (a drain in that window
+// evicted both copies); it follows the pods as they come.
+func TestTheBudgetCountsThePodsThatRun(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(2), replicationFactor(3)))
+	f.edit(sized(5))
+	st := f.observe()
+	if _, err := f.r.applyChildren(f.ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	pdb := &policyv1.PodDisruptionBudget{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: st.cluster.PodDisruptionBudgetName()}, pdb))
+	if got := pdb.Spec.MaxUnavailable.IntValue(); got != 1 {
+		t.Fatalf("budget maxUnavailable %d over 2 running pods at replication-factor 3, want 1", got)
+	}
+	sts := &appsv1.StatefulSet{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero"}, sts))
+	for o := int32(2); o < ptr.Deref(sts.Spec.Replicas, 0); o++ {
+		f.addPod(sts, ackov1alpha1.StatefulSetPodName("aero", o))
+	}
+	f.prober.health.ExpectedSize = 5
+	if got := f.observe().pdbMaxUnavailable(2); got != 2 {
+		t.Fatalf("budget %d once the 5 pods run and the cluster is stable, want 2", got)
+	}
 }
