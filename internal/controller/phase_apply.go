@@ -87,7 +87,8 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 // It never counts pods that do not run yet (a scale-up's): a partition has at most one copy per running
 // node, so min(replication-factor, running nodes) − 1 may be down.
 func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
-	maxDown = min(maxDown, max(1, len(st.members)-1))
+	// A node refilling after its volumes were given up may lack copies: it counts as down.
+	maxDown = max(0, min(maxDown, max(1, len(st.members)-1))-len(st.refilling()))
 	if len(st.recordedLeaving()) > 0 {
 		return 0
 	}
