@@ -58,11 +58,8 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 	budget := min(int(st.cluster.BatchSize()), st.maxDown)
 	for _, rack := range st.racks {
 		sts := st.sets[st.cluster.StatefulSetName(rack.ID)]
-		var replicas int32
-		var err error
-		if existing := st.existingSets[sts.Name]; existing == nil {
-			replicas = st.replicasToCreate(sts.Name, rack.Size)
-		} else if replicas, err = r.plannedReplicas(ctx, st, existing, rack.Size, &budget); err != nil {
+		replicas, err := r.rackReplicas(ctx, st, sts.Name, rack.Size, &budget)
+		if err != nil {
 			return true, err
 		}
 		st.deferred = st.deferred || replicas != rack.Size
@@ -249,6 +246,15 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", existing,
 		"Scaling %s down from %d to %d pods: %s leave the cluster", existing.Name, current, next, strings.Join(leaving, ", "))
 	return next, nil
+}
+
+// rackReplicas is what a rack's StatefulSet should ask for now, whether it exists or not.
+func (r *AerospikeClusterReconciler) rackReplicas(ctx context.Context, st *clusterState, name string, desired int32,
+	budget *int) (int32, error) {
+	if existing := st.existingSets[name]; existing != nil {
+		return r.plannedReplicas(ctx, st, existing, desired, budget)
+	}
+	return st.replicasToCreate(name, desired), nil
 }
 
 // replicasToCreate is what a rack's StatefulSet that does not exist is created with: its desired size,

@@ -161,7 +161,7 @@ func localVolumes(c *ackov1alpha1.AerospikeCluster) *ackov1alpha1.LocalVolumesSp
 // copies until its refill is seen to end. It says what happened or why it waits.
 func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterState, due []pinnedPod, lost []string,
 	lv *ackov1alpha1.LocalVolumesSpec) (string, error) {
-	var names []string
+	names := make([]string, 0, len(due))
 	var decided time.Time
 	accepted := true
 	for _, p := range due {
