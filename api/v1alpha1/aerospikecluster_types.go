@@ -656,6 +656,20 @@ type PodStatus struct {
 	// it twice.
 	// +optional
 	Update *PodUpdate `json:"update,omitempty"`
+	// VolumesGivenUp is set when the operator gave up the pod's local volumes (its Kubernetes node was
+	// lost), before it deleted them, and kept until a reading shows every desired node in one stable
+	// cluster with no migrations: until then the recreated node counts as not holding its copies, so a
+	// second lost node's volumes, which may hold the last copy, are not given up (docs/storage.md).
+	// +optional
+	VolumesGivenUp *VolumesGivenUp `json:"volumesGivenUp,omitempty"`
+}
+
+// VolumesGivenUp records a pod instance whose local volumes the operator deleted.
+type VolumesGivenUp struct {
+	// UID of the pod instance whose volumes were given up: its successor refills.
+	UID string `json:"uid"`
+	// At is when the operator decided to give them up.
+	At metav1.Time `json:"at"`
 }
 
 // DataLoading is the progress of a cold start.

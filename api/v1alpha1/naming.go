@@ -49,6 +49,10 @@ const (
 	// comma-separated, by name), recorded once its claims hold them and, for a Block volume, once asd
 	// started on the device at that size.
 	AnnotationVolumeSizes = "acko.io/volume-sizes"
+	// AnnotationAcceptDataLoss ("true") on a pod whose Kubernetes node is lost lets the operator give up
+	// its local volumes although a node whose volumes it gave up earlier has not been seen refilled: the
+	// user accepts losing the copies only this pod may hold (docs/storage.md).
+	AnnotationAcceptDataLoss = "acko.io/accept-data-loss"
 )
 
 // RackPlacement is one rack of the cluster with the number of pods it gets.

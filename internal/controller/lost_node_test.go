@@ -87,7 +87,7 @@ var _ = Describe("Local volumes on a lost node", func() {
 			return ""
 		}, timeout, poll).Should(And(
 			ContainSubstring("pod lv-1: its local volumes are on node "+nodes["lv-1"]+", not Ready since"),
-			ContainSubstring("giving up the volumes held by check SafetyRule")))
+			ContainSubstring("giving up the volumes of lv-1 held by check SafetyRule")))
 		Expect(eventMessages(key, ackov1alpha1.EventNodeLost)).To(ContainElement(ContainSubstring("node " + nodes["lv-1"])))
 		Consistently(func() types.UID { return claimUID("data-lv-1") }, 2*time.Second, poll).Should(Equal(before["data-lv-1"]))
 

@@ -50,6 +50,22 @@ var modelEvents = []modelEvent{
 	{"sidecar that never gets ready", 1, (*modelRun).editSidecar},
 	{"config asd refuses", 1, (*modelRun).editRefusedConfig},
 	{"second budget", 1, (*modelRun).eventForeignPDB},
+	{"volume growth", 2, (*modelRun).eventGrow},
+}
+
+// eventGrow is a volume growth as growVolumes carries it out (every rack's StatefulSet deleted without its
+// pods, created again by the next reconcile), alone or in the same edit as a size change (issue 38).
+func (m *modelRun) eventGrow() bool {
+	if m.avoid[15] || m.frozen() || m.w.cluster().Status.Phase == ackov1alpha1.PhaseError {
+		return false // growVolumes runs only on a spec it applies
+	}
+	if m.w.rng.IntN(2) == 0 && m.editSize() {
+		m.w.logf("event: the volumes grow in the same edit")
+	} else {
+		m.w.logf("event: the volumes grow")
+	}
+	m.w.orphanStatefulSets(context.Background())
+	return true
 }
 
 func (m *modelRun) randomEvent() {

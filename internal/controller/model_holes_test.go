@@ -205,6 +205,14 @@ var holeScenarios = []holeScenario{
 		}
 		return ""
 	}},
+	// 15 is issue 38's sequence 1: volumes grow in the same edit as a scale-down; the StatefulSet, deleted
+	// without its pods to take the new claim templates, was created with the desired replicas over the
+	// pods that run, and the StatefulSet controller deleted the highest ones at once, outside the door.
+	{point: 15, seed: 1, want: []string{"UnrecordedTakeDown", "SafetyRule"}, size: 5, run: func(m *modelRun) {
+		m.w.editSpec("size 5 -> 3 and volumes 10Gi -> 20Gi", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 })
+		m.w.orphanStatefulSets(context.Background())
+		m.steps(60)
+	}},
 }
 
 // deletePod is kubectl delete pod: the StatefulSet recreates it from the current template.

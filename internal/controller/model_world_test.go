@@ -284,6 +284,7 @@ func (w *modelWorld) syncStatefulSets(ctx context.Context, pods map[string]*core
 	for i := range sets.Items {
 		sts := &sets.Items[i]
 		replicas := int(ptr.Deref(sts.Spec.Replicas, 1))
+		w.adoptOrphans(ctx, sts, pods)
 		for name, pod := range pods {
 			if !metav1.IsControlledBy(pod, sts) {
 				continue
@@ -308,6 +309,70 @@ func (w *modelWorld) syncStatefulSets(ctx context.Context, pods map[string]*core
 		}) {
 			w.takeDown(name, "garbage collector")
 			w.removePod(ctx, pod)
+		}
+	}
+}
+
+// adoptOrphans gives the StatefulSet the pods of its name that have no controller (it was deleted
+// with orphan propagation and created again), as the StatefulSet controller adopts them.
+func (w *modelWorld) adoptOrphans(ctx context.Context, sts *appsv1.StatefulSet, pods map[string]*corev1.Pod) {
+	for name, pod := range pods {
+		if _, err := strconv.Atoi(strings.TrimPrefix(name, sts.Name+"-")); err != nil ||
+			!strings.HasPrefix(name, sts.Name+"-") || metav1.GetControllerOf(pod) != nil {
+			continue
+		}
+		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}
+		if err := w.api.Update(ctx, pod); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// orphanStatefulSets deletes every StatefulSet with orphan propagation, as growVolumes does to
+// replace their claim templates: the pods run on without a controller.
+// Only the StatefulSets of the spec's racks, and not one that still removes pods (replaceSmallerSets).
+func (w *modelWorld) orphanStatefulSets(ctx context.Context) {
+	sets := &appsv1.StatefulSetList{}
+	w.list(sets)
+	c := w.cluster()
+	for i := range sets.Items {
+		sts := &sets.Items[i]
+		if !slices.ContainsFunc(c.RackPlan(), func(r ackov1alpha1.RackPlacement) bool { return c.StatefulSetName(r.ID) == sts.Name }) {
+			continue
+		}
+		var owned []*corev1.Pod
+		for _, pod := range w.pods() {
+			if metav1.IsControlledBy(pod, sts) {
+				owned = append(owned, pod)
+			}
+		}
+		if len(owned) > int(ptr.Deref(sts.Spec.Replicas, 1)) {
+			continue
+		}
+		for _, pod := range owned {
+			pod.OwnerReferences = nil
+			if err := w.api.Update(ctx, pod); err != nil {
+				panic(err)
+			}
+		}
+		if err := w.api.Delete(ctx, sts); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// judgeCreated judges a StatefulSet created with fewer replicas than the pods of its name that run:
+// the StatefulSet controller adopts and deletes them at once, the operator's act.
+func (w *modelWorld) judgeCreated(obj client.Object) {
+	sts, isSet := obj.(*appsv1.StatefulSet)
+	if !isSet {
+		return
+	}
+	for name, pod := range w.pods() {
+		o, err := strconv.Atoi(strings.TrimPrefix(name, sts.Name+"-"))
+		if err == nil && strings.HasPrefix(name, sts.Name+"-") && o >= int(ptr.Deref(sts.Spec.Replicas, 1)) &&
+			pod.DeletionTimestamp == nil {
+			w.takeDown(name, fmt.Sprintf("operator (StatefulSet %s created with %d replicas)", sts.Name, ptr.Deref(sts.Spec.Replicas, 1)))
 		}
 	}
 }
@@ -904,7 +969,13 @@ func (w *modelWorld) operatorClient() client.Client {
 			return w.cache.list(list, opts...)
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			return write(func() error { return c.Create(ctx, obj, opts...) })
+			return write(func() error {
+				if err := c.Create(ctx, obj, opts...); err != nil {
+					return err
+				}
+				w.judgeCreated(obj)
+				return nil
+			})
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			return write(func() error { return w.judgeLowered(ctx, obj, func() error { return c.Update(ctx, obj, opts...) }) })

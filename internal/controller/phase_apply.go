@@ -58,7 +58,7 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 	budget := min(int(st.cluster.BatchSize()), st.maxDown)
 	for _, rack := range st.racks {
 		sts := st.sets[st.cluster.StatefulSetName(rack.ID)]
-		replicas, err := r.plannedReplicas(ctx, st, st.existingSets[sts.Name], rack.Size, &budget)
+		replicas, err := r.rackReplicas(ctx, st, sts.Name, rack.Size, &budget)
 		if err != nil {
 			return true, err
 		}
@@ -81,7 +81,11 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 // Before the prober's first reading (the operator just started) the budget stays as it is. While a pod
 // leaves the cluster (scale down, rack removal) it allows none: once the StatefulSet deletes the pod the
 // budget counts one pod fewer and would let a drain through before a reading shows the migrations.
+// It never counts pods that do not run yet (a scale-up's): a partition has at most one copy per running
+// node, so min(replication-factor, running nodes) − 1 may be down.
 func (st *clusterState) pdbMaxUnavailable(maxDown int) int {
+	// A node refilling after its volumes were given up may lack copies: it counts as down.
+	maxDown = max(0, min(maxDown, max(1, len(st.members)-1))-len(st.refilling()))
 	if len(st.recordedLeaving()) > 0 {
 		return 0
 	}
@@ -198,8 +202,8 @@ func (r *AerospikeClusterReconciler) conflict(st *clusterState, kind, name strin
 // drain cannot take another node meanwhile), and only then does the StatefulSet lose them.
 func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *clusterState, existing *appsv1.StatefulSet,
 	desired int32, budget *int) (int32, error) {
-	if existing == nil || existing.Spec.Replicas == nil || *existing.Spec.Replicas <= desired {
-		if existing != nil && existing.Spec.Replicas != nil && *existing.Spec.Replicas < desired {
+	if existing.Spec.Replicas == nil || *existing.Spec.Replicas <= desired {
+		if existing.Spec.Replicas != nil && *existing.Spec.Replicas < desired {
 			st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s up from %d to %d pods", existing.Name, *existing.Spec.Replicas, desired)
 			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", existing,
 				"Scaling %s up from %d to %d pods", existing.Name, *existing.Spec.Replicas, desired)
@@ -242,6 +246,38 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventScaled, "Scale", existing,
 		"Scaling %s down from %d to %d pods: %s leave the cluster", existing.Name, current, next, strings.Join(leaving, ", "))
 	return next, nil
+}
+
+// rackReplicas is what a rack's StatefulSet should ask for now, whether it exists or not.
+func (r *AerospikeClusterReconciler) rackReplicas(ctx context.Context, st *clusterState, name string, desired int32,
+	budget *int) (int32, error) {
+	if existing := st.existingSets[name]; existing != nil {
+		return r.plannedReplicas(ctx, st, existing, desired, budget)
+	}
+	return st.replicasToCreate(name, desired), nil
+}
+
+// replicasToCreate is what a rack's StatefulSet that does not exist is created with: its desired size,
+// or more while pods of higher ordinals run (the StatefulSet was deleted without its pods, to grow their
+// volumes, during or before a scale-down): it must not ask for fewer replicas than the pods the
+// operator has not yet removed through the door, or the StatefulSet controller deletes them at once,
+// no leave recorded, no check, no budget. The scale-down then goes on one step at a time. A pod the
+// door let go (recorded leaving) that is already terminating is not asked for again.
+func (st *clusterState) replicasToCreate(name string, desired int32) int32 {
+	replicas := desired
+	for podName, pod := range st.pods {
+		o, err := strconv.ParseInt(strings.TrimPrefix(podName, name+"-"), 10, 32)
+		if err != nil || !strings.HasPrefix(podName, name+"-") || int32(o) < replicas ||
+			pod.DeletionTimestamp != nil && slices.Contains(st.recordedLeaving(), podName) {
+			continue
+		}
+		replicas = int32(o) + 1
+	}
+	if replicas > desired {
+		st.setWork(ackov1alpha1.ReasonScaling, "Creating StatefulSet %s with %d replicas over its running pods; "+
+			"the scale down to %d goes on through the safety checks", name, replicas, desired)
+	}
+	return replicas
 }
 
 // decideLeavingAgain forgets pods recorded leaving under a larger budget (the replication-factor went

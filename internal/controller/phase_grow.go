@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -74,6 +75,11 @@ func (r *AerospikeClusterReconciler) replaceSmallerSets(ctx context.Context, st 
 			return true, nil
 		case !claimTemplatesSmaller(existing, desired):
 			continue
+		case rackPods(st, existing) > int(ptr.Deref(existing.Spec.Replicas, 0)):
+			// A scale-down step the door let go is under way: its pods go first, so that the StatefulSet
+			// created again asks for exactly the pods not yet removed through the door.
+			st.setWork(ackov1alpha1.ReasonApplying, "Replacing StatefulSet %s to grow its volumes waits for the pods it removes", name)
+			return true, nil
 		}
 		uid, version := existing.UID, existing.ResourceVersion
 		err := r.Delete(ctx, existing, client.PropagationPolicy(metav1.DeletePropagationOrphan),

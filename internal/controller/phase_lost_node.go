@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,12 +39,18 @@ func (p pinnedPod) giveUpAt(lv *ackov1alpha1.LocalVolumesSpec) time.Time {
 
 // recoverLostNodes finds the pods held by local volumes on a lost node and, once the node has been
 // lost for spec.storage.localVolumes.nodeLostAfterSeconds, deletes their claims and then the pod, so
-// that the StatefulSet recreates it elsewhere with new, empty volumes that migrations refill. One pod
-// at a time, through the door, under the safety rule: the other nodes must hold every copy (all up,
-// stable, no migrations), so that the data given up exists elsewhere. The NodeLost condition says
-// what waits for what. A crash between the deletes is safe: the claims wait for the pod (their
-// protection finalizer), and the next reconcile finds the pod still pinned and deletes it.
+// that the StatefulSet recreates it elsewhere with new, empty volumes that migrations refill. Through
+// the door, under the safety rule: the other nodes must hold every copy (all up, stable, no
+// migrations, no node whose volumes were given up before and not seen refilled), so that the data
+// given up exists elsewhere. The pods due are judged together, as many as the rule allows (two lost
+// nodes at replication-factor 3), every lost node excluded from the nodes the door waits for. The
+// NodeLost condition says what waits for what. A crash between the deletes is safe: the claims wait
+// for the pod (their protection finalizer), and the next reconcile finds the pod still pinned and
+// deletes it.
 func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *clusterState) (bool, error) {
+	if err := r.forgetRefilled(ctx, st); err != nil {
+		return false, err
+	}
 	lv := localVolumes(st.cluster)
 	if lv == nil {
 		return false, nil
@@ -66,32 +73,79 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 		return false, nil
 	}
 	// A pinned pod's node does not answer: it is not counted as a running node the others are measured by.
-	st.members = slices.DeleteFunc(st.members, func(m string) bool {
-		return slices.ContainsFunc(pinned, func(p pinnedPod) bool { return p.pod.Name == m })
-	})
+	lost := make([]string, 0, len(pinned))
+	for _, p := range pinned {
+		lost = append(lost, p.pod.Name)
+	}
+	st.members = slices.DeleteFunc(st.members, func(m string) bool { return slices.Contains(lost, m) })
+	due := slices.DeleteFunc(slices.Clone(pinned), func(p pinnedPod) bool { return st.now.Before(p.giveUpAt(lv)) })
+	due = due[:min(len(due), st.maxDown)]
+	verdict := ""
+	if len(due) > 0 {
+		var err error
+		if verdict, err = r.giveUp(ctx, st, due, lost, lv); err != nil {
+			return false, err
+		}
+	}
 	var lines []string
-	acted := false
 	for _, p := range pinned {
 		line := fmt.Sprintf("pod %s: its local volumes are on node %s, %s since %s", p.pod.Name, p.node, p.lost,
 			p.since.UTC().Format(time.RFC3339))
 		switch at := p.giveUpAt(lv); {
 		case st.now.Before(at):
 			line += "; they are given up at " + at.UTC().Format(time.RFC3339)
-		case acted:
-			line += "; given up after the pod before it (one at a time)"
-		default:
-			acted = true
-			why, err := r.giveUp(ctx, st, p, at)
-			if err != nil {
-				return false, err
-			}
-			line += "; " + why
+		case !slices.ContainsFunc(due, func(d pinnedPod) bool { return d.pod.Name == p.pod.Name }):
+			line += fmt.Sprintf("; given up after the pods before it (at most %d at a time)", st.maxDown)
 		}
 		lines = append(lines, line)
+	}
+	if verdict != "" {
+		lines = append(lines, verdict)
 	}
 	st.nodeLost = strings.Join(lines, "; ")
 	st.setWork(ackov1alpha1.ReasonLocalVolumesPinned, "%s", st.nodeLost)
 	return false, nil
+}
+
+// refilling are the pods whose local volumes the operator gave up and whose node has not been seen
+// refilled since (status.pods[*].volumesGivenUp), sorted: they count as not holding their copies.
+func (st *clusterState) refilling() []string {
+	var out []string
+	for name, p := range st.cluster.Status.Pods {
+		if p.VolumesGivenUp != nil {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// forgetRefilled clears the give-up records once the refill is seen to end: the pod given up was
+// replaced, and a reading shows every desired pod Ready and its node in one stable cluster with no
+// migrations. A cluster stable without a node is no proof: a node lost while another refilled leaves
+// partitions with no copy in the cluster, hence nothing to migrate (issue 38).
+func (r *AerospikeClusterReconciler) forgetRefilled(ctx context.Context, st *clusterState) error {
+	refilling := st.refilling()
+	if len(refilling) == 0 {
+		return nil
+	}
+	for _, name := range st.cluster.DesiredPodNames() {
+		if !resources.PodReady(st.pods[name]) || !slices.Contains(st.members, name) {
+			return nil
+		}
+	}
+	if stable, _ := st.stable(); !stable {
+		return nil
+	}
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, name := range refilling {
+			if p, ok := s.Pods[name]; ok && st.pods[name] != nil && p.VolumesGivenUp != nil &&
+				p.VolumesGivenUp.UID != string(st.pods[name].UID) {
+				p.VolumesGivenUp = nil
+				s.Pods[name] = p
+			}
+		}
+	})
 }
 
 // localVolumes is spec.storage.localVolumes, nil when not set.
@@ -102,15 +156,65 @@ func localVolumes(c *ackov1alpha1.AerospikeCluster) *ackov1alpha1.LocalVolumesSp
 	return c.Spec.Storage.LocalVolumes
 }
 
-// giveUp deletes the pinned pod's local claims and then the pod once the door lets it go: decided is
-// when its time came, so the readings must be newer. It says what happened or why it waits.
-func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterState, p pinnedPod,
-	decided time.Time) (string, error) {
-	why, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes", kind: actGiveUp,
-		pods: []string{p.pod.Name}, decided: decided})
+// giveUp deletes the local claims of the pinned pods due, and then the pods, once the door lets them
+// go together: each is recorded first (volumesGivenUp), so that its successor counts as not holding its
+// copies until its refill is seen to end. It says what happened or why it waits.
+func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterState, due []pinnedPod, lost []string,
+	lv *ackov1alpha1.LocalVolumesSpec) (string, error) {
+	names := make([]string, 0, len(due))
+	var decided time.Time
+	accepted := true
+	for _, p := range due {
+		names = append(names, p.pod.Name)
+		if at := p.giveUpAt(lv); at.After(decided) {
+			decided = at
+		}
+		accepted = accepted && p.pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] == "true"
+	}
+	why, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes of " + strings.Join(names, ", "), kind: actGiveUp,
+		pods: names, decided: decided, absent: lost, acceptLoss: accepted})
 	if err != nil || why != "" {
+		if refilling := st.refilling(); len(refilling) > 0 && !accepted && !waitsForReadings(why) {
+			why += fmt.Sprintf("; the volumes are kept: %s refill after their volumes were given up, and until "+
+				"a reading shows every node in one stable cluster the lost nodes may hold the last copy of some "+
+				"partitions; to give them up anyway, accepting that loss: kubectl annotate pod %s %s=true",
+				strings.Join(refilling, ", "), strings.Join(names, " "), ackov1alpha1.AnnotationAcceptDataLoss)
+		}
 		return why, err
 	}
+	if err := r.recordGivenUp(ctx, st, due); err != nil {
+		return "", err
+	}
+	var done []string
+	for _, p := range due {
+		what, err := r.deleteLost(ctx, st, p)
+		if err != nil {
+			return "", err
+		}
+		done = append(done, what)
+	}
+	return "deleted " + strings.Join(done, "; "), nil
+}
+
+// recordGivenUp records the pods whose volumes are about to be given up (before anything is deleted).
+func (r *AerospikeClusterReconciler) recordGivenUp(ctx context.Context, st *clusterState, due []pinnedPod) error {
+	at := metav1.NewTime(st.now)
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		for _, p := range due {
+			ps := s.Pods[p.pod.Name]
+			if ps.VolumesGivenUp == nil || ps.VolumesGivenUp.UID != string(p.pod.UID) {
+				ps.VolumesGivenUp = &ackov1alpha1.VolumesGivenUp{UID: string(p.pod.UID), At: at}
+			}
+			if s.Pods == nil {
+				s.Pods = map[string]ackov1alpha1.PodStatus{}
+			}
+			s.Pods[p.pod.Name] = ps
+		}
+	})
+}
+
+// deleteLost deletes a pinned pod's local claims and then the pod; it says what it deleted.
+func (r *AerospikeClusterReconciler) deleteLost(ctx context.Context, st *clusterState, p pinnedPod) (string, error) {
 	var names []string
 	for _, c := range p.claims {
 		names = append(names, c.Name)
@@ -122,7 +226,7 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 		}
 	}
 	// No grace: the node's kubelet, which would confirm it, is gone.
-	err = r.Delete(ctx, p.pod, client.Preconditions{UID: &p.pod.UID}, client.GracePeriodSeconds(0))
+	err := r.Delete(ctx, p.pod, client.Preconditions{UID: &p.pod.UID}, client.GracePeriodSeconds(0))
 	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 		return "", fmt.Errorf("delete pod %s: %w", p.pod.Name, err)
 	}
@@ -133,7 +237,7 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 	st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventLocalVolumesDeleted, "GiveUpVolumes", p.pod,
 		"Node %s %s since %s: deleted %s; the pod is recreated with empty volumes and refilled by migrations",
 		p.node, p.lost, p.since.UTC().Format(time.RFC3339), what)
-	return "deleted " + what, nil
+	return what, nil
 }
 
 // pinnedBy says whether the pod is held by claims of the local classes on a node that is gone or not

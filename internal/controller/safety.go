@@ -18,6 +18,10 @@ import (
 // stateNotReady says a pod (or a Kubernetes node) is not Ready.
 const stateNotReady = "not Ready"
 
+// stateRefilling says a node whose volumes the operator gave up has not been seen refilled: it may lack
+// copies the others do not hold either.
+const stateRefilling = "refilling since its volumes were given up"
+
 // takeDownCheck is a named safety predicate (as ECK's; ADR-0020, docs/adr/0020-restart-safety.md): it
 // returns "" when the given pods may go down now, or why they may not. Every act that takes Aerospike nodes
 // down runs them through one door (mayActNow) at the moment it acts.
@@ -249,6 +253,11 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 			down[name] = "missing"
 		}
 	}
+	for _, name := range st.refilling() {
+		if _, ok := down[name]; !ok {
+			down[name] = stateRefilling
+		}
+	}
 	return &takeDownView{desired: desired, pods: pods, members: members, down: down, serving: serving, health: st.health,
 		now: now, maxDown: st.maxDown, split: st.split}
 }
@@ -296,6 +305,12 @@ type takeDown struct {
 	kind    actKind
 	pods    []string
 	decided time.Time // when the act was decided (its step recorded): readings must be newer
+	// absent (actGiveUp): every pod whose Kubernetes node is lost; their nodes answer nothing and are
+	// not waited for.
+	absent []string
+	// acceptLoss (actGiveUp): the user accepts losing the copies the pods may hold alone, so the nodes
+	// refilling after an earlier give-up count as holding theirs.
+	acceptLoss bool
 }
 
 // mayActNow is the one door every act that takes nodes down goes through, right before it acts (an
@@ -314,9 +329,16 @@ func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterS
 	now := r.Clock.Now()
 	members := runningPods(pods)
 	if act.kind == actGiveUp {
-		members = slices.DeleteFunc(members, func(m string) bool { return slices.Contains(act.pods, m) })
+		members = slices.DeleteFunc(members, func(m string) bool { return slices.Contains(act.absent, m) })
 	}
 	v := st.viewOf(pods, members, now)
+	if act.acceptLoss {
+		for _, name := range st.refilling() {
+			if v.down[name] == stateRefilling {
+				delete(v.down, name)
+			}
+		}
+	}
 	if act.kind == actReplace {
 		if check, why := v.run(act.kind, act.pods); check != "" {
 			return holdReason(act.what, check, why), nil

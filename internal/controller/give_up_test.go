@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/test/testcluster"
+)
+
+// localCluster is a cluster of size pods at the replication factor whose volume "data" is local.
+func localCluster(size int32, rf int) *ackov1alpha1.AerospikeCluster {
+	c := testcluster.Build(sized(size), replicationFactor(rf))
+	c.Spec.Storage = &ackov1alpha1.StorageSpec{
+		Volumes: []ackov1alpha1.VolumeSpec{{Name: "data", Path: "/opt/aerospike/data", Size: resource.MustParse("10Gi"),
+			StorageClassName: ptr.To("local")}},
+		LocalVolumes: &ackov1alpha1.LocalVolumesSpec{StorageClasses: []string{"local"}},
+	}
+	return c
+}
+
+// loseNode puts the pod's local claim on a Kubernetes node that has been Not Ready for an hour: the pod
+// still Running, Ready False, its node silent; the others form one stable cluster without it.
+func (f *doorFixture) loseNode(name string) {
+	f.t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + name}}
+	f.must(f.c.Create(f.ctx, node))
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+		LastTransitionTime: metav1.NewTime(doorNow.Add(-time.Hour))}}
+	f.must(f.c.Status().Update(f.ctx, node))
+	f.must(f.c.Create(f.ctx, &corev1.PersistentVolumeClaim{ObjectMeta: f.meta("data-" + name),
+		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("local")}}))
+	f.pod(name, func(p *corev1.Pod) {
+		p.Spec.NodeName = "node-" + name
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + name}}})
+		notReady(p)
+	})
+	f.node(name, func(h *aerospike.NodeHealth) { h.Err = aerospike.ErrUnreachable })
+	f.reform()
+}
+
+// reform: the nodes that answer form one stable cluster of their number.
+func (f *doorFixture) reform() {
+	n := 0
+	for _, h := range f.prober.health.Nodes {
+		if h.Err == nil {
+			n++
+		}
+	}
+	for name, h := range f.prober.health.Nodes {
+		h.Facts.ClusterSize = n
+		f.prober.health.Nodes[name] = h
+	}
+	f.prober.health.ExpectedSize = n
+}
+
+// giveUpPass runs recoverLostNodes as reconciles would, through the door's last look; it returns what
+// the NodeLost condition says.
+func (f *doorFixture) giveUpPass() string {
+	f.t.Helper()
+	var said string
+	_, err := f.afterLastLook(func(st *clusterState) (string, error) {
+		_, err := f.r.recoverLostNodes(f.ctx, st)
+		said = st.nodeLost
+		return said, err
+	}, nil)
+	f.must(err)
+	return said
+}
+
+func (f *doorFixture) claimExists(name string) bool {
+	return f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name}, &corev1.PersistentVolumeClaim{}) == nil
+}
+
+// Issue 38, sequence 2: the nodes of pods 3 and 4 are lost at replication-factor 3; the other three form
+// one stable cluster with every copy. Both are given up together; the door waits for neither's reading.
+func TestTwoLostNodesAtReplicationFactor3AreGivenUpTogether(t *testing.T) {
+	f := newDoorFixture(t, localCluster(5, 3))
+	f.loseNode("aero-3")
+	f.loseNode("aero-4")
+	said := f.giveUpPass()
+	for _, name := range []string{"aero-3", "aero-4"} {
+		if f.exists(name) || f.claimExists("data-"+name) {
+			t.Fatalf("pod %s or its claim not given up; NodeLost says: %s", name, said)
+		}
+		if g := f.cluster().Status.Pods[name].VolumesGivenUp; g == nil || g.UID != "uid-"+name {
+			t.Fatalf("give-up of %s not recorded: %+v", name, g)
+		}
+	}
+}
+
+// At replication-factor 2 two lost nodes may hold both copies of a partition: neither is given up.
+func TestTwoLostNodesAtReplicationFactor2AreKept(t *testing.T) {
+	f := newDoorFixture(t, localCluster(5, 2))
+	f.loseNode("aero-3")
+	f.loseNode("aero-4")
+	said := f.giveUpPass()
+	if !f.claimExists("data-aero-3") || !f.claimExists("data-aero-4") {
+		t.Fatalf("a claim was given up; NodeLost says: %s", said)
+	}
+}
+
+// Issue 38, sequence 3: replication-factor 2; pod 2's volumes were given up and its new node refills
+// when pod 4's node is lost. The four others look stable with nothing to migrate (the partitions whose
+// copies were on the old pod 2 and on pod 4 have none in the cluster), but pod 4's claim may hold their
+// last copy: it is kept, the status says why and how to give it up anyway, and the annotation does.
+func TestALostNodeIsKeptWhileAnEmptiedNodeRefills(t *testing.T) {
+	f := newDoorFixture(t, localCluster(5, 2))
+	c := f.cluster()
+	ps := c.Status.Pods["aero-2"]
+	ps.VolumesGivenUp = &ackov1alpha1.VolumesGivenUp{UID: "uid-aero-2-before", At: metav1.NewTime(doorNow.Add(-time.Hour))}
+	c.Status.Pods = map[string]ackov1alpha1.PodStatus{"aero-2": ps}
+	f.must(f.c.Status().Update(f.ctx, c))
+	f.loseNode("aero-4")
+	said := f.giveUpPass()
+	if !f.claimExists("data-aero-4") || !f.exists("aero-4") {
+		t.Fatalf("pod aero-4's volumes given up while aero-2 refills; NodeLost says: %s", said)
+	}
+	for _, want := range []string{"aero-2 (" + stateRefilling + ")", "kubectl annotate pod aero-4 " + ackov1alpha1.AnnotationAcceptDataLoss + "=true"} {
+		if !strings.Contains(said, want) {
+			t.Fatalf("NodeLost says %q, want it to name %q", said, want)
+		}
+	}
+	if g := f.cluster().Status.Pods["aero-2"].VolumesGivenUp; g == nil {
+		t.Fatal("the record of aero-2 was forgotten while aero-4's node is lost")
+	}
+	f.pod("aero-4", func(p *corev1.Pod) { p.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] = "true" })
+	said = f.giveUpPass()
+	if f.claimExists("data-aero-4") || f.exists("aero-4") {
+		t.Fatalf("the user accepted the loss, but aero-4 was kept; NodeLost says: %s", said)
+	}
+}
+
+// The record of a give-up ends once every desired pod is Ready and its node in one stable cluster.
+func TestARefillEndsInAFullStableCluster(t *testing.T) {
+	f := newDoorFixture(t, localCluster(3, 2))
+	c := f.cluster()
+	c.Status.Pods = map[string]ackov1alpha1.PodStatus{"aero-1": {VolumesGivenUp: &ackov1alpha1.VolumesGivenUp{UID: "uid-aero-1-before"}}}
+	f.must(f.c.Status().Update(f.ctx, c))
+	f.migrating()
+	st := f.observe()
+	if _, err := f.r.recoverLostNodes(f.ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if st.cluster.Status.Pods["aero-1"].VolumesGivenUp == nil {
+		t.Fatal("the record ended while the node migrates")
+	}
+	if got := st.pdbMaxUnavailable(1); got != 0 {
+		t.Fatalf("budget %d while a node refills, want 0", got)
+	}
+	f.settled()
+	st = f.observe()
+	if _, err := f.r.recoverLostNodes(f.ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if g := f.cluster().Status.Pods["aero-1"].VolumesGivenUp; g != nil {
+		t.Fatalf("the record outlived the refill: %+v", g)
+	}
+}
+
+// settled: migrations ended, cluster-stable agrees.
+func (f *doorFixture) settled() {
+	for name := range f.prober.health.Nodes {
+		f.node(name, func(h *aerospike.NodeHealth) {
+			h.Facts.MigratePartitionsRemaining, h.Facts.ClusterStableErr = 0, nil
+		})
+	}
+}
