@@ -250,12 +250,9 @@ func (tr *transcript) logged(i int, texts []string) ([]string, error) {
 // asd takes to stop, and the stuck cluster keeps the last membership (its size and principal).
 func (tr *transcript) replicationFactorDisagreement(ctx context.Context, files []string) error {
 	const sc, odd = "rf-disagreement", 2
-	rf3 := make([]string, len(files))
-	for i, f := range files {
-		rf3[i] = strings.Replace(f, "replication-factor 2\n", "replication-factor 3\n", 1)
-		if rf3[i] == f {
-			return errors.New("the rendered file sets no replication-factor 2")
-		}
+	rf3, err := withReplicationFactor3(files)
+	if err != nil {
+		return err
 	}
 	for i := range nodes {
 		tr.record(ctx, sc, i, "set-config:context=namespace;id=test;replication-factor=3")
@@ -265,6 +262,36 @@ func (tr *transcript) replicationFactorDisagreement(ctx context.Context, files [
 			}
 		}
 	}
+	if err := tr.returnOnTheOldFactor(ctx, odd); err != nil {
+		return err
+	}
+	if err := tr.stuckAnswers(ctx, sc+"/stuck"); err != nil {
+		return err
+	}
+	// The new factor set on the odd node too changes nothing.
+	tr.record(ctx, sc+"/stuck", odd, "set-config:context=namespace;id=test;replication-factor=3")
+	time.Sleep(3 * time.Second)
+	for i := range nodes {
+		tr.record(ctx, sc+"/stuck-after-set", i, aerospike.ClusterStableCommand(nodes, false))
+	}
+	return tr.endStuckExchange(ctx, sc, odd, rf3[odd])
+}
+
+// withReplicationFactor3 is each rendered file with replication-factor 3 instead of 2.
+func withReplicationFactor3(files []string) ([]string, error) {
+	rf3 := make([]string, len(files))
+	for i, f := range files {
+		rf3[i] = strings.Replace(f, "replication-factor 2\n", "replication-factor 3\n", 1)
+		if rf3[i] == f {
+			return nil, errors.New("the rendered file sets no replication-factor 2")
+		}
+	}
+	return rf3, nil
+}
+
+// returnOnTheOldFactor crashes the odd node, waits until the others drop it, starts it again on its
+// old file and waits until the exchange is stuck on every node.
+func (tr *transcript) returnOnTheOldFactor(ctx context.Context, odd int) error {
 	if err := tr.b.crash(odd); err != nil {
 		return err
 	}
@@ -296,16 +323,12 @@ func (tr *transcript) replicationFactorDisagreement(ctx context.Context, files [
 	}); err != nil {
 		return fmt.Errorf("the exchange with the newcomer: %w", err)
 	}
-	if err := tr.stuckAnswers(ctx, sc+"/stuck"); err != nil {
-		return err
-	}
-	// The new factor set on the odd node too changes nothing.
-	tr.record(ctx, sc+"/stuck", odd, "set-config:context=namespace;id=test;replication-factor=3")
-	time.Sleep(3 * time.Second)
-	for i := range nodes {
-		tr.record(ctx, sc+"/stuck-after-set", i, aerospike.ClusterStableCommand(nodes, false))
-	}
-	if err := tr.b.writeConfig(odd, rf3[odd]); err != nil {
+	return nil
+}
+
+// endStuckExchange restarts the odd node on the new factor and records the one cluster that follows.
+func (tr *transcript) endStuckExchange(ctx context.Context, sc string, odd int, rf3File string) error {
+	if err := tr.b.writeConfig(odd, rf3File); err != nil {
 		return err
 	}
 	if err := tr.b.warmRestart(odd); err != nil {

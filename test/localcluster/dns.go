@@ -6,14 +6,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
 
 // dnsRecords is the cluster DNS as the simulated nodes resolve it (the local cluster runs no
 // EndpointSlice controller, so it is worked out from the pods and Services): a headless Service's
 // name resolves to the addresses of the pods its selector matches (ready ones only, unless it
 // publishes not-ready addresses), in pod-name order; a pod whose hostname and subdomain name it
-// resolves as <hostname>.<service>.<namespace>.svc.<domain>.
-func dnsRecords(services []*corev1.Service, pods []*corev1.Pod, domain string) map[string][]string {
+// resolves as <hostname>.<service>.<namespace>.svc.cluster.local.
+func dnsRecords(services []*corev1.Service, pods []*corev1.Pod) map[string][]string {
+	domain := ackov1alpha1.DefaultClusterDomain
 	records := map[string][]string{}
 	for _, svc := range services {
 		if svc.Spec.ClusterIP != corev1.ClusterIPNone || len(svc.Spec.Selector) == 0 {

@@ -140,7 +140,7 @@ func startRealPods(ctx context.Context, t *testing.T, l *realnode.Launcher, dir 
 		pod.Status.PodIP = fmt.Sprintf("198.19.129.%d", 10+i)
 		pods = append(pods, pod)
 	}
-	records := dnsRecords([]*corev1.Service{resources.HeadlessService(c)}, pods, ackov1alpha1.DefaultClusterDomain)
+	records := dnsRecords([]*corev1.Service{resources.HeadlessService(c)}, pods)
 	for _, pod := range pods {
 		vols, _, err := startFiles(pod, cms)
 		if err != nil {

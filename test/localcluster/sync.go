@@ -742,7 +742,7 @@ func (s *Syncer) dnsView() (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dnsRecords(services, pods, ackov1alpha1.DefaultClusterDomain), nil
+	return dnsRecords(services, pods), nil
 }
 
 func (s *Syncer) removeNode(ctx context.Context, name string) error {

@@ -202,7 +202,7 @@ func TestDNSRecords(t *testing.T) {
 		dnsPod("db-2", "", true)}
 	pods = append(pods, dnsPod("other", "127.0.0.12", true))
 	pods[3].Labels = nil
-	got := dnsRecords([]*corev1.Service{headless, client}, pods, "cluster.local")
+	got := dnsRecords([]*corev1.Service{headless, client}, pods)
 	want := map[string][]string{
 		"db-headless.ns.svc.cluster.local":      {"127.0.0.10", "127.0.0.11"},
 		"db-0.db-headless.ns.svc.cluster.local": {"127.0.0.10"},
@@ -212,7 +212,7 @@ func TestDNSRecords(t *testing.T) {
 		t.Errorf("got %v\nwant %v", got, want)
 	}
 	headless.Spec.PublishNotReadyAddresses = false
-	got = dnsRecords([]*corev1.Service{headless}, pods, "cluster.local")
+	got = dnsRecords([]*corev1.Service{headless}, pods)
 	if len(got) != 2 || len(got["db-headless.ns.svc.cluster.local"]) != 1 {
 		t.Errorf("only ready pods: %v", got)
 	}
