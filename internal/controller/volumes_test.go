@@ -54,7 +54,7 @@ var _ = Describe("Storage volumes", func() {
 			"data=HeaderCleanup:" + string(data0.UID) + " work=None:" + string(work0.UID)))
 		Expect(data0.Annotations[ackov1alpha1.AnnotationVolumeInitialized]).To(Equal("HeaderCleanup"))
 		Expect(work0.Annotations[ackov1alpha1.AnnotationVolumeInitialized]).To(Equal("None"))
-		Eventually(recorded(key, "vol-0")).Should(ConsistOf(
+		Eventually(recorded(key, "vol-0"), timeout, poll).Should(ConsistOf(
 			ackov1alpha1.InitializedVolume{Name: "data", ClaimUID: string(data0.UID), Method: ackov1alpha1.VolumeInitHeaderCleanup},
 			ackov1alpha1.InitializedVolume{Name: "work", ClaimUID: string(work0.UID), Method: ackov1alpha1.VolumeInitNone},
 		))
@@ -91,7 +91,7 @@ var _ = Describe("Storage volumes", func() {
 			return pvc.UID
 		}).ShouldNot(Or(BeEmpty(), Equal(data0.UID)))
 		newData := claim("data-vol-0")
-		Eventually(recorded(key, "vol-0")).Should(ContainElement(
+		Eventually(recorded(key, "vol-0"), timeout, poll).Should(ContainElement(
 			ackov1alpha1.InitializedVolume{Name: "data", ClaimUID: string(newData.UID), Method: ackov1alpha1.VolumeInitHeaderCleanup}))
 		Expect(w.preparedRuns()).To(HaveKeyWithValue(newData.UID, 1))
 		Expect(w.preparedRuns()[data0.UID]).To(Equal(1))
@@ -104,7 +104,7 @@ var _ = Describe("Storage volumes", func() {
 			{Name: "data", Path: "/dev/xvdb", Size: resource.MustParse("10Gi"), VolumeMode: corev1.PersistentVolumeBlock}}}
 		key := create(c)
 		waitRunning(key)
-		Eventually(recorded(key, "still-2")).ShouldNot(BeEmpty())
+		Eventually(recorded(key, "still-2"), timeout, poll).ShouldNot(BeEmpty())
 		waitWritesSettled(op)
 		before, requests := op.writes.count(), op.requests.Load()
 		for range 10 {

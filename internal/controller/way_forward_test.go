@@ -186,7 +186,9 @@ var _ = Describe("Always a way forward", func() {
 	})
 
 	It("ends an operation whose wait for the cluster expires, which frees spec.operations", func() {
-		startOperator(w, operations.Config{ClusterTimeout: 3 * time.Second, PodTimeout: 3 * time.Second})
+		// The pod timeout is longer than the cluster wait: late-0 must come back even on a loaded machine (CI runs
+		// this beside the e2e suite); the spec is about the cluster wait of late-1.
+		startOperator(w, operations.Config{ClusterTimeout: 3 * time.Second, PodTimeout: 10 * time.Second})
 		key := create(sampleCluster(ns, "late", 3))
 		waitRunning(key)
 		setOperation(key, ackov1alpha1.OperationPodRestart, "slow", "late-0", "late-1")
@@ -201,11 +203,11 @@ var _ = Describe("Always a way forward", func() {
 		Expect(k8s.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late-2"}})).To(Succeed())
 		st := waitOperation(key, "slow", ackov1alpha1.OperationError)
 		Expect(st.FailedPods).To(Equal([]string{"late-1"}))
-		// Whether late-1 was begun (or even restarted) before late-2 went down or not, the wait ended after 3 s,
-		// saying why.
+		// Whether late-1 was begun (or even restarted) before late-2 went down or not, the wait ended (3 s for the
+		// cluster, 10 s for the pod), saying why.
 		Expect(st.Message).To(Or(ContainSubstring("waited 3s: pod late-1 waits until every node is up and the cluster is stable"),
-			MatchRegexp("could not be restarted within 3s: restart of late-1 held by check (SafetyRule|PodsReady)"),
-			ContainSubstring("pod late-1 did not come back within 3s: the nodes are not all up and stable yet")))
+			MatchRegexp("could not be restarted within 10s: restart of late-1 held by check (SafetyRule|PodsReady)"),
+			ContainSubstring("pod late-1 did not come back within 10s: the nodes are not all up and stable yet")))
 		// spec.operations is free: the next operation is accepted and starts (its own 3 s waits may end it
 		// either way on a loaded machine, which is not what this spec is about).
 		w.set(func(w *world) { delete(w.holdReady, "late-2") })
