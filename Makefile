@@ -7,6 +7,10 @@ ROOT := $(CURDIR)
 BIN := $(ROOT)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
+# Ginkgo's CLI, at the library's version (go.mod), for the e2e suite's parallel processes.
+GINKGO := $(BIN)/ginkgo
+# Parallel processes of `make test-e2e`, each on a test bed of its own (its specs mostly wait).
+E2E_PROCS ?= 2
 # Fuzz time per fuzz target in `make fuzz` (CI runs it as is).
 FUZZTIME ?= 10s
 # What `manager --version`, acko_build_info and the image's labels say; `make krew` needs a semver one.
@@ -98,14 +102,17 @@ fuzz: ## Run every fuzz target for FUZZTIME each.
 	@hack/fuzz.sh $(FUZZTIME)
 
 .PHONY: test-e2e
-test-e2e: local-assets build ## End-to-end suite: local control plane, kwok nodes, the real manager, kubectl, Prometheus.
-	go test ./test/e2e/ -v -count=1 -timeout 40m -ginkgo.v -ginkgo.label-filter='!real'
+test-e2e: local-assets build $(GINKGO) ## End-to-end suite: local control planes (E2E_PROCS), kwok nodes, the real manager, kubectl, Prometheus.
+	$(GINKGO) run -p --procs=$(E2E_PROCS) -v --timeout=40m --label-filter='!real' ./test/e2e/
 
+# The real tier's e2e test bed: past the simulated suite's (0 to E2E_PROCS-1), so both run at once.
+REAL_E2E_INSTANCE ?= 3
 .PHONY: test-real
 test-real: local-assets build ## Real Aerospike nodes (root; asd and as-tini-static in ACKO_ASD_DIR, default ../shared/aerospike-ce-8.1.2.0/bin): the launcher, the simulator's differential test, ACKO's pods as real nodes, and the e2e specs labelled real.
 	ACKO_REAL=1 go test ./test/realnode/ ./test/differential/ -p 1 -v -count=1 -timeout 10m
 	ACKO_REAL=1 go test ./test/localcluster/ -v -count=1 -timeout 10m -run Real
-	ACKO_BACKEND=real go test ./test/e2e/ -v -count=1 -timeout 30m -ginkgo.v -ginkgo.label-filter=real
+	ACKO_BACKEND=real ACKO_E2E_INSTANCE=$(REAL_E2E_INSTANCE) go test ./test/e2e/ -v -count=1 -timeout 30m -ginkgo.v \
+		-ginkgo.label-filter=real
 
 .PHONY: soak
 soak: local-assets build ## The e2e scale sequence (1 → 2 → 3 → 5 → 3 → 1 → 3) 10 times; test-e2e runs it twice.
@@ -224,6 +231,9 @@ docker-build: ## Build the manager image with Docker (the same shape as `make im
 
 $(CONTROLLER_GEN):
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(GINKGO): go.mod
+	go build -o $(GINKGO) github.com/onsi/ginkgo/v2/ginkgo
 
 $(GOLANGCI_LINT):
 	cd hack/tools && go build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint

@@ -119,7 +119,7 @@ func printBaseline(path string) error {
 // measure runs the bench on a fresh local cluster, under the e2e lock (it uses the e2e ports and
 // the machine's cores), and stops the cluster after.
 func measure(opts localcluster.Options, n int, steady time.Duration) (scale.Result, error) {
-	lock, err := localcluster.LockE2E(func(path string) {
+	lock, err := localcluster.LockE2E(0, func(path string) {
 		fmt.Println("[bench-scale] waiting for another e2e run to finish (lock " + path + ")")
 	})
 	if err != nil {

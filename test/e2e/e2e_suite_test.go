@@ -10,6 +10,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	SetDefaultEventuallyTimeout(time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 
-	opts = localcluster.E2EOptions()
+	opts = localcluster.E2EOptions(e2eInstance())
 	opts.Progress = GinkgoWriter
 	opts.RealNodes = os.Getenv(localcluster.EnvBackend) == localcluster.TestBackendReal
 	if opts.RealNodes {
@@ -83,12 +84,33 @@ var _ = AfterSuite(func() {
 	Expect(opts.Running()).To(BeEmpty(), "processes of the cluster still run after stop")
 })
 
+// e2eInstance is this process's test bed: ACKO_E2E_INSTANCE (0 unless set) plus the Ginkgo parallel
+// process's index, so that `ginkgo -p` runs one control plane per process, and the real tier (another
+// instance) runs beside the simulated suite.
+func e2eInstance() int {
+	base := 0
+	if v := os.Getenv(envE2EInstance); v != "" {
+		var err error
+		base, err = strconv.Atoi(v)
+		Expect(err).NotTo(HaveOccurred(), envE2EInstance)
+	}
+	instance := base + GinkgoParallelProcess() - 1
+	Expect(instance).To(BeNumerically("<", localcluster.E2EInstances),
+		"%s=%d with %d parallel processes: the test beds are 0 to %d", envE2EInstance, base,
+		GinkgoT().ParallelTotal(), localcluster.E2EInstances-1)
+	return instance
+}
+
+// envE2EInstance chooses the first test bed of the run (make test-real takes one the simulated suite
+// does not use).
+const envE2EInstance = "ACKO_E2E_INSTANCE"
+
 // lockSuite waits until no other e2e run (or `make bench-scale`) on this machine uses the e2e
 // ports; the lock goes with this process.
 func lockSuite() {
 	Expect(os.MkdirAll(filepath.Dir(opts.Dir), 0o755)).To(Succeed())
 	var err error
-	suiteLock, err = localcluster.LockE2E(func(path string) {
+	suiteLock, err = localcluster.LockE2E(e2eInstance(), func(path string) {
 		GinkgoWriter.Println("waiting for another e2e run to finish (lock " + path + ")")
 	})
 	Expect(err).NotTo(HaveOccurred())

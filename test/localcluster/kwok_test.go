@@ -66,20 +66,67 @@ func TestKwokFilesAreEmbedded(t *testing.T) {
 	}
 }
 
-// Every kwok node has an ExternalIP of its own, and the two presets' never meet.
+// Every kwok node has an ExternalIP of its own, and the presets' (local, each e2e instance) never meet.
 func TestNodeExternalIPs(t *testing.T) {
-	local, e2e := LocalOptions().nodeExternalIPs(), E2EOptions().nodeExternalIPs()
+	local := LocalOptions().nodeExternalIPs()
+	all := []map[string]string{local}
+	for i := range E2EInstances {
+		all = append(all, E2EOptions(i).nodeExternalIPs())
+	}
 	if len(local) != len(LocalOptions().zoneNodes())+1 || local["kwok-zone-a-1"] != "127.0.1.1" ||
 		local[PlainNode] != fmt.Sprintf("127.0.1.%d", len(local)) {
 		t.Fatalf("local ExternalIPs %v", local)
 	}
 	seen := map[string]bool{}
-	for _, ips := range []map[string]string{local, e2e} {
+	for _, ips := range all {
 		for node, ip := range ips {
 			if seen[ip] || net.ParseIP(ip) == nil || !net.ParseIP(ip).IsLoopback() || ip == "127.0.0.1" {
 				t.Errorf("node %s: ExternalIP %s shared or not a loopback address of its own", node, ip)
 			}
 			seen[ip] = true
+		}
+	}
+}
+
+// The presets side by side: no port, state directory, address range or bridge is shared.
+func TestPresetsShareNothing(t *testing.T) {
+	presets := []Options{LocalOptions()}
+	for i := range E2EInstances {
+		presets = append(presets, E2EOptions(i))
+	}
+	owner := map[string]int{}
+	claim := func(preset int, what string) {
+		if other, taken := owner[what]; taken {
+			t.Errorf("presets %d and %d share %s", other, preset, what)
+		}
+		owner[what] = preset
+	}
+	var ranges []netip.Prefix
+	for i, o := range presets {
+		p := o.Ports
+		for _, port := range []int{p.Etcd, p.EtcdPeer, p.APIServer, p.ControllerManager, p.Scheduler, p.Kwok,
+			p.KwokPlain, p.KwokReal, p.Metrics, p.Health, p.Webhook, p.Prometheus, p.S3} {
+			claim(i, fmt.Sprintf("port %d", port))
+		}
+		// The simulator's shards take the ports after its first (up to 10 in `make bench-scale`).
+		for shard := range 10 {
+			claim(i, fmt.Sprintf("port %d", p.Aerosim+shard))
+		}
+		claim(i, "directory "+o.Dir)
+		claim(i, "bridge "+o.RealBridge)
+		for _, r := range []string{o.PodCIDR, o.PlainPodCIDR, o.NodeExternalNet + ".0/24", o.LoadBalancerNet + ".0/24"} {
+			ranges = append(ranges, netip.MustParsePrefix(r))
+		}
+		ranges = append(ranges, o.RealSubnet)
+		if !o.RealSubnet.Contains(netip.MustParsePrefix(o.RealPodCIDR).Addr()) {
+			t.Errorf("preset %d: real pods' range %s outside its subnet %s", i, o.RealPodCIDR, o.RealSubnet)
+		}
+	}
+	for i, a := range ranges {
+		for _, b := range ranges[i+1:] {
+			if a.Overlaps(b) {
+				t.Errorf("address ranges %s and %s overlap", a, b)
+			}
 		}
 	}
 }

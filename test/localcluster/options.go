@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -130,22 +131,35 @@ func LocalOptions() Options {
 	}
 }
 
-// e2eSubdir holds the e2e preset's state inside the local one's.
+// e2eSubdir holds the e2e presets' state inside the local one's (instance i > 0 in e2e-<i>).
 const e2eSubdir = "e2e"
 
-// E2EOptions is the preset of the e2e suite: state in .local/e2e/, every port shifted by 20000
-// and its own pod ranges, so it never meets a running `make run-local`.
-func E2EOptions() Options {
+// E2EInstances is how many e2e presets can run side by side on one machine: each has its own state,
+// ports, address ranges, bridge and lock, so the suite runs as parallel Ginkgo processes (one control
+// plane each) and the real tier beside the simulated one.
+const E2EInstances = 4
+
+// E2EOptions is the preset of the e2e suite's instance (0 ≤ instance < E2EInstances): state in
+// .local/e2e/ (.local/e2e-<instance>/), every port shifted by 20000 + 50 × instance and pod ranges of
+// its own, so it never meets a running `make run-local` or another instance.
+func E2EOptions(instance int) Options {
+	if instance < 0 || instance >= E2EInstances {
+		panic(fmt.Sprintf("localcluster: e2e instance %d is not in [0, %d)", instance, E2EInstances))
+	}
 	o := LocalOptions()
-	o.Dir = filepath.Join(o.Dir, e2eSubdir)
+	o.Dir = filepath.Join(o.Dir, e2eName(instance))
 	p := &o.Ports
 	for _, port := range []*int{&p.Etcd, &p.EtcdPeer, &p.APIServer, &p.ControllerManager, &p.Scheduler,
 		&p.Kwok, &p.KwokPlain, &p.KwokReal, &p.Aerosim, &p.Metrics, &p.Health, &p.Webhook, &p.Prometheus, &p.S3} {
-		*port += 20000
+		*port += 20000 + 50*instance
 	}
-	o.PodCIDR, o.PlainPodCIDR = "127.21.0.0/16", "127.22.0.0/16"
-	o.RealBridge, o.RealSubnet, o.RealPodCIDR = "acko-e2e", netip.MustParsePrefix("198.19.0.0/17"), "198.19.1.0/24"
-	o.NodeExternalNet, o.LoadBalancerNet = "127.0.21", "127.0.22"
+	o.PodCIDR = fmt.Sprintf("127.%d.0.0/16", 21+2*instance)
+	o.PlainPodCIDR = fmt.Sprintf("127.%d.0.0/16", 22+2*instance)
+	o.NodeExternalNet, o.LoadBalancerNet = fmt.Sprintf("127.0.%d", 21+2*instance), fmt.Sprintf("127.0.%d", 22+2*instance)
+	// 198.19.0.0/17 in four: a /19 each (198.19.128/17 is test/realnode's and the real pods' tests').
+	o.RealBridge = "acko-" + e2eName(instance)
+	o.RealSubnet = netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(32 * instance), 0}), 19)
+	o.RealPodCIDR = fmt.Sprintf("198.19.%d.0/24", 32*instance+1)
 	// Shorter than real life so that rolling restarts and operations keep the suite fast; the
 	// order of the delays is the real server's.
 	o.MigrationDuration, o.RestartDowntime, o.JoinDelay = 2*time.Second, 100*time.Millisecond, 500*time.Millisecond
@@ -159,11 +173,19 @@ func E2EOptions() Options {
 	return o
 }
 
+// e2eName names an e2e instance's state directory, its lock and (after "acko-") its bridge.
+func e2eName(instance int) string {
+	if instance == 0 {
+		return e2eSubdir
+	}
+	return fmt.Sprintf("%s-%d", e2eSubdir, instance)
+}
+
 // BenchOptions is the preset of `make bench-scale`: the e2e ports and timings (the bench holds the
 // e2e lock), state in .local/bench/, enough nodes for clusters 3-pod clusters, and neither
 // Prometheus nor leader election, whose requests would be counted with the manager's.
 func BenchOptions(clusters int) Options {
-	o := E2EOptions()
+	o := E2EOptions(0)
 	o.Dir = filepath.Join(LocalOptions().Dir, "bench")
 	o.RequirePrometheus, o.NoPrometheus, o.LeaderElection = false, true, 0
 	// Each zone holds one pod of each cluster; a kwok node takes 110 pods.
