@@ -53,6 +53,10 @@ const (
 	// its local volumes although a node whose volumes it gave up earlier has not been seen refilled: the
 	// user accepts losing the copies only this pod may hold (docs/storage.md).
 	AnnotationAcceptDataLoss = "acko.io/accept-data-loss"
+	// AnnotationOwnedLabels on a child lists the keys of the labels the operator set on it (sorted,
+	// comma-separated), so that a label taken out of the spec is taken off the child while labels others
+	// added stay. Only the PodMonitor carries it (its labels are monitoring.podMonitor.labels).
+	AnnotationOwnedLabels = "acko.io/owned-labels"
 )
 
 // RackPlacement is one rack of the cluster with the number of pods it gets.
