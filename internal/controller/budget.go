@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/acko-io/acko/internal/resources"
 )
 
 // budgetWhenStable is the PodDisruptionBudget's maxUnavailable while the cluster is stable: the safety
@@ -14,6 +16,22 @@ func (st *clusterState) budgetWhenStable() int {
 		return min(st.maxDown, limit)
 	}
 	return st.maxDown
+}
+
+// withBudget adds the PodDisruptionBudget to the children to apply when it differs, or removes it when
+// the user asked for none.
+func (r *AerospikeClusterReconciler) withBudget(ctx context.Context, st *clusterState,
+	objects []client.Object) ([]client.Object, error) {
+	if st.cluster.BudgetDisabled() {
+		return objects, r.removeBudget(ctx, st)
+	}
+	budget := st.budgetWhenStable()
+	st.pdb = resources.PodDisruptionBudget(st.cluster, st.pdbMaxUnavailable(budget), budget)
+	if st.existingPDB == nil || resources.NeedsUpdate(st.existingPDB, st.pdb) {
+		// Compared with what syncBudget wrote in this reconcile, which the cache may not show yet.
+		objects = append(objects, st.pdb)
+	}
+	return objects, nil
 }
 
 // removeBudget deletes the cluster's PodDisruptionBudget when the user asked for none

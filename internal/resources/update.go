@@ -64,23 +64,7 @@ func NeedsUpdate(existing, desired client.Object) bool {
 // change (StatefulSet selector and volume claim templates, a Service's clusterIP). Afterwards
 // NeedsUpdate(existing, desired) is false and existing is ready for an Update.
 func ApplyOwnedFields(existing, desired client.Object) {
-	labels := existing.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	if owned, ok := desired.GetAnnotations()[v1alpha1.AnnotationOwnedLabels]; ok {
-		for _, k := range ownedLabels(existing) {
-			delete(labels, k) // the desired labels go back on below
-		}
-		annotations := existing.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[v1alpha1.AnnotationOwnedLabels] = owned
-		existing.SetAnnotations(annotations)
-	}
-	maps.Copy(labels, desired.GetLabels())
-	existing.SetLabels(labels)
+	applyLabels(existing, desired)
 	switch d := desired.(type) {
 	case *corev1.ConfigMap:
 		if e, ok := existing.(*corev1.ConfigMap); ok {
@@ -111,6 +95,28 @@ func ApplyOwnedFields(existing, desired client.Object) {
 			e.Object["spec"] = runtime.DeepCopyJSONValue(d.Object["spec"])
 		}
 	}
+}
+
+// applyLabels puts the desired labels on existing, keeping others' labels but, where the desired child
+// lists the labels the operator sets (AnnotationOwnedLabels), not those it set earlier and no longer does.
+func applyLabels(existing, desired client.Object) {
+	labels := existing.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if owned, ok := desired.GetAnnotations()[v1alpha1.AnnotationOwnedLabels]; ok {
+		for _, k := range ownedLabels(existing) {
+			delete(labels, k) // the desired labels go back on below
+		}
+		annotations := existing.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1alpha1.AnnotationOwnedLabels] = owned
+		existing.SetAnnotations(annotations)
+	}
+	maps.Copy(labels, desired.GetLabels())
+	existing.SetLabels(labels)
 }
 
 // ownedLabelsDiffer: the desired child lists the labels the operator sets, and the existing one lists
