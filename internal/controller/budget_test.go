@@ -2,13 +2,11 @@ package controller
 
 import (
 	"context"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -26,26 +24,8 @@ var _ = Describe("spec.disruptionBudget", func() {
 		startOperator(w, operations.Config{})
 	})
 
-	// rolled changes the image and waits for every pod to be recreated; it returns the size of each batch.
-	rolled := func(key types.NamespacedName, image string) []int {
-		before := podUIDs(key)
-		seen := len(eventMessages(key, ackov1alpha1.EventRollingRestartStarted))
-		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = image })
-		Eventually(func() int {
-			done := 0
-			for name, uid := range podUIDs(key) {
-				if before[name] != uid {
-					done++
-				}
-			}
-			return done
-		}, timeout, poll).Should(Equal(len(before)))
-		waitRunning(key)
-		var sizes []int
-		for _, m := range eventMessages(key, ackov1alpha1.EventRollingRestartStarted)[seen:] {
-			sizes = append(sizes, strings.Count(m, "("+string(ackov1alpha1.RestartReasonImageChanged)))
-		}
-		return sizes
+	image := func(tag string) func(*ackov1alpha1.AerospikeCluster) {
+		return func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = tag }
 	}
 
 	It("caps the budget below the factor's allowance, or removes it, and the operator's restarts keep the rule", func() {
@@ -61,7 +41,7 @@ var _ = Describe("spec.disruptionBudget", func() {
 			c.Spec.DisruptionBudget = &ackov1alpha1.DisruptionBudgetSpec{MaxUnavailable: ptr.To[int32](1)}
 		})
 		Eventually(budgetOf(key), timeout, poll).Should(Equal("1"))
-		Expect(rolled(key, "aerospike:ce-8.1.2.0")).To(Equal([]int{1, 1, 1}))
+		Expect(rolled(key, ackov1alpha1.RestartReasonImageChanged, image("aerospike:ce-8.1.2.0"))).To(Equal([]int{1, 1, 1}))
 		Expect(budgetOf(key)()).To(Equal("1"))
 
 		By("no budget: it is removed, and the operator's restarts still take at most replication-factor − 1")
@@ -71,7 +51,7 @@ var _ = Describe("spec.disruptionBudget", func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(context.Background(), key, &policyv1.PodDisruptionBudget{}))
 		}, timeout, poll).Should(BeTrue())
-		Expect(rolled(key, "aerospike:ce-8.1.1.1")).To(Equal([]int{2, 1}))
+		Expect(rolled(key, ackov1alpha1.RestartReasonImageChanged, image("aerospike:ce-8.1.1.1"))).To(Equal([]int{2, 1}))
 		Expect(apierrors.IsNotFound(k8s.Get(context.Background(), key, &policyv1.PodDisruptionBudget{}))).To(BeTrue())
 
 		By("the budget comes back when asked")

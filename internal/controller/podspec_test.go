@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -140,31 +139,16 @@ var _ = Describe("Pod controls (podSpec and the racks' placement)", func() {
 		Expect(eventMessages(key, ackov1alpha1.EventRollingRestartStarted)).To(BeEmpty())
 
 		By("a pod control rolls every pod, one at a time at replication factor 2, as PodSpecChanged")
-		update(key, func(c *ackov1alpha1.AerospikeCluster) {
+		Expect(rolled(key, ackov1alpha1.RestartReasonPodSpecChanged, func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.PodSpec.TerminationGracePeriodSeconds = ptr.To[int64](300)
 			c.Spec.PodSpec.HostNetwork = true
-		})
-		Eventually(func() int {
-			done := 0
-			for name, uid := range podUIDs(key) {
-				if before[name] != uid {
-					done++
-				}
-			}
-			return done
-		}, timeout, poll).Should(Equal(4))
-		waitRunning(key)
+		})).To(Equal([]int{1, 1, 1, 1}))
 		status := fetch(key).Status
 		for _, name := range names {
 			p := pod(name)
 			Expect(p.Spec.TerminationGracePeriodSeconds).To(Equal(ptr.To[int64](300)), name)
 			Expect(p.Spec.HostNetwork).To(BeTrue(), name)
 			Expect(status.Pods[name].LastRestartReason).To(Equal(ackov1alpha1.RestartReasonPodSpecChanged), name)
-		}
-		started := eventMessages(key, ackov1alpha1.EventRollingRestartStarted)
-		Expect(started).To(HaveLen(4))
-		for _, m := range started {
-			Expect(strings.Count(m, "("+string(ackov1alpha1.RestartReasonPodSpecChanged))).To(Equal(1), m)
 		}
 	})
 })
