@@ -44,6 +44,13 @@ type AerospikeClusterSpec struct {
 	// +optional
 	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
 
+	// DisruptionBudget shapes the cluster's PodDisruptionBudget, which holds voluntary disruptions (node
+	// drains) to replication-factor − 1 pods at once, and to none while the cluster migrates. The user may
+	// cap it lower, or ask for no budget where a platform forbids them (then nothing holds a drain: see
+	// docs/scheduling.md). The operator's own restarts keep the safety rule either way.
+	// +optional
+	DisruptionBudget *DisruptionBudgetSpec `json:"disruptionBudget,omitempty"`
+
 	// ExternalAccess lets clients outside Kubernetes reach every node: each pod advertises an address
 	// that routes to it (a per-pod NodePort or LoadBalancer Service, or a host port on its node), beside
 	// its pod IP. Clients inside the cluster keep using pod IPs. Changing it restarts every node under the
@@ -445,6 +452,23 @@ type ExternalAccess struct {
 	// ServiceAnnotations are added to the per-pod Services (e.g. a cloud load balancer's settings).
 	// +optional
 	ServiceAnnotations map[string]string `json:"serviceAnnotations,omitempty"`
+}
+
+// DisruptionBudgetSpec is spec.disruptionBudget.
+type DisruptionBudgetSpec struct {
+	// MaxUnavailable caps the budget's maxUnavailable: at most this many Aerospike pods are drained at
+	// once. It may not be above what the replication factor allows (replication-factor − 1, at least 1).
+	// The operator's rolling restarts take at most this many pods at a time too (its evictions go
+	// through the budget).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
+
+	// Disabled creates no PodDisruptionBudget (and removes the one there is), for platforms that forbid
+	// budgets which can block a drain. Nothing then stops a drain from taking more nodes than the
+	// replication factor allows, or a node while the cluster migrates: a risk of data unavailability or loss.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
 }
 
 // MonitoringSpec configures the Aerospike Prometheus exporter sidecar.

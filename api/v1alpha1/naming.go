@@ -53,6 +53,10 @@ const (
 	// its local volumes although a node whose volumes it gave up earlier has not been seen refilled: the
 	// user accepts losing the copies only this pod may hold (docs/storage.md).
 	AnnotationAcceptDataLoss = "acko.io/accept-data-loss"
+	// AnnotationOwnedLabels on a child lists the keys of the labels the operator set on it (sorted,
+	// comma-separated), so that a label taken out of the spec is taken off the child while labels others
+	// added stay. Only the PodMonitor carries it (its labels are monitoring.podMonitor.labels).
+	AnnotationOwnedLabels = "acko.io/owned-labels"
 )
 
 // RackPlacement is one rack of the cluster with the number of pods it gets.
@@ -266,12 +270,31 @@ func (c *AerospikeCluster) ExporterPort() int32 {
 	return c.Spec.Monitoring.Port
 }
 
-// BatchSize is spec.rollingUpdateBatchSize with its default of 1.
+// BatchSize is spec.rollingUpdateBatchSize with its default of 1, capped to the disruption budget's
+// cap (spec.disruptionBudget.maxUnavailable): the operator's evictions go through the budget, which
+// would refuse the rest of a larger batch.
 func (c *AerospikeCluster) BatchSize() int32 {
-	if c.Spec.RollingUpdateBatchSize == nil || *c.Spec.RollingUpdateBatchSize < 1 {
-		return 1
+	n := int32(1)
+	if c.Spec.RollingUpdateBatchSize != nil && *c.Spec.RollingUpdateBatchSize > 1 {
+		n = *c.Spec.RollingUpdateBatchSize
 	}
-	return *c.Spec.RollingUpdateBatchSize
+	if limit := c.BudgetCap(); limit > 0 {
+		n = min(n, limit)
+	}
+	return n
+}
+
+// BudgetCap is spec.disruptionBudget.maxUnavailable, 0 when the user set none.
+func (c *AerospikeCluster) BudgetCap() int32 {
+	if b := c.Spec.DisruptionBudget; b != nil && b.MaxUnavailable != nil {
+		return *b.MaxUnavailable
+	}
+	return 0
+}
+
+// BudgetDisabled: the user asked for no PodDisruptionBudget (spec.disruptionBudget.disabled).
+func (c *AerospikeCluster) BudgetDisabled() bool {
+	return c.Spec.DisruptionBudget != nil && c.Spec.DisruptionBudget.Disabled
 }
 
 // PodServiceName is the per-pod Service of spec.externalAccess (NodePort, LoadBalancer): the pod's name.

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -111,4 +112,28 @@ func kstatusOf(c *ackov1alpha1.AerospikeCluster) kstatus.Status {
 	res, err := kstatus.Compute(&unstructured.Unstructured{Object: obj})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return res.Status
+}
+
+// rolled makes a change that recreates every pod, waits for every pod to be recreated and the cluster
+// Running again, and returns the size of each batch the roll took (its RollingRestartStarted events,
+// counting the pods named with reason).
+func rolled(key types.NamespacedName, reason ackov1alpha1.RestartReason, change func(*ackov1alpha1.AerospikeCluster)) []int {
+	before := podUIDs(key)
+	seen := len(eventMessages(key, ackov1alpha1.EventRollingRestartStarted))
+	update(key, change)
+	EventuallyWithOffset(1, func() int {
+		done := 0
+		for name, uid := range podUIDs(key) {
+			if before[name] != uid {
+				done++
+			}
+		}
+		return done
+	}, timeout, poll).Should(Equal(len(before)))
+	waitRunning(key)
+	var sizes []int
+	for _, m := range eventMessages(key, ackov1alpha1.EventRollingRestartStarted)[seen:] {
+		sizes = append(sizes, strings.Count(m, "("+string(reason)))
+	}
+	return sizes
 }

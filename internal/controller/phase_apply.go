@@ -38,11 +38,9 @@ func ownedBy(obj metav1.Object, c *ackov1alpha1.AerospikeCluster) bool {
 // applyChildren creates or updates every child that differs from its desired form, steps scale
 // downs one batch at a time, and removes the StatefulSets of racks that are gone once empty.
 func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clusterState) (bool, error) {
-	st.pdb = resources.PodDisruptionBudget(st.cluster, st.pdbMaxUnavailable(st.maxDown), st.maxDown)
-	objects := slices.Clone(st.objects)
-	if st.existingPDB == nil || resources.NeedsUpdate(st.existingPDB, st.pdb) {
-		// Compared with what syncBudget wrote in this reconcile, which the cache may not show yet.
-		objects = append(objects, st.pdb)
+	objects, err := r.withBudget(ctx, st, slices.Clone(st.objects))
+	if err != nil {
+		return true, err
 	}
 	for _, obj := range objects {
 		if stop, err := r.applyChild(ctx, st, obj); stop || err != nil {

@@ -40,13 +40,25 @@ var _ = Describe("spec.monitoring", func() {
 		w.podMonitors = true
 		startOperator(w, operations.Config{})
 		c := sampleCluster(ns, "watched", 1)
-		c.Spec.Monitoring = &ackov1alpha1.MonitoringSpec{Enabled: true}
+		c.Spec.Monitoring = &ackov1alpha1.MonitoringSpec{Enabled: true, PodMonitor: &ackov1alpha1.PodMonitorSpec{
+			Labels: map[string]string{"release": "prom", "team": "db"}}}
 		key := create(c)
 		waitRunning(key)
 		pm := &unstructured.Unstructured{}
 		pm.SetGroupVersionKind(resources.PodMonitorGVK)
 		Eventually(func() error { return k8s.Get(context.Background(), key, pm) }, timeout, poll).Should(Succeed())
 		Expect(pm.GetOwnerReferences()).To(ContainElement(HaveField("Name", "watched")))
+		Expect(pm.GetLabels()).To(And(HaveKeyWithValue("release", "prom"), HaveKeyWithValue("team", "db")))
+
+		By("a label taken out of podMonitor.labels leaves the PodMonitor")
+		update(key, func(c *ackov1alpha1.AerospikeCluster) { delete(c.Spec.Monitoring.PodMonitor.Labels, "team") })
+		Eventually(func() map[string]string {
+			Expect(k8s.Get(context.Background(), key, pm)).To(Succeed())
+			return pm.GetLabels()
+		}, timeout, poll).ShouldNot(HaveKey("team"))
+		Expect(pm.GetLabels()).To(HaveKeyWithValue("release", "prom"))
+		waitRunning(key)
+
 		before := podUIDs(key)
 		update(key, func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Monitoring.Enabled = false })
 		Eventually(func() bool {

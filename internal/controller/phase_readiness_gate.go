@@ -79,8 +79,8 @@ func (r *AerospikeClusterReconciler) syncReadinessGates(ctx context.Context, st 
 // lowered. The budget is created by applyChildren.
 func (r *AerospikeClusterReconciler) syncBudget(ctx context.Context, st *clusterState) error {
 	pdb := st.existingPDB
-	if pdb == nil || pdb.Spec.MaxUnavailable == nil {
-		return nil
+	if pdb == nil || pdb.Spec.MaxUnavailable == nil || st.cluster.BudgetDisabled() {
+		return nil // applyChildren removes a budget the user asked away
 	}
 	current := pdb.Spec.MaxUnavailable.IntValue()
 	whenStable, ok := resources.StableMaxUnavailable(pdb)

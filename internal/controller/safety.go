@@ -409,7 +409,10 @@ func runningPods(pods map[string]*corev1.Pod) []string {
 // the disruption controller has counted them.
 func (st *clusterState) budgetTaken(pods []string) (bool, string) {
 	pdb := st.existingPDB
-	if pdb == nil {
+	switch {
+	case st.cluster.BudgetDisabled():
+		return true, "" // no budget counts anything: a drain is not held (docs/scheduling.md)
+	case pdb == nil:
 		return false, "the PodDisruptionBudget does not exist yet"
 	}
 	for _, p := range pods {

@@ -130,3 +130,28 @@ func TestExporterEnv(t *testing.T) {
 		t.Errorf("exporter env %v", env)
 	}
 }
+
+// A label taken out of monitoring.podMonitor.labels leaves the PodMonitor (a Prometheus that selects on
+// it must stop finding it); a label someone else put on the PodMonitor stays.
+func TestPodMonitorLabelRemoved(t *testing.T) {
+	c := newClusterWithMonitoring()
+	c.Spec.Monitoring.PodMonitor = &v1alpha1.PodMonitorSpec{Labels: map[string]string{"release": "prom", "team": "db"}}
+	existing := PodMonitor(c)
+	existing.SetLabels(withLabels(existing.GetLabels(), map[string]string{"argocd.argoproj.io/instance": "db"}))
+	c.Spec.Monitoring.PodMonitor.Labels = map[string]string{"release": "prom"}
+	desired := PodMonitor(c)
+	if !NeedsUpdate(existing, desired) {
+		t.Fatal("a PodMonitor with a label the spec no longer has must be updated")
+	}
+	ApplyOwnedFields(existing, desired)
+	got := existing.GetLabels()
+	if _, ok := got["team"]; ok {
+		t.Errorf("label team stayed: %v", got)
+	}
+	if got["release"] != "prom" || got["argocd.argoproj.io/instance"] != "db" || !containsAll(got, c.SelectorLabels()) {
+		t.Errorf("labels %v", got)
+	}
+	if NeedsUpdate(existing, desired) {
+		t.Error("updated PodMonitor still needs an update")
+	}
+}

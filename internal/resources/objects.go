@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -174,6 +175,7 @@ func PodMonitor(c *v1alpha1.AerospikeCluster) *unstructured.Unstructured {
 	u.SetNamespace(meta.Namespace)
 	u.SetName(meta.Name)
 	u.SetLabels(meta.Labels)
+	u.SetAnnotations(map[string]string{v1alpha1.AnnotationOwnedLabels: strings.Join(slices.Sorted(maps.Keys(meta.Labels)), ",")})
 	u.SetOwnerReferences(meta.OwnerReferences)
 	return u
 }

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"maps"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,8 @@ import (
 // operator owns. Fields the API server or other controllers fill in (clusterIP, sessionAffinity,
 // revisionHistoryLimit, pod template defaults, status, extra labels and annotations) are ignored, so a
 // child the operator created and left alone never needs an update. What is compared, per kind:
-//   - every kind: the labels the operator sets;
+//   - every kind: the labels the operator sets, and for a child that lists them (AnnotationOwnedLabels)
+//     that no label it set earlier is left over;
 //   - ConfigMap: data;
 //   - Service: type, selector, publishNotReadyAddresses, ports (name, port, targetPort, protocol), and
 //     for a per-pod Service its externalTrafficPolicy, loadBalancerClass and annotations (a node port
@@ -32,7 +34,7 @@ import (
 //
 // Kinds the builders do not make are never reported.
 func NeedsUpdate(existing, desired client.Object) bool {
-	if !containsAll(existing.GetLabels(), desired.GetLabels()) {
+	if !containsAll(existing.GetLabels(), desired.GetLabels()) || ownedLabelsDiffer(existing, desired) {
 		return true
 	}
 	switch d := desired.(type) {
@@ -62,12 +64,7 @@ func NeedsUpdate(existing, desired client.Object) bool {
 // change (StatefulSet selector and volume claim templates, a Service's clusterIP). Afterwards
 // NeedsUpdate(existing, desired) is false and existing is ready for an Update.
 func ApplyOwnedFields(existing, desired client.Object) {
-	labels := existing.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	maps.Copy(labels, desired.GetLabels())
-	existing.SetLabels(labels)
+	applyLabels(existing, desired)
 	switch d := desired.(type) {
 	case *corev1.ConfigMap:
 		if e, ok := existing.(*corev1.ConfigMap); ok {
@@ -98,6 +95,47 @@ func ApplyOwnedFields(existing, desired client.Object) {
 			e.Object["spec"] = runtime.DeepCopyJSONValue(d.Object["spec"])
 		}
 	}
+}
+
+// applyLabels puts the desired labels on existing, keeping others' labels but, where the desired child
+// lists the labels the operator sets (AnnotationOwnedLabels), not those it set earlier and no longer does.
+func applyLabels(existing, desired client.Object) {
+	labels := existing.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if owned, ok := desired.GetAnnotations()[v1alpha1.AnnotationOwnedLabels]; ok {
+		for _, k := range ownedLabels(existing) {
+			delete(labels, k) // the desired labels go back on below
+		}
+		annotations := existing.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1alpha1.AnnotationOwnedLabels] = owned
+		existing.SetAnnotations(annotations)
+	}
+	maps.Copy(labels, desired.GetLabels())
+	existing.SetLabels(labels)
+}
+
+// ownedLabelsDiffer: the desired child lists the labels the operator sets, and the existing one lists
+// others (or none: it was made before the list), so a label may be left over from an earlier spec.
+func ownedLabelsDiffer(existing, desired client.Object) bool {
+	want, ok := desired.GetAnnotations()[v1alpha1.AnnotationOwnedLabels]
+	if !ok {
+		return false
+	}
+	have, ok := existing.GetAnnotations()[v1alpha1.AnnotationOwnedLabels]
+	return !ok || have != want
+}
+
+// ownedLabels are the keys of the labels the operator set on the child, as it listed them.
+func ownedLabels(obj client.Object) []string {
+	if v := obj.GetAnnotations()[v1alpha1.AnnotationOwnedLabels]; v != "" {
+		return strings.Split(v, ",")
+	}
+	return nil
 }
 
 func containsAll(have, want map[string]string) bool {

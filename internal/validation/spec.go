@@ -91,6 +91,31 @@ func validateBatchSize(batch *int32) field.ErrorList {
 		"must be at least 1 (the number of pods a rolling update restarts at once)")}
 }
 
+// validateDisruptionBudget refuses a cap above what the replication factor allows (config.MaxDown): a
+// drain could then take down every copy of a partition; and a cap on a budget asked away.
+func validateDisruptionBudget(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
+	b := c.Spec.DisruptionBudget
+	if b == nil || b.MaxUnavailable == nil {
+		return nil
+	}
+	path := specPath.Child("disruptionBudget", "maxUnavailable")
+	limit := config.MaxDown(c)
+	switch n := *b.MaxUnavailable; {
+	case b.Disabled:
+		return field.ErrorList{field.Invalid(path, n,
+			"a cap needs a budget: spec.disruptionBudget.disabled is true; set one of the two")}
+	case n < 1:
+		return field.ErrorList{field.Invalid(path, n,
+			"must be at least 1: a budget that allows no disruption blocks every drain and the operator's own restarts")}
+	case int(n) > limit:
+		return field.ErrorList{field.Invalid(path, n, fmt.Sprintf(
+			"must be at most %d: the replication factor allows only %d pod(s) down at once (the smallest "+
+				"replication-factor is %d, counting no more copies than nodes); more would let a drain take "+
+				"every copy of a partition", limit, limit, config.ReplicationFactor(c)))}
+	}
+	return nil
+}
+
 func validateRacks(rc *ackov1alpha1.RackConfig) field.ErrorList {
 	if rc == nil {
 		return nil

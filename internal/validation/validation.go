@@ -81,6 +81,7 @@ func ValidateClusterSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 		validateSize(c.Spec.Size),
 		validateImage(c.Spec.Image),
 		validateBatchSize(c.Spec.RollingUpdateBatchSize),
+		validateDisruptionBudget(c),
 		validateRacks(c.Spec.RackConfig),
 		structural,
 		validatePod(c),

@@ -116,6 +116,19 @@ func TestValidateSpecRejects(t *testing.T) {
 		}, []string{`spec.image: Invalid value: "localhost:5000/aerospike/aerospike-server-enterprise@sha256:abc": ` + enterpriseMsg}},
 		{"batch size 0", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.RollingUpdateBatchSize = ptr.To[int32](0) },
 			[]string{"spec.rollingUpdateBatchSize: Invalid value: 0: must be at least 1 (the number of pods a rolling update restarts at once)"}},
+		{"a budget cap above what replication-factor 2 allows", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.DisruptionBudget = &ackov1alpha1.DisruptionBudgetSpec{MaxUnavailable: ptr.To[int32](2)}
+		}, []string{"spec.disruptionBudget.maxUnavailable: Invalid value: 2: must be at most 1: the replication factor " +
+			"allows only 1 pod(s) down at once (the smallest replication-factor is 2, counting no more copies than nodes); " +
+			"more would let a drain take every copy of a partition"}},
+		{"a budget cap of 0", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.DisruptionBudget = &ackov1alpha1.DisruptionBudgetSpec{MaxUnavailable: ptr.To[int32](0)}
+		}, []string{"spec.disruptionBudget.maxUnavailable: Invalid value: 0: must be at least 1: a budget that allows " +
+			"no disruption blocks every drain and the operator's own restarts"}},
+		{"a budget cap with no budget", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.DisruptionBudget = &ackov1alpha1.DisruptionBudgetSpec{MaxUnavailable: ptr.To[int32](1), Disabled: true}
+		}, []string{"spec.disruptionBudget.maxUnavailable: Invalid value: 1: a cap needs a budget: " +
+			"spec.disruptionBudget.disabled is true; set one of the two"}},
 		{"duplicate rack ids", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1}, {ID: 1}}}
 		}, []string{"spec.rackConfig.racks[1].id: Duplicate value: 1"}},
@@ -203,6 +216,12 @@ func TestValidateSpecAccepts(t *testing.T) {
 		}},
 		{"a CE image by digest", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Image = "aerospike@sha256:0123" }},
 		{"no batch size (defaults to 1)", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.RollingUpdateBatchSize = nil }},
+		{"a budget capped to what the factor allows", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.DisruptionBudget = &ackov1alpha1.DisruptionBudgetSpec{MaxUnavailable: ptr.To[int32](1)}
+		}},
+		{"no budget", func(c *ackov1alpha1.AerospikeCluster) {
+			c.Spec.DisruptionBudget = &ackov1alpha1.DisruptionBudgetSpec{Disabled: true}
+		}},
 		{"sidecars", func(c *ackov1alpha1.AerospikeCluster) {
 			c.Spec.PodSpec = &ackov1alpha1.PodOverrides{Sidecars: []ackov1alpha1.Sidecar{
 				{Container: corev1.Container{Name: "exporter", Image: "aerospike/aerospike-prometheus-exporter"}}}}
