@@ -86,7 +86,7 @@ var _ = Describe("Real nodes roll", Label("real"), Ordered, func() {
 		kubectl("wait", "--for=condition=Paused", "asc/"+name, "-n", ns, "--timeout=30s")
 		held := podUIDs(ns, name)
 		Consistently(func() map[string]string { return podUIDs(ns, name) }).
-			WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Equal(held), "no pod replaced while paused")
+			WithTimeout(10*time.Second).WithPolling(time.Second).Should(Equal(held), "no pod replaced while paused")
 		Expect(restartedPods(ns, name, uids)).To(Equal(1), "paused in the middle of the roll")
 
 		By("resuming: the roll goes on from where it stopped")
