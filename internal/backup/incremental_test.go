@@ -165,3 +165,19 @@ func TestRestoreSteps(t *testing.T) {
 		t.Errorf("MissingLink %q", got)
 	}
 }
+
+// A restore of an incremental whose chain misses a run is refused at once, naming the run.
+func TestValidateRestoreChain(t *testing.T) {
+	bk, c := sample()
+	bk.Status.Backups = []ackov1alpha1.BackupRunStatus{incr("i1", 1, ok, "f", "f"), full("g", 2, ok)}
+	rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
+		Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", Backup: &ackov1alpha1.BackupReference{Name: "nightly", ID: "i1"}}}
+	errs := ValidateRestore(rs, c, bk)
+	if len(errs) != 1 || errs[0].Field != "spec.backup.id" || !strings.Contains(errs[0].Detail, "backup f of its chain") {
+		t.Fatalf("errors %v", errs)
+	}
+	rs.Spec.Backup.ID = "" // the newest, g: a full backup
+	if errs := ValidateRestore(rs, c, bk); len(errs) != 0 {
+		t.Fatalf("errors %v", errs)
+	}
+}

@@ -146,7 +146,7 @@ func (r *AerospikeRestoreReconciler) source(ctx context.Context, rs *ackov1alpha
 		}
 		return from, "", "", err
 	}
-	run := restorableRun(bk, ref.ID)
+	run := backup.RestorableRun(bk.Status.Backups, ref.ID)
 	if run == nil {
 		return from, fmt.Sprintf("AerospikeBackup %q has no successful backup %s", bk.Name, cmp.Or(ref.ID, "yet")),
 			ackov1alpha1.ReasonBackupNotFound, nil
@@ -160,17 +160,6 @@ func (r *AerospikeRestoreReconciler) source(ctx context.Context, rs *ackov1alpha
 			id: link.ID, incremental: link.Incremental})
 	}
 	return from, "", "", nil
-}
-
-// restorableRun is the successful run named id, or the newest successful one when id is empty.
-func restorableRun(bk *ackov1alpha1.AerospikeBackup, id string) *ackov1alpha1.BackupRunStatus {
-	for i := len(bk.Status.Backups) - 1; i >= 0; i-- {
-		run := &bk.Status.Backups[i]
-		if run.Phase == ackov1alpha1.BackupSucceeded && (id == "" || run.ID == id) {
-			return run
-		}
-	}
-	return nil
 }
 
 // follow reads the Jobs of the step that runs and adds what asrestore says of the records; once they

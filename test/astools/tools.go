@@ -31,7 +31,10 @@ type BackupConfig struct {
 	Directory, OutputFile string
 	Parallel              int // scan workers, each a range of partitions; default 1
 	RecordsPerSecond      int // 0: unlimited
-	codec                 fileCodec
+	// ModifiedAfter keeps the records last updated at or after it (ns since the epoch; 0 or less: all),
+	// with the server-side filter asbackup sends (backup_status_init, src/backup_status.c).
+	ModifiedAfter int64
+	codec         fileCodec
 }
 
 // Stats is what a run did.
@@ -200,6 +203,9 @@ func backupRange(ctx context.Context, c *as.Client, cfg BackupConfig, path strin
 	}
 	for _, set := range sets {
 		policy := as.NewScanPolicy()
+		if cfg.ModifiedAfter > 0 {
+			policy.FilterExpression = as.ExpGreaterEq(as.ExpLastUpdate(), as.ExpIntVal(cfg.ModifiedAfter))
+		}
 		rs, aerr := c.ScanPartitions(policy, as.NewPartitionFilterByRange(begin, count), cfg.Namespace, set)
 		if aerr != nil {
 			return aerr
