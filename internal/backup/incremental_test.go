@@ -181,3 +181,16 @@ func TestValidateRestoreChain(t *testing.T) {
 		t.Fatalf("errors %v", errs)
 	}
 }
+
+// The incremental schedule is checked as the full one is.
+func TestValidateIncrementalSchedule(t *testing.T) {
+	bk, c := sample()
+	bk.Spec.Incremental = &ackov1alpha1.IncrementalBackup{Schedule: "every hour"}
+	if errs := ValidateBackup(bk, c, true); len(errs) != 1 || errs[0].Field != "spec.incremental.schedule" {
+		t.Fatalf("errors %v", errs)
+	}
+	bk.Spec.Incremental.Schedule = "@every 15m"
+	if errs := ValidateBackup(bk, c, true); len(errs) != 0 {
+		t.Fatalf("errors %v", errs)
+	}
+}

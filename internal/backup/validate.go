@@ -33,6 +33,11 @@ func ValidateBackup(bk *ackov1alpha1.AerospikeBackup, cluster *ackov1alpha1.Aero
 			errs = append(errs, field.Invalid(spec.Child("schedule"), bk.Spec.Schedule, err.Error()))
 		}
 	}
+	if inc := bk.Spec.Incremental; inc != nil {
+		if _, err := ParseSchedule(inc.Schedule); err != nil {
+			errs = append(errs, field.Invalid(spec.Child("incremental", "schedule"), inc.Schedule, err.Error()))
+		}
+	}
 	return errs
 }
 

@@ -3,12 +3,12 @@ package controller
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -71,7 +71,7 @@ func (r *AerospikeBackupReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if clusterErr != nil {
 		cluster = nil // a run that runs is still followed; none starts
 	}
-	schedule, scheduleErr := r.queueDueRuns(bk, next, now)
+	scheduleErr := r.queueDueRuns(bk, next, now)
 	requeue, err := r.advance(ctx, bk, cluster, next, now)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -86,8 +86,10 @@ func (r *AerospikeBackupReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		}
 		return ctrl.Result{}, err
 	}
-	if schedule != nil && next.NextScheduleTime != nil {
-		requeue = minPositive(requeue, next.NextScheduleTime.Sub(now))
+	for _, due := range []*metav1.Time{next.NextScheduleTime, next.NextIncrementalScheduleTime} {
+		if due != nil {
+			requeue = minPositive(requeue, due.Sub(now))
+		}
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
@@ -105,9 +107,10 @@ func (r *AerospikeBackupReconciler) cluster(ctx context.Context, namespace, name
 	return c, r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, c)
 }
 
-// queueDueRuns adds a Pending run for each new on-demand id, and for the schedule when it came due.
+// queueDueRuns adds a Pending run for each new on-demand id, and for each schedule (full, incremental)
+// that came due.
 func (r *AerospikeBackupReconciler) queueDueRuns(bk *ackov1alpha1.AerospikeBackup,
-	next *ackov1alpha1.AerospikeBackupStatus, now time.Time) (cron.Schedule, error) {
+	next *ackov1alpha1.AerospikeBackupStatus, now time.Time) error {
 	for _, run := range bk.Spec.Runs {
 		if !slices.ContainsFunc(next.Backups, func(b ackov1alpha1.BackupRunStatus) bool { return b.ID == run.ID }) &&
 			!slices.Contains(next.FinishedRuns, run.ID) {
@@ -115,25 +118,18 @@ func (r *AerospikeBackupReconciler) queueDueRuns(bk *ackov1alpha1.AerospikeBacku
 				Trigger: ackov1alpha1.TriggerOnDemand, Phase: ackov1alpha1.BackupPending, Incremental: run.Incremental})
 		}
 	}
-	full, err := r.queueScheduled(bk, next, bk.Spec.Schedule, false, now)
-	if err != nil {
-		return nil, err
-	}
 	var incrementalSchedule string
 	if inc := bk.Spec.Incremental; inc != nil {
 		incrementalSchedule = inc.Schedule
 	}
-	incremental, err := r.queueScheduled(bk, next, incrementalSchedule, true, now)
-	if full == nil {
-		return incremental, err
-	}
-	return full, err
+	return errors.Join(r.queueScheduled(bk, next, bk.Spec.Schedule, false, now),
+		r.queueScheduled(bk, next, incrementalSchedule, true, now))
 }
 
 // queueScheduled adds a Pending run when the schedule (full or incremental runs) came due, and says when
 // it comes due next; an empty schedule queues nothing.
 func (r *AerospikeBackupReconciler) queueScheduled(bk *ackov1alpha1.AerospikeBackup,
-	next *ackov1alpha1.AerospikeBackupStatus, expr string, incremental bool, now time.Time) (cron.Schedule, error) {
+	next *ackov1alpha1.AerospikeBackupStatus, expr string, incremental bool, now time.Time) error {
 	lastTime, nextTime, newID := &next.LastScheduleTime, &next.NextScheduleTime, backup.ScheduledID
 	if incremental {
 		lastTime, nextTime, newID = &next.LastIncrementalScheduleTime, &next.NextIncrementalScheduleTime,
@@ -141,12 +137,12 @@ func (r *AerospikeBackupReconciler) queueScheduled(bk *ackov1alpha1.AerospikeBac
 	}
 	if expr == "" {
 		*nextTime = nil
-		return nil, nil
+		return nil
 	}
 	s, err := backup.ParseSchedule(expr)
 	if err != nil {
 		*nextTime = nil
-		return nil, err
+		return err
 	}
 	last := bk.CreationTimestamp.Time
 	if *lastTime != nil {
@@ -168,7 +164,7 @@ func (r *AerospikeBackupReconciler) queueScheduled(bk *ackov1alpha1.AerospikeBac
 				Trigger: ackov1alpha1.TriggerSchedule, Phase: ackov1alpha1.BackupPending, Incremental: incremental})
 		}
 	}
-	return s, nil
+	return nil
 }
 
 func ended(p ackov1alpha1.BackupPhase) bool {
