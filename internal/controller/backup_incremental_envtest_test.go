@@ -147,7 +147,7 @@ var _ = Describe("Incremental backups", func() {
 		By("a run whose encryption key Secret does not exist fails at once with the kubelet's reason")
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sealed"},
 			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Runs: []ackov1alpha1.BackupRunSpec{{ID: "x"}},
-				Files: ackov1alpha1.BackupFiles{Encryption: &ackov1alpha1.BackupEncryption{KeySecret: "no-key"}},
+				Files:       ackov1alpha1.BackupFiles{Encryption: &ackov1alpha1.BackupEncryption{KeySecret: "no-key"}},
 				Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "backups"}}}})).
 			To(Succeed())
 		eventuallyTool(func() []string { return jobNames(ns) }).Should(ContainElement("sealed-x-test"))
