@@ -46,7 +46,7 @@ var _ = Describe("Incremental backups", func() {
 		ns, _ := newNamespace()
 		logs := &toolLogs{lines: map[string][]string{}}
 		startBackupOperator(ns, logs)
-		readyCluster(ns, "prod")
+		readyCluster(ns, "db")
 		backupOf := backupIn(ns, "inc")
 		restoreOf := func(name string) func() ackov1alpha1.AerospikeRestoreStatus {
 			return func() ackov1alpha1.AerospikeRestoreStatus {
@@ -58,7 +58,7 @@ var _ = Describe("Incremental backups", func() {
 
 		By("an incremental with no successful full run waits, and says so in a condition and an event")
 		bk := &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "inc"},
-			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Runs: []ackov1alpha1.BackupRunSpec{{ID: "i1", Incremental: true}},
+			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "db", Runs: []ackov1alpha1.BackupRunSpec{{ID: "i1", Incremental: true}},
 				Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "backups"}}}}
 		Expect(k8s.Create(ctx, bk)).To(Succeed())
 		eventuallyTool(func() *metav1.Condition {
@@ -97,7 +97,7 @@ var _ = Describe("Incremental backups", func() {
 
 		By("a restore of i2 restores f, then i1, then i2, one step after the other, and sums what asrestore said")
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "chain"},
-			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod",
+			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "db",
 				Backup: &ackov1alpha1.BackupReference{Name: "inc", ID: "i2"}}})).To(Succeed())
 		eventuallyTool(func() []string { return jobNames(ns) }).Should(ContainElement("chain-restore-test"))
 		Expect(restoreOf("chain")().Chain).To(HaveLen(3))
@@ -122,7 +122,7 @@ var _ = Describe("Incremental backups", func() {
 
 		By("a step that fails fails the restore: the steps after it never run, nothing is Succeeded")
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "half"},
-			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod",
+			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "db",
 				Backup: &ackov1alpha1.BackupReference{Name: "inc", ID: "i2"}}})).To(Succeed())
 		endJob(ns, "half-restore-test", true, logs, restoreLines(300, 300)...)
 		endJob(ns, "half-restore-1-test", false, logs, "2026-12-04 10:00:09 UTC [ERR] [   42] Error while storing record")
@@ -136,7 +136,7 @@ var _ = Describe("Incremental backups", func() {
 			func(r ackov1alpha1.BackupRunStatus) bool { return r.ID == "i1" })
 		Expect(k8s.Status().Update(ctx, current)).To(Succeed())
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken"},
-			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod",
+			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "db",
 				Backup: &ackov1alpha1.BackupReference{Name: "inc"}}})).To(Succeed())
 		eventuallyTool(func() *metav1.Condition {
 			return meta.FindStatusCondition(restoreOf("broken")().Conditions, ackov1alpha1.ConditionStalled)
@@ -146,7 +146,7 @@ var _ = Describe("Incremental backups", func() {
 
 		By("a run whose encryption key Secret does not exist fails at once with the kubelet's reason")
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sealed"},
-			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Runs: []ackov1alpha1.BackupRunSpec{{ID: "x"}},
+			Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "db", Runs: []ackov1alpha1.BackupRunSpec{{ID: "x"}},
 				Files:       ackov1alpha1.BackupFiles{Encryption: &ackov1alpha1.BackupEncryption{KeySecret: "no-key"}},
 				Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "backups"}}}})).
 			To(Succeed())

@@ -15,7 +15,7 @@ import (
 func parseDateTime(s string, now time.Time, loc *time.Location) (nanos int64, errs []string) {
 	local := now.In(loc)
 	year, month, day := local.Date()
-	hour, minute, sec := local.Clock()
+	var hour, minute, sec int
 	var got []int
 	switch len(s) {
 	case 10:

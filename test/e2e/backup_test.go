@@ -3,9 +3,9 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,7 +128,7 @@ spec:
 			WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
 		Expect(mustField(ns, "asrs/from-more", "{.status.chain[*].id}")).To(Equal("first more"))
 		Expect(mustField(ns, "asrs/from-more", "{.status.chain[*].phase}")).To(Equal("Succeeded Succeeded"))
-		Expect(mustField(ns, "asrs/from-more", "{.status.records}")).To(Equal(strconv.Itoa(len(source)+changed)))
+		Expect(mustField(ns, "asrs/from-more", "{.status.records}")).To(Equal(strconv.Itoa(len(source) + changed)))
 		Expect(eventMessages(ns, "from-more", "RestoreSucceeded")).To(ContainElement(
 			ContainSubstring("full backup first, then incrementals more")))
 		Expect(scanRecords("chain")).To(Equal(atIncremental))
