@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -26,6 +27,15 @@ func restoreLines(records, inserted int) []string {
 		fmt.Sprintf("2026-12-04 10:00:09 UTC [INF] [   42] Expired 0 : skipped 0 : err_ignored 0 : inserted %d: "+
 			"failed %d (existed 0 , fresher %d)", inserted, records-inserted, records-inserted),
 	}
+}
+
+// addRun adds an on-demand run to a backup's spec, on a fresh read (the operator writes its status).
+func addRun(ns, name string, run ackov1alpha1.BackupRunSpec) {
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		bk := backupIn(ns, name)()
+		bk.Spec.Runs = append(bk.Spec.Runs, run)
+		return k8s.Update(context.Background(), bk)
+	})).To(Succeed())
 }
 
 // jobOf reads a Job that exists.
@@ -72,9 +82,7 @@ var _ = Describe("Incremental backups", func() {
 		Expect(jobNames(ns)).To(BeEmpty())
 
 		By("a full run goes past it; once it succeeded, the incremental builds on it")
-		current := backupOf()
-		current.Spec.Runs = append(current.Spec.Runs, ackov1alpha1.BackupRunSpec{ID: "f"})
-		Expect(k8s.Update(ctx, current)).To(Succeed())
+		addRun(ns, "inc", ackov1alpha1.BackupRunSpec{ID: "f"})
 		endJob(ns, "inc-f-test", true, logs, backedUp(300))
 		eventuallyTool(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf(), "i1") }).Should(And(
 			HaveField("Phase", ackov1alpha1.BackupRunning), HaveField("Base", "f"), HaveField("After", "f")))
@@ -87,9 +95,7 @@ var _ = Describe("Incremental backups", func() {
 		endJob(ns, "inc-i1-test", true, logs, backedUp(7))
 
 		By("the next incremental follows the newest run, with the same base")
-		current = backupOf()
-		current.Spec.Runs = append(current.Spec.Runs, ackov1alpha1.BackupRunSpec{ID: "i2", Incremental: true})
-		Expect(k8s.Update(ctx, current)).To(Succeed())
+		addRun(ns, "inc", ackov1alpha1.BackupRunSpec{ID: "i2", Incremental: true})
 		endJob(ns, "inc-i2-test", true, logs, backedUp(5))
 		eventuallyTool(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf(), "i2") }).Should(And(
 			HaveField("Phase", ackov1alpha1.BackupSucceeded), HaveField("Base", "f"), HaveField("After", "i1"),
@@ -131,10 +137,12 @@ var _ = Describe("Incremental backups", func() {
 		Consistently(func() []string { return jobNames(ns) }).ShouldNot(ContainElement("half-restore-2-test"))
 
 		By("a restore of a chain with a run missing is refused before any Job, naming the run")
-		current = backupOf()
-		current.Status.Backups = slices.DeleteFunc(current.Status.Backups,
-			func(r ackov1alpha1.BackupRunStatus) bool { return r.ID == "i1" })
-		Expect(k8s.Status().Update(ctx, current)).To(Succeed())
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			current := backupOf()
+			current.Status.Backups = slices.DeleteFunc(current.Status.Backups,
+				func(r ackov1alpha1.BackupRunStatus) bool { return r.ID == "i1" })
+			return k8s.Status().Update(ctx, current)
+		})).To(Succeed())
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken"},
 			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "db",
 				Backup: &ackov1alpha1.BackupReference{Name: "inc"}}})).To(Succeed())
