@@ -121,6 +121,16 @@ func endJob(ns, name string, ok bool, logs *toolLogs, lines ...string) {
 	Expect(k8s.Status().Update(ctx, job)).To(Succeed())
 }
 
+// backupTestbed is a namespace with a Ready cluster and the backup and restore reconcilers, whose tool
+// pods say what logs holds.
+func backupTestbed(cluster string) (string, *toolLogs) {
+	ns, _ := newNamespace()
+	logs := &toolLogs{lines: map[string][]string{}}
+	startBackupOperator(ns, logs)
+	readyCluster(ns, cluster)
+	return ns, logs
+}
+
 // backupIn reads a backup, for Eventually.
 func backupIn(ns, name string) func() *ackov1alpha1.AerospikeBackup {
 	return func() *ackov1alpha1.AerospikeBackup {
@@ -167,10 +177,7 @@ func jobNames(ns string) []string {
 var _ = Describe("Backups and restores", func() {
 	It("run as Jobs, report what the tools say, wait for a paused cluster, and refuse what names nothing", func() {
 		ctx := context.Background()
-		ns, _ := newNamespace()
-		logs := &toolLogs{lines: map[string][]string{}}
-		startBackupOperator(ns, logs)
-		readyCluster(ns, "prod")
+		ns, logs := backupTestbed("prod")
 		backupOf := func(name string) func() *ackov1alpha1.AerospikeBackup { return backupIn(ns, name) }
 
 		By("an on-demand run: a Job per namespace, as the tools' ServiceAccount, then Succeeded with the tool's figures")

@@ -53,10 +53,7 @@ func backedUp(records int) string {
 var _ = Describe("Incremental backups", func() {
 	It("wait for a full backup, build on the newest run, restore as a chain in order, and refuse a broken chain", func() {
 		ctx := context.Background()
-		ns, _ := newNamespace()
-		logs := &toolLogs{lines: map[string][]string{}}
-		startBackupOperator(ns, logs)
-		readyCluster(ns, "db")
+		ns, logs := backupTestbed("db")
 		backupOf := backupIn(ns, "inc")
 		restoreOf := func(name string) func() ackov1alpha1.AerospikeRestoreStatus {
 			return func() ackov1alpha1.AerospikeRestoreStatus {
