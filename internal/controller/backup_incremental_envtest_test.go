@@ -102,13 +102,13 @@ var _ = Describe("Incremental backups", func() {
 		Expect(k8s.Create(ctx, &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "chain"},
 			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "db",
 				Backup: &ackov1alpha1.BackupReference{Name: "inc", ID: "i2"}}})).To(Succeed())
-		eventuallyTool(func() []string { return jobNames(ns) }).Should(ContainElement("chain-restore-test"))
-		Expect(restoreOf("chain")().Chain).To(HaveLen(3))
+		// The Jobs are created before the status says so: wait for the status.
+		eventuallyTool(func() []ackov1alpha1.RestoreStep { return restoreOf("chain")().Chain }).Should(HaveLen(3))
+		Expect(jobNames(ns)).To(ContainElement("chain-restore-test"))
 		Consistently(func() []string { return jobNames(ns) }).ShouldNot(ContainElement("chain-restore-1-test"),
 			"the incremental waits for its base to be restored")
 		endJob(ns, "chain-restore-test", true, logs, restoreLines(300, 300)...)
-		eventuallyTool(func() []string { return jobNames(ns) }).Should(ContainElement("chain-restore-1-test"))
-		Expect(restoreOf("chain")()).To(And(HaveField("Phase", ackov1alpha1.BackupRunning),
+		eventuallyTool(restoreOf("chain")).Should(And(HaveField("Phase", ackov1alpha1.BackupRunning),
 			HaveField("Chain", HaveExactElements(
 				And(HaveField("ID", "f"), HaveField("Phase", ackov1alpha1.BackupSucceeded), HaveField("Restored", int64(300))),
 				And(HaveField("ID", "i1"), HaveField("Phase", ackov1alpha1.BackupRunning)),
