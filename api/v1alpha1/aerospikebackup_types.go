@@ -32,6 +32,12 @@ type AerospikeBackupSpec struct {
 	// +optional
 	Schedule string `json:"schedule,omitempty"`
 
+	// Incremental takes incremental backups on a schedule of their own: each backs up only the records
+	// changed since the start of the newest successful run, full or incremental (asbackup
+	// --modified-after). One waits until a full backup has succeeded.
+	// +optional
+	Incremental *IncrementalBackup `json:"incremental,omitempty"`
+
 	// Runs are on-demand backups, keyed by id: each id runs once, when it appears.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=map
@@ -76,6 +82,13 @@ type AerospikeBackupSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// IncrementalBackup is the schedule of incremental backups.
+type IncrementalBackup struct {
+	// Schedule is a cron expression (five fields, or @hourly, @every 15m, ...; UTC).
+	// +kubebuilder:validation:MinLength=1
+	Schedule string `json:"schedule"`
 }
 
 // BackupCompression is how backup files are compressed.
@@ -130,6 +143,11 @@ type BackupRunSpec struct {
 	// ID names the run; it is part of the backup's path, so it never runs twice.
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$`
 	ID string `json:"id"`
+
+	// Incremental backs up only the records changed since the start of the newest successful run
+	// (asbackup --modified-after); it waits until a full backup has succeeded.
+	// +optional
+	Incremental bool `json:"incremental,omitempty"`
 }
 
 // BackupDestination is a volume claim or S3-compatible storage; exactly one.
@@ -227,6 +245,21 @@ type BackupRunStatus struct {
 	Trigger BackupTrigger `json:"trigger"`
 	// Phase is Pending, Running, Succeeded or Failed.
 	Phase BackupPhase `json:"phase"`
+	// Incremental: the run backs up only the records changed since ModifiedAfter.
+	// +optional
+	Incremental bool `json:"incremental,omitempty"`
+	// Base is the full backup an incremental builds on, set when it starts; a restore of the incremental
+	// restores the base, then every incremental after it up to this one.
+	// +optional
+	Base string `json:"base,omitempty"`
+	// After is the run an incremental follows (the base, or the incremental before it): the newest
+	// successful run when it started, whose start is ModifiedAfter.
+	// +optional
+	After string `json:"after,omitempty"`
+	// ModifiedAfter is the start of the run After (to the second, as asbackup --modified-after takes it):
+	// records changed at or after it are in this incremental.
+	// +optional
+	ModifiedAfter *metav1.Time `json:"modifiedAfter,omitempty"`
 	// Namespaces are the Aerospike namespaces in this backup, each in Path/<namespace>.
 	// +optional
 	Namespaces []string `json:"namespaces,omitempty"`
@@ -288,6 +321,14 @@ type AerospikeBackupStatus struct {
 	// NextScheduleTime is when the schedule comes due next.
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// LastIncrementalScheduleTime is the scheduled time of the newest scheduled incremental run.
+	// +optional
+	LastIncrementalScheduleTime *metav1.Time `json:"lastIncrementalScheduleTime,omitempty"`
+
+	// NextIncrementalScheduleTime is when the incremental schedule comes due next.
+	// +optional
+	NextIncrementalScheduleTime *metav1.Time `json:"nextIncrementalScheduleTime,omitempty"`
 }
 
 // AerospikeBackup is a backup policy for an AerospikeCluster and the backups it made.
@@ -434,6 +475,10 @@ type AerospikeRestoreStatus struct {
 	// BackupID is the backup run restored.
 	// +optional
 	BackupID string `json:"backupID,omitempty"`
+	// Chain is what a restore of an incremental restores, in order: its full base first, then every
+	// incremental after it up to BackupID. One step for a full backup.
+	// +optional
+	Chain []RestoreStep `json:"chain,omitempty"`
 	// Path is where the backup was read.
 	// +optional
 	Path string `json:"path,omitempty"`
@@ -472,6 +517,28 @@ type AerospikeRestoreStatus struct {
 	// Message says what the restore waits for, or why it failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// RestoreStep is one backup run a restore restores, and what asrestore said of it.
+type RestoreStep struct {
+	// ID is the backup run.
+	ID string `json:"id"`
+	// Incremental: the run is an incremental (else the full base).
+	// +optional
+	Incremental bool `json:"incremental,omitempty"`
+	// Path is where its files are.
+	Path string `json:"path"`
+	// Namespaces are its Aerospike namespaces.
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Phase is Pending, Running, Succeeded or Failed.
+	Phase BackupPhase `json:"phase"`
+	// Records is how many records asrestore read from it.
+	// +optional
+	Records int64 `json:"records,omitempty"`
+	// Restored is how many of them it wrote.
+	// +optional
+	Restored int64 `json:"restored,omitempty"`
 }
 
 // AerospikeRestore restores one backup into an AerospikeCluster.
@@ -520,6 +587,10 @@ const (
 	ReasonClusterNotFound = "ClusterNotFound"
 	// ReasonBackupNotFound: the backup a restore names does not exist, or has no such successful run (Stalled).
 	ReasonBackupNotFound = "BackupNotFound"
+	// ReasonWaitingForFullBackup: an incremental run waits for a full backup to succeed first (Reconciling).
+	ReasonWaitingForFullBackup = "WaitingForFullBackup"
+	// ReasonIncompleteChain: a restore of an incremental names a chain with a run missing (Stalled).
+	ReasonIncompleteChain = "IncompleteChain"
 	// ReasonRestoreRunning: the restore's Jobs run (Reconciling).
 	ReasonRestoreRunning = "RestoreRunning"
 	// ReasonRestoreSucceeded: every namespace was restored (Ready True).
@@ -532,6 +603,8 @@ const (
 const (
 	// EventBackupStarted: a run's Jobs were created.
 	EventBackupStarted = "BackupStarted"
+	// EventBackupWaiting: an incremental run waits for a full backup to succeed first.
+	EventBackupWaiting = "WaitingForFullBackup"
 	// EventBackupSucceeded: a run ended with every namespace backed up; the message has records and bytes.
 	EventBackupSucceeded = "BackupSucceeded"
 	// EventBackupFailed: a run failed; the message says which Job and the tool's last words.

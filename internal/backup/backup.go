@@ -90,6 +90,57 @@ func Interval(s cron.Schedule, t time.Time) time.Duration {
 // ScheduledID names a scheduled run by its time (UTC, to the minute).
 func ScheduledID(t time.Time) string { return t.UTC().Format("20060102-1504") }
 
+// ScheduledIncrementalID names a scheduled incremental run: apart from a full run due at the same minute.
+func ScheduledIncrementalID(t time.Time) string { return ScheduledID(t) + "-incr" }
+
+// ModifiedAfterFormat is asbackup's --modified-after format, YYYY-MM-DD_HH:MM:SS (parse_date_time of
+// aerospike-tools-backup's src/utils.c), read in the tool's local time zone: the Jobs run with TZ=UTC.
+const ModifiedAfterFormat = "2006-01-02_15:04:05"
+
+// ModifiedAfterArg is t as --modified-after takes it: UTC, to the second (truncated, so that the records
+// changed in t's second are in; the tool keeps those with a last-update time at or after it).
+func ModifiedAfterArg(t time.Time) string { return t.UTC().Format(ModifiedAfterFormat) }
+
+// IncrementalStart is what an incremental run builds on: after, the newest successful run (by start),
+// whose start the run backs up from, and base, the full run of after's chain. Both nil: no full backup
+// has succeeded yet, and the incremental waits.
+func IncrementalStart(runs []ackov1alpha1.BackupRunStatus) (base, after *ackov1alpha1.BackupRunStatus) {
+	for i := range runs {
+		r := &runs[i]
+		if r.Phase == ackov1alpha1.BackupSucceeded && r.StartTime != nil &&
+			(after == nil || !r.StartTime.Before(after.StartTime)) {
+			after = r
+		}
+	}
+	if after == nil || !after.Incremental {
+		return after, after
+	}
+	if i := slices.IndexFunc(runs, func(r ackov1alpha1.BackupRunStatus) bool { return r.ID == after.Base }); i >= 0 {
+		return &runs[i], after
+	}
+	return nil, nil
+}
+
+// Chain is what a restore of run id restores, in order: its full base, then every incremental after it
+// up to id (each run's After). missing names a run the chain needs that is not a successful run of runs.
+func Chain(runs []ackov1alpha1.BackupRunStatus, id string) (chain []ackov1alpha1.BackupRunStatus, missing string) {
+	for id != "" {
+		i := slices.IndexFunc(runs, func(r ackov1alpha1.BackupRunStatus) bool {
+			return r.ID == id && r.Phase == ackov1alpha1.BackupSucceeded
+		})
+		if i < 0 || len(chain) > len(runs) {
+			return nil, id
+		}
+		chain = append(chain, runs[i])
+		if !runs[i].Incremental {
+			slices.Reverse(chain)
+			return chain, ""
+		}
+		id = runs[i].After
+	}
+	return nil, chain[len(chain)-1].ID // an incremental that names no run before it
+}
+
 // Files is where a backup's files are: a destination and, relative to its root, the backup's directory,
 // which holds a directory of .asb files per Aerospike namespace.
 type Files struct {
@@ -182,9 +233,11 @@ func seeds(c *ackov1alpha1.AerospikeCluster, clusterDomain string) string {
 	return fmt.Sprintf("%s.%s.svc.%s:3000", c.HeadlessServiceName(), c.Namespace, clusterDomain)
 }
 
-// Job is the Job that backs up one namespace for a run of bk.
-func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, id, namespace,
-	clusterDomain string) *batchv1.Job {
+// Job is the Job that backs up one namespace for a run of bk; an incremental run backs up the records
+// changed since its ModifiedAfter.
+func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, run ackov1alpha1.BackupRunStatus,
+	namespace, clusterDomain string) *batchv1.Job {
+	id := run.ID
 	files := RunFiles(bk, id)
 	dir := files.toolDir(namespace)
 	var subPath string
@@ -203,15 +256,32 @@ func Job(bk *ackov1alpha1.AerospikeBackup, c *ackov1alpha1.AerospikeCluster, id,
 	if bk.Spec.RecordsPerSecond > 0 {
 		args = append(args, "--records-per-second", strconv.Itoa(int(bk.Spec.RecordsPerSecond)))
 	}
+	if run.Incremental && run.ModifiedAfter != nil {
+		args = append(args, "--modified-after", ModifiedAfterArg(run.ModifiedAfter.Time))
+	}
 	labels := map[string]string{LabelBackup: bk.Name, LabelRun: id, LabelNamespace: namespace, LabelComponent: volumeName}
 	job := toolJob(bk, JobName(bk.Name, id, namespace), BackupTool, image(bk.Spec.Image), labels,
 		withS3(args, bk.Spec.Destination.S3), bk.Spec.Destination, subPath)
+	if run.Incremental {
+		// The tool reads --modified-after in its local time zone (mktime): make it UTC, as the argument is.
+		c := &job.Spec.Template.Spec.Containers[0]
+		c.Env = append(c.Env, corev1.EnvVar{Name: "TZ", Value: "UTC"})
+	}
 	return withIdentity(withFiles(job, bk.Spec.Files), bk.Spec.ServiceAccountName)
 }
 
+// RestoreStepName is the part of a restore's Job names that says its step: "restore" for the first (a
+// full backup, or an incremental's base), "restore-<n>" for the incremental at step n.
+func RestoreStepName(step int) string {
+	if step == 0 {
+		return "restore"
+	}
+	return fmt.Sprintf("restore-%d", step)
+}
+
 // RestoreJob is the Job that restores one namespace of the backup's files into c, under the name the
-// restore maps it to.
-func RestoreJob(rs *ackov1alpha1.AerospikeRestore, c *ackov1alpha1.AerospikeCluster, files Files,
+// restore maps it to, at a step of its chain.
+func RestoreJob(rs *ackov1alpha1.AerospikeRestore, c *ackov1alpha1.AerospikeCluster, files Files, step int,
 	namespace, clusterDomain string) *batchv1.Job {
 	target := namespace
 	if to, ok := rs.Spec.Namespaces[namespace]; ok {
@@ -232,7 +302,7 @@ func RestoreJob(rs *ackov1alpha1.AerospikeRestore, c *ackov1alpha1.AerospikeClus
 		args = append(args, "--no-generation")
 	}
 	labels := map[string]string{LabelRestore: rs.Name, LabelNamespace: namespace, LabelComponent: "restore"}
-	job := toolJob(rs, JobName(rs.Name, "restore", namespace), RestoreTool, image(rs.Spec.Image), labels,
+	job := toolJob(rs, JobName(rs.Name, RestoreStepName(step), namespace), RestoreTool, image(rs.Spec.Image), labels,
 		withS3(args, files.Destination.S3), files.Destination, "")
 	written := files.Written
 	if rs.Spec.Files != nil {
@@ -416,6 +486,35 @@ func lastMatch(lines []string, re *regexp.Regexp) []int64 {
 	return nil
 }
 
+// Add adds another Job's counts.
+func (s *RestoreSummary) Add(o RestoreSummary) {
+	s.Records += o.Records
+	s.Inserted += o.Inserted
+	s.Existed += o.Existed
+	s.Fresher += o.Fresher
+	s.Expired += o.Expired
+	s.Skipped += o.Skipped
+	s.Failed += o.Failed
+}
+
+// ChainNote says what a restore of an incremental restored, in order ("" for a single backup).
+func ChainNote(chain []ackov1alpha1.RestoreStep) string {
+	if len(chain) < 2 {
+		return ""
+	}
+	ids := make([]string, 0, len(chain)-1)
+	for _, s := range chain[1:] {
+		ids = append(ids, s.ID)
+	}
+	return fmt.Sprintf(": full backup %s, then incrementals %s", chain[0].ID, strings.Join(ids, ", "))
+}
+
+// MissingLink is why a restore of run id of a backup cannot start: a run of its chain is missing.
+func MissingLink(backupName, id, missing string) string {
+	return fmt.Sprintf("AerospikeBackup %q cannot restore %s: backup %s of its chain (its full base and the "+
+		"incrementals after it) is missing; nothing was restored", backupName, id, missing)
+}
+
 // RestoreCounts says what a restore left alone, as its status and events say it.
 func RestoreCounts(st *ackov1alpha1.AerospikeRestoreStatus) string {
 	return fmt.Sprintf("%d existed, %d fresher, %d expired", st.Existed, st.Fresher, st.Expired)
@@ -446,8 +545,32 @@ func LastError(lines []string, def string) string {
 const keptFailures = 5
 
 // Prune splits the ended runs into those the retention keeps and those it drops (oldest first, as
-// given). The newest successful run is always kept; runs that have not ended are never dropped.
+// given). The newest successful run is always kept, and so is every run a kept incremental needs (its
+// chain: a restore of it restores them all); runs that have not ended are never dropped.
 func Prune(runs []ackov1alpha1.BackupRunStatus, r *ackov1alpha1.BackupRetention, now time.Time) (
+	keep, drop []ackov1alpha1.BackupRunStatus) {
+	kept, _ := prune(runs, r, now)
+	needed := map[string]bool{}
+	for _, run := range kept {
+		needed[run.ID] = true
+		if run.Incremental && run.Phase == ackov1alpha1.BackupSucceeded {
+			chain, _ := Chain(runs, run.ID)
+			for _, link := range chain {
+				needed[link.ID] = true
+			}
+		}
+	}
+	for _, run := range runs {
+		if needed[run.ID] {
+			keep = append(keep, run)
+		} else {
+			drop = append(drop, run)
+		}
+	}
+	return keep, drop
+}
+
+func prune(runs []ackov1alpha1.BackupRunStatus, r *ackov1alpha1.BackupRetention, now time.Time) (
 	keep, drop []ackov1alpha1.BackupRunStatus) {
 	successes, failures := 0, 0
 	for i := len(runs) - 1; i >= 0; i-- {

@@ -28,7 +28,7 @@ func sample() (*ackov1alpha1.AerospikeBackup, *ackov1alpha1.AerospikeCluster) {
 
 func TestJob(t *testing.T) {
 	bk, c := sample()
-	job := Job(bk, c, "first", "test", "cluster.local")
+	job := Job(bk, c, ackov1alpha1.BackupRunStatus{ID: "first"}, "test", "cluster.local")
 	if job.Name != "nightly-first-test" || job.Namespace != "db" {
 		t.Fatalf("job %s/%s", job.Namespace, job.Name)
 	}
@@ -55,7 +55,7 @@ func TestJob(t *testing.T) {
 // The tools' pods are not the cluster's nodes, and the status names where the files are.
 func TestJobIsNoNodeAndSaysWhere(t *testing.T) {
 	bk, c := sample()
-	job := Job(bk, c, "first", "test", "cluster.local")
+	job := Job(bk, c, ackov1alpha1.BackupRunStatus{ID: "first"}, "test", "cluster.local")
 	if _, own := job.Spec.Template.Labels[ackov1alpha1.LabelInstance]; own {
 		t.Fatal("a tool pod carries the cluster's instance label: the cluster would take it for a node")
 	}
@@ -69,7 +69,7 @@ func TestBackupJobS3(t *testing.T) {
 	bk, c := sample()
 	bk.Spec.Destination = ackov1alpha1.BackupDestination{S3: &ackov1alpha1.S3Destination{Bucket: "b", Path: "p",
 		Region: "eu-west-1", Endpoint: "https://minio:9000", CredentialsSecret: "s3-creds"}}
-	tool := Job(bk, c, "first", "test", "cluster.local").Spec.Template.Spec.Containers[0]
+	tool := Job(bk, c, ackov1alpha1.BackupRunStatus{ID: "first"}, "test", "cluster.local").Spec.Template.Spec.Containers[0]
 	args := strings.Join(tool.Args, " ")
 	for _, want := range []string{"--directory s3://b/p/nightly/first/test", "--s3-region eu-west-1",
 		"--s3-endpoint-override https://minio:9000"} {
@@ -96,7 +96,7 @@ func TestRestoreJob(t *testing.T) {
 		rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
 			Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", ConflictPolicy: policy,
 				Namespaces: map[string]string{"test": "copy"}}}
-		job := RestoreJob(rs, c, RunFiles(bk, "first"), "test", "cluster.local")
+		job := RestoreJob(rs, c, RunFiles(bk, "first"), 0, "test", "cluster.local")
 		args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
 		want := "--host prod-headless.db.svc.cluster.local:3000 --namespace test,copy --directory /backup/aerospike/nightly/first/test --parallel 1"
 		if flag != "" {
@@ -116,14 +116,14 @@ func TestRestoreJobFromSource(t *testing.T) {
 			S3:         &ackov1alpha1.S3Destination{Bucket: "b", Path: "/elsewhere/nightly/first/", CredentialsSecret: "creds"},
 			Namespaces: []string{"test"}}}}
 	files := SourceFiles(rs.Spec.Source)
-	tool := RestoreJob(rs, c, files, "test", "cluster.local").Spec.Template.Spec.Containers[0]
+	tool := RestoreJob(rs, c, files, 0, "test", "cluster.local").Spec.Template.Spec.Containers[0]
 	if args := strings.Join(tool.Args, " "); !strings.Contains(args, "--directory s3://b/elsewhere/nightly/first/test") ||
 		len(tool.Env) != 2 || files.String() != "s3://b/elsewhere/nightly/first" {
 		t.Fatalf("args %q, env %v, files %s", args, tool.Env, files)
 	}
 	rs.Spec.Source = &ackov1alpha1.RestoreSource{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "old", Path: "a/b"},
 		Namespaces: []string{"test"}}
-	tool = RestoreJob(rs, c, SourceFiles(rs.Spec.Source), "test", "cluster.local").Spec.Template.Spec.Containers[0]
+	tool = RestoreJob(rs, c, SourceFiles(rs.Spec.Source), 0, "test", "cluster.local").Spec.Template.Spec.Containers[0]
 	if args := strings.Join(tool.Args, " "); !strings.Contains(args, "--directory /backup/a/b/test") ||
 		tool.VolumeMounts[0].MountPath != MountPath {
 		t.Fatalf("args %q, mounts %v", args, tool.VolumeMounts)
@@ -250,8 +250,8 @@ func TestJobsCompressedAndEncrypted(t *testing.T) {
 	rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
 		Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod"}}
 	want := "--compress zstd --encrypt aes128 --encryption-key-env " + EncryptionKeyEnv
-	for name, job := range map[string]*batchv1.Job{"backup": Job(bk, c, "first", "test", "cluster.local"),
-		"restore": RestoreJob(rs, c, RunFiles(bk, "first"), "test", "cluster.local")} {
+	for name, job := range map[string]*batchv1.Job{"backup": Job(bk, c, ackov1alpha1.BackupRunStatus{ID: "first"}, "test", "cluster.local"),
+		"restore": RestoreJob(rs, c, RunFiles(bk, "first"), 0, "test", "cluster.local")} {
 		tool := job.Spec.Template.Spec.Containers[0]
 		if args := strings.Join(tool.Args, " "); !strings.HasSuffix(args, want) {
 			t.Errorf("%s args %q, want them to end with %q", name, args, want)
@@ -263,7 +263,7 @@ func TestJobsCompressedAndEncrypted(t *testing.T) {
 		}
 	}
 	rs.Spec.Files = &ackov1alpha1.BackupFiles{}
-	if args := strings.Join(RestoreJob(rs, c, RunFiles(bk, "first"), "test", "cluster.local").Spec.Template.Spec.
+	if args := strings.Join(RestoreJob(rs, c, RunFiles(bk, "first"), 0, "test", "cluster.local").Spec.Template.Spec.
 		Containers[0].Args, " "); strings.Contains(args, "--compress") || strings.Contains(args, "--encrypt") {
 		t.Errorf("the restore's own files: args %q", args)
 	}
@@ -274,15 +274,15 @@ func TestJobsCompressedAndEncrypted(t *testing.T) {
 func TestJobsIdentity(t *testing.T) {
 	bk, c := sample()
 	bk.Spec.Destination = ackov1alpha1.BackupDestination{S3: &ackov1alpha1.S3Destination{Bucket: "b"}}
-	pod := Job(bk, c, "first", "test", "cluster.local").Spec.Template.Spec
+	pod := Job(bk, c, ackov1alpha1.BackupRunStatus{ID: "first"}, "test", "cluster.local").Spec.Template.Spec
 	if pod.ServiceAccountName != ServiceAccountName || *pod.AutomountServiceAccountToken || len(pod.Containers[0].Env) != 0 {
 		t.Fatalf("default: %s token %v env %v", pod.ServiceAccountName, *pod.AutomountServiceAccountToken, pod.Containers[0].Env)
 	}
 	bk.Spec.ServiceAccountName = "backup-irsa"
 	rs := &ackov1alpha1.AerospikeRestore{ObjectMeta: metav1.ObjectMeta{Name: "back", Namespace: "db"},
 		Spec: ackov1alpha1.AerospikeRestoreSpec{Cluster: "prod", ServiceAccountName: "restore-wi"}}
-	for sa, job := range map[string]*batchv1.Job{"backup-irsa": Job(bk, c, "first", "test", "cluster.local"),
-		"restore-wi": RestoreJob(rs, c, RunFiles(bk, "first"), "test", "cluster.local")} {
+	for sa, job := range map[string]*batchv1.Job{"backup-irsa": Job(bk, c, ackov1alpha1.BackupRunStatus{ID: "first"}, "test", "cluster.local"),
+		"restore-wi": RestoreJob(rs, c, RunFiles(bk, "first"), 0, "test", "cluster.local")} {
 		pod := job.Spec.Template.Spec
 		if pod.ServiceAccountName != sa || !*pod.AutomountServiceAccountToken {
 			t.Errorf("%s: runs as %s, token %v", sa, pod.ServiceAccountName, *pod.AutomountServiceAccountToken)

@@ -33,6 +33,11 @@ func ValidateBackup(bk *ackov1alpha1.AerospikeBackup, cluster *ackov1alpha1.Aero
 			errs = append(errs, field.Invalid(spec.Child("schedule"), bk.Spec.Schedule, err.Error()))
 		}
 	}
+	if inc := bk.Spec.Incremental; inc != nil {
+		if _, err := ParseSchedule(inc.Schedule); err != nil {
+			errs = append(errs, field.Invalid(spec.Child("incremental", "schedule"), inc.Schedule, err.Error()))
+		}
+	}
 	return errs
 }
 
@@ -55,8 +60,33 @@ func ValidateRestore(rs *ackov1alpha1.AerospikeRestore, cluster *ackov1alpha1.Ae
 	if ref := rs.Spec.Backup; ref != nil && bk == nil {
 		errs = append(errs, field.Invalid(spec.Child("backup", "name"), ref.Name,
 			fmt.Sprintf("AerospikeBackup %q not found in namespace %q", ref.Name, rs.Namespace)))
+	} else if ref != nil {
+		errs = append(errs, chainErrors(spec.Child("backup", "id"), bk, ref.ID)...)
 	}
 	return errs
+}
+
+// chainErrors refuses a restore of a successful run whose chain (an incremental's full base and the
+// incrementals before it) misses a run: it could only be half restored.
+func chainErrors(path *field.Path, bk *ackov1alpha1.AerospikeBackup, id string) field.ErrorList {
+	run := RestorableRun(bk.Status.Backups, id)
+	if run == nil {
+		return nil // not run yet: the restore waits, and says so
+	}
+	if _, missing := Chain(bk.Status.Backups, run.ID); missing != "" {
+		return field.ErrorList{field.Invalid(path, id, MissingLink(bk.Name, run.ID, missing))}
+	}
+	return nil
+}
+
+// RestorableRun is the successful run named id, or the newest successful one when id is empty.
+func RestorableRun(runs []ackov1alpha1.BackupRunStatus, id string) *ackov1alpha1.BackupRunStatus {
+	for i := len(runs) - 1; i >= 0; i-- {
+		if run := &runs[i]; run.Phase == ackov1alpha1.BackupSucceeded && (id == "" || run.ID == id) {
+			return run
+		}
+	}
+	return nil
 }
 
 func nameErrors(name string) field.ErrorList {

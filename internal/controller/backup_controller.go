@@ -3,12 +3,12 @@ package controller
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -71,7 +71,7 @@ func (r *AerospikeBackupReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if clusterErr != nil {
 		cluster = nil // a run that runs is still followed; none starts
 	}
-	schedule, scheduleErr := r.queueDueRuns(bk, next, now)
+	scheduleErr := r.queueDueRuns(bk, next, now)
 	requeue, err := r.advance(ctx, bk, cluster, next, now)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -86,8 +86,10 @@ func (r *AerospikeBackupReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		}
 		return ctrl.Result{}, err
 	}
-	if schedule != nil && next.NextScheduleTime != nil {
-		requeue = minPositive(requeue, next.NextScheduleTime.Sub(now))
+	for _, due := range []*metav1.Time{next.NextScheduleTime, next.NextIncrementalScheduleTime} {
+		if due != nil {
+			requeue = minPositive(requeue, due.Sub(now))
+		}
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
@@ -105,68 +107,99 @@ func (r *AerospikeBackupReconciler) cluster(ctx context.Context, namespace, name
 	return c, r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, c)
 }
 
-// queueDueRuns adds a Pending run for each new on-demand id, and for the schedule when it came due.
+// queueDueRuns adds a Pending run for each new on-demand id, and for each schedule (full, incremental)
+// that came due.
 func (r *AerospikeBackupReconciler) queueDueRuns(bk *ackov1alpha1.AerospikeBackup,
-	next *ackov1alpha1.AerospikeBackupStatus, now time.Time) (cron.Schedule, error) {
+	next *ackov1alpha1.AerospikeBackupStatus, now time.Time) error {
 	for _, run := range bk.Spec.Runs {
 		if !slices.ContainsFunc(next.Backups, func(b ackov1alpha1.BackupRunStatus) bool { return b.ID == run.ID }) &&
 			!slices.Contains(next.FinishedRuns, run.ID) {
 			next.Backups = append(next.Backups, ackov1alpha1.BackupRunStatus{ID: run.ID,
-				Trigger: ackov1alpha1.TriggerOnDemand, Phase: ackov1alpha1.BackupPending})
+				Trigger: ackov1alpha1.TriggerOnDemand, Phase: ackov1alpha1.BackupPending, Incremental: run.Incremental})
 		}
 	}
-	if bk.Spec.Schedule == "" {
-		next.NextScheduleTime = nil
-		return nil, nil
+	var incrementalSchedule string
+	if inc := bk.Spec.Incremental; inc != nil {
+		incrementalSchedule = inc.Schedule
 	}
-	s, err := backup.ParseSchedule(bk.Spec.Schedule)
+	return errors.Join(r.queueScheduled(bk, next, bk.Spec.Schedule, false, now),
+		r.queueScheduled(bk, next, incrementalSchedule, true, now))
+}
+
+// queueScheduled adds a Pending run when the schedule (full or incremental runs) came due, and says when
+// it comes due next; an empty schedule queues nothing.
+func (r *AerospikeBackupReconciler) queueScheduled(bk *ackov1alpha1.AerospikeBackup,
+	next *ackov1alpha1.AerospikeBackupStatus, expr string, incremental bool, now time.Time) error {
+	lastTime, nextTime, newID := &next.LastScheduleTime, &next.NextScheduleTime, backup.ScheduledID
+	if incremental {
+		lastTime, nextTime, newID = &next.LastIncrementalScheduleTime, &next.NextIncrementalScheduleTime,
+			backup.ScheduledIncrementalID
+	}
+	if expr == "" {
+		*nextTime = nil
+		return nil
+	}
+	s, err := backup.ParseSchedule(expr)
 	if err != nil {
-		next.NextScheduleTime = nil
-		return nil, err
+		*nextTime = nil
+		return err
 	}
 	last := bk.CreationTimestamp.Time
-	if next.LastScheduleTime != nil {
-		last = next.LastScheduleTime.Time
+	if *lastTime != nil {
+		last = (*lastTime).Time
 	}
 	due, after := backup.Due(s, last, now)
-	next.NextScheduleTime = &metav1.Time{Time: after}
+	*nextTime = &metav1.Time{Time: after}
 	if due != nil {
-		next.LastScheduleTime = &metav1.Time{Time: *due}
-		id := backup.ScheduledID(*due)
-		// Like a CronJob that forbids concurrency: a scheduled run does not queue behind another one.
+		*lastTime = &metav1.Time{Time: *due}
+		id := newID(*due)
+		// Like a CronJob that forbids concurrency: a scheduled run does not queue behind another one of
+		// its kind, and an incremental not behind a scheduled full one either (which covers it).
 		waiting := slices.ContainsFunc(next.Backups, func(b ackov1alpha1.BackupRunStatus) bool {
-			return b.Trigger == ackov1alpha1.TriggerSchedule && !ended(b.Phase) || b.ID == id
+			return b.Trigger == ackov1alpha1.TriggerSchedule && !ended(b.Phase) && (incremental || !b.Incremental) ||
+				b.ID == id
 		})
 		if !waiting {
 			next.Backups = append(next.Backups, ackov1alpha1.BackupRunStatus{ID: id,
-				Trigger: ackov1alpha1.TriggerSchedule, Phase: ackov1alpha1.BackupPending})
+				Trigger: ackov1alpha1.TriggerSchedule, Phase: ackov1alpha1.BackupPending, Incremental: incremental})
 		}
 	}
-	return s, nil
+	return nil
 }
 
 func ended(p ackov1alpha1.BackupPhase) bool {
 	return p == ackov1alpha1.BackupSucceeded || p == ackov1alpha1.BackupFailed
 }
 
+// waitingForFull is the message of an incremental run that waits for a full backup to succeed.
+const waitingForFull = "waiting: no full backup has succeeded yet, an incremental needs one to build on"
+
 // advance follows the running run and starts the first pending one when nothing runs: one run at a time.
+// An incremental with no full backup to build on waits, and the runs after it go first.
 func (r *AerospikeBackupReconciler) advance(ctx context.Context, bk *ackov1alpha1.AerospikeBackup,
 	cluster *ackov1alpha1.AerospikeCluster, next *ackov1alpha1.AerospikeBackupStatus, now time.Time) (time.Duration, error) {
+	if i := slices.IndexFunc(next.Backups, func(b ackov1alpha1.BackupRunStatus) bool {
+		return b.Phase == ackov1alpha1.BackupRunning
+	}); i >= 0 {
+		return toolPoll, r.follow(ctx, bk, cluster, &next.Backups[i], now)
+	}
 	for i := range next.Backups {
 		run := &next.Backups[i]
-		switch run.Phase {
-		case ackov1alpha1.BackupRunning:
-			return toolPoll, r.follow(ctx, bk, cluster, run, now)
-		case ackov1alpha1.BackupPending:
-			if cluster == nil {
-				return 0, nil // Stalled says why; the cluster's creation wakes the backup
-			}
-			if wait := clusterNotReadyFor(cluster, bk.Spec.WhileChanging); wait != "" {
-				run.Message = wait
-				return toolPoll, nil
-			}
-			return toolPoll, r.start(ctx, bk, cluster, run, now)
+		if run.Phase != ackov1alpha1.BackupPending {
+			continue
 		}
+		if cluster == nil {
+			return 0, nil // Stalled says why; the cluster's creation wakes the backup
+		}
+		if wait := clusterNotReadyFor(cluster, bk.Spec.WhileChanging); wait != "" {
+			run.Message = wait
+			return toolPoll, nil
+		}
+		if base, _ := backup.IncrementalStart(next.Backups); run.Incremental && base == nil {
+			run.Message = waitingForFull // a full run's success wakes it (its Job's change)
+			continue
+		}
+		return toolPoll, r.start(ctx, bk, cluster, run, next.Backups, now)
 	}
 	return 0, nil
 }
@@ -199,15 +232,21 @@ func clusterReady(c *ackov1alpha1.AerospikeCluster) bool {
 	return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == c.Generation
 }
 
-// start creates the run's Jobs (the ServiceAccount first) and marks it Running.
+// start creates the run's Jobs (the ServiceAccount first) and marks it Running; an incremental records
+// what it builds on first (its Jobs back up from there).
 func (r *AerospikeBackupReconciler) start(ctx context.Context, bk *ackov1alpha1.AerospikeBackup,
-	cluster *ackov1alpha1.AerospikeCluster, run *ackov1alpha1.BackupRunStatus, now time.Time) error {
+	cluster *ackov1alpha1.AerospikeCluster, run *ackov1alpha1.BackupRunStatus, runs []ackov1alpha1.BackupRunStatus,
+	now time.Time) error {
 	namespaces := backup.Namespaces(bk, cluster)
 	if err := ensureToolAccount(ctx, r.Client, bk.Namespace); err != nil {
 		return err
 	}
+	if base, after := backup.IncrementalStart(runs); run.Incremental {
+		run.Base, run.After = base.ID, after.ID
+		run.ModifiedAfter = &metav1.Time{Time: after.StartTime.Truncate(time.Second)}
+	}
 	for _, ns := range namespaces {
-		if err := createOwned(ctx, r.Client, bk, backup.Job(bk, cluster, run.ID, ns, r.ClusterDomain)); err != nil {
+		if err := createOwned(ctx, r.Client, bk, backup.Job(bk, cluster, *run, ns, r.ClusterDomain)); err != nil {
 			return err
 		}
 	}
@@ -416,8 +455,8 @@ func setBackupConditions(bk *ackov1alpha1.AerospikeBackup, next *ackov1alpha1.Ae
 		switch {
 		case ended(run.Phase):
 			newest = run
-		case active == nil:
-			active = run
+		case active == nil || run.Phase == ackov1alpha1.BackupRunning:
+			active = run // the running one, else the first that waits
 		}
 		if run.Phase == ackov1alpha1.BackupSucceeded {
 			next.LastSuccessTime = run.CompletionTime
@@ -484,6 +523,9 @@ func reconcilingCondition(active *ackov1alpha1.BackupRunStatus) *metav1.Conditio
 		return nil
 	case active.Phase == ackov1alpha1.BackupRunning:
 		return newCondition(metav1.ConditionTrue, ackov1alpha1.ReasonBackupRunning, fmt.Sprintf("backup %s is running", active.ID))
+	case active.Message == waitingForFull:
+		return newCondition(metav1.ConditionTrue, ackov1alpha1.ReasonWaitingForFullBackup,
+			fmt.Sprintf("incremental backup %s is %s", active.ID, active.Message))
 	}
 	return newCondition(metav1.ConditionTrue, ackov1alpha1.ReasonWaitingForCluster,
 		fmt.Sprintf("backup %s is %s", active.ID, cmp.Or(active.Message, "pending")))
@@ -503,13 +545,18 @@ func (r *AerospikeBackupReconciler) writeStatus(ctx context.Context, bk *ackov1a
 	}
 	for _, run := range next.Backups {
 		i := slices.IndexFunc(before.Backups, func(b ackov1alpha1.BackupRunStatus) bool { return b.ID == run.ID })
+		if run.Message == waitingForFull && (i < 0 || before.Backups[i].Message != run.Message) {
+			r.Recorder.Eventf(bk, nil, corev1.EventTypeNormal, ackov1alpha1.EventBackupWaiting, "Backup",
+				"incremental backup %s is %s", run.ID, run.Message)
+		}
 		if i >= 0 && before.Backups[i].Phase == run.Phase {
 			continue
 		}
 		switch run.Phase {
 		case ackov1alpha1.BackupRunning:
 			r.Recorder.Eventf(bk, nil, corev1.EventTypeNormal, ackov1alpha1.EventBackupStarted, "Backup",
-				"backup %s of %s started: namespaces %s to %s", run.ID, bk.Spec.Cluster, strings.Join(run.Namespaces, ","), run.Path)
+				"backup %s of %s started: namespaces %s to %s%s", run.ID, bk.Spec.Cluster, strings.Join(run.Namespaces, ","),
+				run.Path, incrementalNote(run))
 		case ackov1alpha1.BackupSucceeded:
 			r.Recorder.Eventf(bk, nil, corev1.EventTypeNormal, ackov1alpha1.EventBackupSucceeded, "Backup",
 				"backup %s: %d records, %d bytes in %s%s", run.ID, run.Records, run.Bytes, run.Path, unstableNote(run))
@@ -519,6 +566,15 @@ func (r *AerospikeBackupReconciler) writeStatus(ctx context.Context, bk *ackov1a
 		}
 	}
 	return nil
+}
+
+// incrementalNote says what an incremental run builds on.
+func incrementalNote(run ackov1alpha1.BackupRunStatus) string {
+	if !run.Incremental {
+		return ""
+	}
+	return fmt.Sprintf(" (incremental after %s, records changed since %s, base %s)", run.After,
+		backup.ModifiedAfterArg(run.ModifiedAfter.Time), run.Base)
 }
 
 func unstableNote(run ackov1alpha1.BackupRunStatus) string {

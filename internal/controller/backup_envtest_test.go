@@ -121,6 +121,49 @@ func endJob(ns, name string, ok bool, logs *toolLogs, lines ...string) {
 	Expect(k8s.Status().Update(ctx, job)).To(Succeed())
 }
 
+// backupTestbed is a namespace with a Ready cluster and the backup and restore reconcilers, whose tool
+// pods say what logs holds.
+func backupTestbed(cluster string) (string, *toolLogs) {
+	ns, _ := newNamespace()
+	logs := &toolLogs{lines: map[string][]string{}}
+	startBackupOperator(ns, logs)
+	readyCluster(ns, cluster)
+	return ns, logs
+}
+
+// backupIn reads a backup, for Eventually.
+func backupIn(ns, name string) func() *ackov1alpha1.AerospikeBackup {
+	return func() *ackov1alpha1.AerospikeBackup {
+		bk := &ackov1alpha1.AerospikeBackup{}
+		Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, bk)).To(Succeed())
+		return bk
+	}
+}
+
+// runOf is the run id of a backup's status (zero when it has none).
+func runOf(bk *ackov1alpha1.AerospikeBackup, id string) ackov1alpha1.BackupRunStatus {
+	for _, r := range bk.Status.Backups {
+		if r.ID == id {
+			return r
+		}
+	}
+	return ackov1alpha1.BackupRunStatus{}
+}
+
+// cannotStartPod is the pod of a tool Job as the kubelet reports it when a Secret the container takes
+// is missing: waiting with CreateContainerConfigError.
+func cannotStartPod(ns, job, message string) {
+	ctx := context.Background()
+	stuck := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job + "-abcde",
+		Labels: map[string]string{batchv1.JobNameLabel: job, ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: backup.BackupTool, Image: backup.DefaultImage}}}}
+	Expect(k8s.Create(ctx, stuck)).To(Succeed())
+	stuck.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: backup.BackupTool, Image: backup.DefaultImage,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError",
+			Message: message}}}}
+	Expect(k8s.Status().Update(ctx, stuck)).To(Succeed())
+}
+
 func jobNames(ns string) []string {
 	list := &batchv1.JobList{}
 	Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
@@ -134,25 +177,8 @@ func jobNames(ns string) []string {
 var _ = Describe("Backups and restores", func() {
 	It("run as Jobs, report what the tools say, wait for a paused cluster, and refuse what names nothing", func() {
 		ctx := context.Background()
-		ns, _ := newNamespace()
-		logs := &toolLogs{lines: map[string][]string{}}
-		startBackupOperator(ns, logs)
-		readyCluster(ns, "prod")
-		backupOf := func(name string) func() *ackov1alpha1.AerospikeBackup {
-			return func() *ackov1alpha1.AerospikeBackup {
-				bk := &ackov1alpha1.AerospikeBackup{}
-				Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bk)).To(Succeed())
-				return bk
-			}
-		}
-		runOf := func(bk *ackov1alpha1.AerospikeBackup, id string) ackov1alpha1.BackupRunStatus {
-			for _, r := range bk.Status.Backups {
-				if r.ID == id {
-					return r
-				}
-			}
-			return ackov1alpha1.BackupRunStatus{}
-		}
+		ns, logs := backupTestbed("prod")
+		backupOf := func(name string) func() *ackov1alpha1.AerospikeBackup { return backupIn(ns, name) }
 
 		By("an on-demand run: a Job per namespace, as the tools' ServiceAccount, then Succeeded with the tool's figures")
 		bk := &ackov1alpha1.AerospikeBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"},
@@ -223,14 +249,7 @@ var _ = Describe("Backups and restores", func() {
 				Destination: ackov1alpha1.BackupDestination{S3: &ackov1alpha1.S3Destination{
 					Bucket: "b", CredentialsSecret: "s3-creds"}}}})).To(Succeed())
 		eventuallyTool(func() []string { return jobNames(ns) }).Should(ContainElement("offsite-x-test"))
-		stuck := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "offsite-x-test-abcde",
-			Labels: map[string]string{batchv1.JobNameLabel: "offsite-x-test", ackov1alpha1.LabelManagedBy: ackov1alpha1.ManagedBy}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: backup.BackupTool, Image: backup.DefaultImage}}}}
-		Expect(k8s.Create(ctx, stuck)).To(Succeed())
-		stuck.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: backup.BackupTool, Image: backup.DefaultImage,
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError",
-				Message: `secret "s3-creds" not found`}}}}
-		Expect(k8s.Status().Update(ctx, stuck)).To(Succeed())
+		cannotStartPod(ns, "offsite-x-test", `secret "s3-creds" not found`)
 		// Pods are not watched: the run's poll sees it.
 		eventuallyTool(func() ackov1alpha1.BackupRunStatus { return runOf(backupOf("offsite")(), "x") }).Should(And(
 			HaveField("Phase", ackov1alpha1.BackupFailed),

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,13 +73,9 @@ func (r *AerospikeRestoreReconciler) advance(ctx context.Context, rs *ackov1alph
 	if stalled != "" || err != nil {
 		return stalled, reason, err
 	}
-	cluster := &ackov1alpha1.AerospikeCluster{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: rs.Namespace, Name: rs.Spec.Cluster}, cluster); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Sprintf("AerospikeCluster %q not found in namespace %q", rs.Spec.Cluster, rs.Namespace),
-				ackov1alpha1.ReasonClusterNotFound, nil
-		}
-		return "", "", err
+	cluster, stalled, err := r.cluster(ctx, rs)
+	if stalled != "" || err != nil {
+		return stalled, ackov1alpha1.ReasonClusterNotFound, err
 	}
 	if wait := clusterNotReadyFor(cluster, false); wait != "" {
 		next.Phase, next.Message = ackov1alpha1.BackupPending, wait
@@ -87,28 +84,58 @@ func (r *AerospikeRestoreReconciler) advance(ctx context.Context, rs *ackov1alph
 	if err := ensureToolAccount(ctx, r.Client, rs.Namespace); err != nil {
 		return "", "", err
 	}
-	for _, ns := range from.namespaces {
-		if err := createOwned(ctx, r.Client, rs, backup.RestoreJob(rs, cluster, from.files, ns, r.ClusterDomain)); err != nil {
-			return "", "", err
+	next.Chain = make([]ackov1alpha1.RestoreStep, len(from.steps))
+	for i, step := range from.steps {
+		next.Chain[i] = ackov1alpha1.RestoreStep{ID: step.id, Incremental: step.incremental, Path: step.files.String(),
+			Namespaces: step.namespaces, Phase: ackov1alpha1.BackupPending}
+	}
+	target := from.steps[len(from.steps)-1]
+	next.Phase, next.Message, next.BackupID, next.Path = ackov1alpha1.BackupRunning, "", target.id, target.files.String()
+	next.Namespaces, next.StartTime = target.namespaces, &metav1.Time{Time: now}
+	return "", "", r.startStep(ctx, rs, cluster, from.steps[0], next, 0)
+}
+
+func (r *AerospikeRestoreReconciler) cluster(ctx context.Context, rs *ackov1alpha1.AerospikeRestore) (
+	*ackov1alpha1.AerospikeCluster, string, error) {
+	cluster := &ackov1alpha1.AerospikeCluster{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: rs.Namespace, Name: rs.Spec.Cluster}, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Sprintf("AerospikeCluster %q not found in namespace %q", rs.Spec.Cluster, rs.Namespace), nil
+		}
+		return nil, "", err
+	}
+	return cluster, "", nil
+}
+
+// startStep creates the Jobs of one step of the chain and marks it Running.
+func (r *AerospikeRestoreReconciler) startStep(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
+	cluster *ackov1alpha1.AerospikeCluster, step restoreLink, next *ackov1alpha1.AerospikeRestoreStatus, i int) error {
+	for _, ns := range step.namespaces {
+		if err := createOwned(ctx, r.Client, rs, backup.RestoreJob(rs, cluster, step.files, i, ns, r.ClusterDomain)); err != nil {
+			return err
 		}
 	}
-	next.Phase, next.Message, next.BackupID, next.Path = ackov1alpha1.BackupRunning, "", from.id, from.files.String()
-	next.Namespaces, next.StartTime = from.namespaces, &metav1.Time{Time: now}
-	return "", "", nil
+	next.Chain[i].Phase = ackov1alpha1.BackupRunning
+	return nil
 }
 
-// restoreFrom is what a restore reads: the files, their namespaces, and the backup run's id if any.
-type restoreFrom struct {
-	files      backup.Files
-	namespaces []string
-	id         string
+// restoreLink is one backup a restore reads: its files, their namespaces, and the backup run's id if any.
+type restoreLink struct {
+	files       backup.Files
+	namespaces  []string
+	id          string
+	incremental bool
 }
 
-// source resolves what the restore reads: a successful run of its AerospikeBackup, or its source's files.
+// restoreFrom is what a restore reads, in order: a full backup, then the incrementals after it.
+type restoreFrom struct{ steps []restoreLink }
+
+// source resolves what the restore reads: a successful run of its AerospikeBackup (and, for an
+// incremental, its chain), or its source's files.
 func (r *AerospikeRestoreReconciler) source(ctx context.Context, rs *ackov1alpha1.AerospikeRestore) (
 	from restoreFrom, stalled, reason string, err error) {
 	if src := rs.Spec.Source; src != nil {
-		return restoreFrom{files: backup.SourceFiles(src), namespaces: src.Namespaces}, "", "", nil
+		return restoreFrom{steps: []restoreLink{{files: backup.SourceFiles(src), namespaces: src.Namespaces}}}, "", "", nil
 	}
 	ref := rs.Spec.Backup
 	bk := &ackov1alpha1.AerospikeBackup{}
@@ -119,52 +146,91 @@ func (r *AerospikeRestoreReconciler) source(ctx context.Context, rs *ackov1alpha
 		}
 		return from, "", "", err
 	}
-	run := restorableRun(bk, ref.ID)
+	run := backup.RestorableRun(bk.Status.Backups, ref.ID)
 	if run == nil {
 		return from, fmt.Sprintf("AerospikeBackup %q has no successful backup %s", bk.Name, cmp.Or(ref.ID, "yet")),
 			ackov1alpha1.ReasonBackupNotFound, nil
 	}
-	return restoreFrom{files: backup.RunFiles(bk, run.ID), namespaces: run.Namespaces, id: run.ID}, "", "", nil
-}
-
-// restorableRun is the successful run named id, or the newest successful one when id is empty.
-func restorableRun(bk *ackov1alpha1.AerospikeBackup, id string) *ackov1alpha1.BackupRunStatus {
-	for i := len(bk.Status.Backups) - 1; i >= 0; i-- {
-		run := &bk.Status.Backups[i]
-		if run.Phase == ackov1alpha1.BackupSucceeded && (id == "" || run.ID == id) {
-			return run
-		}
+	chain, missing := backup.Chain(bk.Status.Backups, run.ID)
+	if missing != "" {
+		return from, backup.MissingLink(bk.Name, run.ID, missing), ackov1alpha1.ReasonIncompleteChain, nil
 	}
-	return nil
+	for _, link := range chain {
+		from.steps = append(from.steps, restoreLink{files: backup.RunFiles(bk, link.ID), namespaces: link.Namespaces,
+			id: link.ID, incremental: link.Incremental})
+	}
+	return from, "", "", nil
 }
 
-// follow reads the restore's Jobs and sums what asrestore says of the records.
+// follow reads the Jobs of the step that runs and adds what asrestore says of the records; once they
+// all succeeded, the next step starts, and the restore succeeds after the last one. A step that fails
+// fails the restore: the steps after it never run.
 func (r *AerospikeRestoreReconciler) follow(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
 	next *ackov1alpha1.AerospikeRestoreStatus, now time.Time) error {
+	if len(next.Chain) == 0 { // started by a version that knew no chain: its one step
+		next.Chain = []ackov1alpha1.RestoreStep{{ID: next.BackupID, Path: next.Path, Namespaces: next.Namespaces,
+			Phase: ackov1alpha1.BackupRunning}}
+	}
+	i := slices.IndexFunc(next.Chain, func(s ackov1alpha1.RestoreStep) bool { return s.Phase == ackov1alpha1.BackupRunning })
+	if i < 0 {
+		return nil
+	}
+	step := &next.Chain[i]
 	var total backup.RestoreSummary
-	for _, ns := range next.Namespaces {
-		name := backup.JobName(rs.Name, "restore", ns)
+	for _, ns := range step.Namespaces {
+		name := backup.JobName(rs.Name, backup.RestoreStepName(i), ns)
 		done, failure, lines, err := jobOutcome(ctx, r.Client, r.Logs, rs.Namespace, name, backup.RestoreTool)
 		if err != nil || !done {
 			return err
 		}
 		if failure != "" {
-			next.Phase, next.Message, next.CompletionTime = ackov1alpha1.BackupFailed, failure, &metav1.Time{Time: now}
+			step.Phase = ackov1alpha1.BackupFailed
+			next.Phase, next.Message, next.CompletionTime = ackov1alpha1.BackupFailed, stepNote(next, i)+failure, &metav1.Time{Time: now}
 			return nil
 		}
 		s, _ := backup.ParseRestoreLog(lines)
-		total.Records += s.Records
-		total.Inserted += s.Inserted
-		total.Existed += s.Existed
-		total.Fresher += s.Fresher
-		total.Expired += s.Expired
-		total.Failed += s.Failed
+		total.Add(s)
+	}
+	step.Phase, step.Records, step.Restored = ackov1alpha1.BackupSucceeded, total.Records, total.Inserted
+	next.Records, next.Restored, next.Failures = next.Records+total.Records, next.Restored+total.Inserted, next.Failures+total.Failed
+	next.Existed, next.Fresher, next.Expired = next.Existed+total.Existed, next.Fresher+total.Fresher, next.Expired+total.Expired
+	next.Skipped = next.Existed + next.Fresher
+	if i+1 < len(next.Chain) {
+		return r.nextStep(ctx, rs, next, i+1, now)
 	}
 	next.Phase, next.CompletionTime = ackov1alpha1.BackupSucceeded, &metav1.Time{Time: now}
-	next.Records, next.Restored, next.Failures = total.Records, total.Inserted, total.Failed
-	next.Existed, next.Fresher, next.Expired = total.Existed, total.Fresher, total.Expired
-	next.Skipped = total.Existed + total.Fresher
 	return nil
+}
+
+// nextStep starts step i of the chain, as it is still recorded; the restore fails if it cannot.
+func (r *AerospikeRestoreReconciler) nextStep(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
+	next *ackov1alpha1.AerospikeRestoreStatus, i int, now time.Time) error {
+	from, why, _, err := r.source(ctx, rs)
+	if err != nil {
+		return err
+	}
+	cluster, gone, err := r.cluster(ctx, rs)
+	if err != nil {
+		return err
+	}
+	why = cmp.Or(why, gone)
+	if why == "" && (len(from.steps) <= i || from.steps[i].id != next.Chain[i].ID) {
+		why = fmt.Sprintf("backup run %s is no longer part of the chain", next.Chain[i].ID)
+	}
+	if why != "" {
+		next.Chain[i].Phase = ackov1alpha1.BackupFailed
+		next.Phase, next.Message, next.CompletionTime = ackov1alpha1.BackupFailed, stepNote(next, i)+why, &metav1.Time{Time: now}
+		return nil
+	}
+	return r.startStep(ctx, rs, cluster, from.steps[i], next, i)
+}
+
+// stepNote says which step of a chain a failure is of ("" for a single backup), and what was restored.
+func stepNote(next *ackov1alpha1.AerospikeRestoreStatus, i int) string {
+	if len(next.Chain) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("step %d of %d (backup %s): ", i+1, len(next.Chain), next.Chain[i].ID)
 }
 
 // setRestoreConditions: Ready once restored; Reconciling while pending or running; Stalled when it
@@ -179,8 +245,8 @@ func setRestoreConditions(rs *ackov1alpha1.AerospikeRestore, next *ackov1alpha1.
 	switch next.Phase {
 	case ackov1alpha1.BackupSucceeded:
 		ready = newCondition(metav1.ConditionTrue, ackov1alpha1.ReasonRestoreSucceeded,
-			fmt.Sprintf("restored %d of %d records from %s (%s)", next.Restored, next.Records, next.Path,
-				backup.RestoreCounts(next)))
+			fmt.Sprintf("restored %d of %d records from %s%s (%s)", next.Restored, next.Records, next.Path,
+				backup.ChainNote(next.Chain), backup.RestoreCounts(next)))
 	case ackov1alpha1.BackupFailed:
 		ready = newCondition(metav1.ConditionFalse, ackov1alpha1.ReasonRestoreFailed, next.Message)
 		stalled, reason = next.Message, ackov1alpha1.ReasonRestoreFailed
@@ -225,8 +291,8 @@ func (r *AerospikeRestoreReconciler) writeStatus(ctx context.Context, rs *ackov1
 			"restoring namespaces %s from %s into %s", strings.Join(next.Namespaces, ","), next.Path, rs.Spec.Cluster)
 	case ackov1alpha1.BackupSucceeded:
 		r.Recorder.Eventf(rs, nil, corev1.EventTypeNormal, ackov1alpha1.EventRestoreSucceeded, "Restore",
-			"restored %d of %d records into %s (%s)", next.Restored, next.Records, rs.Spec.Cluster,
-			backup.RestoreCounts(next))
+			"restored %d of %d records into %s%s (%s)", next.Restored, next.Records, rs.Spec.Cluster,
+			backup.ChainNote(next.Chain), backup.RestoreCounts(next))
 	case ackov1alpha1.BackupFailed:
 		r.Recorder.Eventf(rs, nil, corev1.EventTypeWarning, ackov1alpha1.EventRestoreFailed, "Restore",
 			"restore into %s failed: %s", rs.Spec.Cluster, strings.TrimSpace(next.Message))

@@ -130,14 +130,20 @@ func parseBatchRequest(r *reader, typ byte) (request, error) {
 }
 
 // scan answers a partition scan or a query without filter: every record of the asked partitions
-// (of the set, if one is named), each with fields namespace, digest and set, then LAST.
+// (of the set, if one is named, and that its filter expression holds for), each with fields namespace,
+// digest and set, then LAST.
 func scan(v *clusterView, nv *nsView, m *message, w *writer) {
 	set, _ := m.field(fieldSet)
+	keep, err := recordFilter(m)
+	if err != nil {
+		w.last(rcParameter)
+		return
+	}
 	for _, pid := range scanPartitions(m) {
 		recs := v.partition(nv.name, pid)
 		for _, d := range slices.SortedFunc(maps.Keys(recs), func(a, b digest) int { return bytes.Compare(a[:], b[:]) }) {
 			rec := recs[d]
-			if len(set) > 0 && rec.set != string(set) {
+			if len(set) > 0 && rec.set != string(set) || keep != nil && !keep(rec) {
 				continue
 			}
 			fields := []field{{typ: fieldNamespace, data: []byte(nv.name)}, {typ: fieldDigest, data: d[:]}}

@@ -29,7 +29,7 @@ func Main(ctx context.Context, name string, args []string, env func(string) stri
 	}
 	switch name {
 	case "asbackup":
-		t = newBackupFlags(p, &common)
+		t = newBackupFlags(p, &common, env)
 	case "asrestore":
 		t = newRestoreFlags(p, &common)
 	default:
@@ -157,10 +157,13 @@ type backupFlags struct {
 	sets, outputFile             string
 	recordsPerSecond             int64
 	removeFiles, removeArtifacts bool
+	// modifiedAfter is --modified-after, in nanoseconds since the epoch (0: not given).
+	modifiedAfter int64
 }
 
-func newBackupFlags(p *parser, common *commonFlags) *backupFlags {
+func newBackupFlags(p *parser, common *commonFlags, env func(string) string) *backupFlags {
 	b := &backupFlags{}
+	p.checkLines(func(v string) []string { return modifiedAfter(v, env, &b.modifiedAfter) }, "a", "modified-after")
 	p.str(&b.sets, "s", "set")
 	p.str(&b.outputFile, "o", "output-file")
 	p.number(&b.recordsPerSecond, 0, 0, math.MaxUint32, "Invalid records-per-second value %s", "L", "records-per-second")
@@ -203,7 +206,8 @@ func (b *backupFlags) run(ctx context.Context, common *commonFlags, env func(str
 	}
 	defer c.Close()
 	cfg := BackupConfig{Namespace: common.namespace, Directory: common.directory, OutputFile: b.outputFile,
-		Parallel: int(max(common.parallel, 1)), RecordsPerSecond: int(b.recordsPerSecond), codec: common.codec}
+		Parallel: int(max(common.parallel, 1)), RecordsPerSecond: int(b.recordsPerSecond), codec: common.codec,
+		ModifiedAfter: b.modifiedAfter}
 	if b.sets != "" {
 		cfg.Sets = strings.Split(b.sets, ",")
 	}

@@ -13,7 +13,7 @@ import (
 // missing value with getopt's words and "Run with --help ...". Either is exit 1 (EXIT_FAILURE).
 type parser struct {
 	fs      *flag.FlagSet
-	invalid string // the tool's message for the first bad value
+	invalid []string // the tool's messages for the first bad value
 }
 
 func newParser(name string) *parser {
@@ -38,13 +38,23 @@ func (p *parser) boolean(ptr *bool, names ...string) {
 
 // check registers an option whose value fn checks: it returns the tool's message for a bad one.
 func (p *parser) check(fn func(string) string, names ...string) {
+	p.checkLines(func(v string) []string {
+		if msg := fn(v); msg != "" {
+			return []string{msg}
+		}
+		return nil
+	}, names...)
+}
+
+// checkLines is check for a value whose refusal is several error lines.
+func (p *parser) checkLines(fn func(string) []string, names ...string) {
 	p.each(names, func(n string) {
 		p.fs.Func(n, "", func(v string) error {
-			if msg := fn(v); msg != "" {
-				if p.invalid == "" {
-					p.invalid = msg
+			if msgs := fn(v); msgs != nil {
+				if p.invalid == nil {
+					p.invalid = msgs
 				}
-				return fmt.Errorf("%s", msg)
+				return fmt.Errorf("%s", msgs[len(msgs)-1])
 			}
 			return nil
 		})
@@ -69,8 +79,10 @@ func (p *parser) number(ptr *int64, def, lo, hi int64, invalid string, names ...
 func (p *parser) parse(args []string, log *toolLog, stderr io.Writer) bool {
 	err := p.fs.Parse(args)
 	switch {
-	case p.invalid != "":
-		log.err("%s", p.invalid)
+	case p.invalid != nil:
+		for _, msg := range p.invalid {
+			log.err("%s", msg)
+		}
 	case err != nil:
 		name := p.fs.Name()
 		if f, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {

@@ -116,6 +116,21 @@ func TestToolsAsTheRealOnes(t *testing.T) {
 		{"asbackup: a key variable that is not set", "asbackup",
 			[]string{"-n", "test", "-d", root, "--encrypt", "aes128", "--encryption-key-env", "NO_SUCH_KEY"}, 1,
 			[]string{`[ERR] No environment variable "NO_SUCH_KEY" found`}, ""},
+		// src/utils.c parse_date_time (told apart by length, read with sscanf), src/backup_config.c
+		// backup_config_init's "Invalid date and time string" after it.
+		{"asbackup: --modified-after of another length", "asbackup",
+			[]string{"-n", "test", "-d", root, "--modified-after", "yesterday"}, 1,
+			nil, "[ERR] Invalid date and time string yesterday"},
+		{"asbackup: --modified-after, a date that does not scan", "asbackup",
+			[]string{"-n", "test", "-d", root, "-a", "2026/12/03"}, 1,
+			[]string{"[ERR] Date format error in 2026/12/03"}, "[ERR] Invalid date and time string 2026/12/03"},
+		{"asbackup: --modified-after, a time that does not scan", "asbackup",
+			[]string{"-n", "test", "-d", root, "-a", "12-00-00"}, 1,
+			[]string{"[ERR] Time format error in 12-00-00"}, "[ERR] Invalid date and time string 12-00-00"},
+		{"asbackup: --modified-after before 1900", "asbackup",
+			[]string{"-n", "test", "-d", root, "--modified-after", "1899-12-31_23:59:59"}, 1,
+			[]string{"[ERR] Date/time format error in 1899-12-31_23:59:59"},
+			"[ERR] Invalid date and time string 1899-12-31_23:59:59"},
 		// src/restore_config.c: its messages of these options end with a line feed of their own.
 		{"asrestore: --compress gzip", "asrestore", []string{"-d", root, "--compress", "gzip"}, 1,
 			[]string{`[ERR] Invalid compression type "gzip"`}, ""},

@@ -31,7 +31,10 @@ type BackupConfig struct {
 	Directory, OutputFile string
 	Parallel              int // scan workers, each a range of partitions; default 1
 	RecordsPerSecond      int // 0: unlimited
-	codec                 fileCodec
+	// ModifiedAfter keeps the records last updated at or after it (ns since the epoch; 0 or less: all),
+	// with the server-side filter asbackup sends (backup_status_init, src/backup_status.c).
+	ModifiedAfter int64
+	codec         fileCodec
 }
 
 // Stats is what a run did.
@@ -199,8 +202,7 @@ func backupRange(ctx context.Context, c *as.Client, cfg BackupConfig, path strin
 		pace = time.Duration(workers) * time.Second / time.Duration(cfg.RecordsPerSecond)
 	}
 	for _, set := range sets {
-		policy := as.NewScanPolicy()
-		rs, aerr := c.ScanPartitions(policy, as.NewPartitionFilterByRange(begin, count), cfg.Namespace, set)
+		rs, aerr := c.ScanPartitions(cfg.scanPolicy(), as.NewPartitionFilterByRange(begin, count), cfg.Namespace, set)
 		if aerr != nil {
 			return aerr
 		}
@@ -228,6 +230,16 @@ func backupRange(ctx context.Context, c *as.Client, cfg BackupConfig, path strin
 		return err
 	}
 	return f.Close()
+}
+
+// scanPolicy is the scan's policy: with --modified-after, the filter asbackup sends
+// (as_exp_cmp_ge(as_exp_last_update(), as_exp_int(mod_after)) in backup_status_init, src/backup_status.c).
+func (cfg BackupConfig) scanPolicy() *as.ScanPolicy {
+	policy := as.NewScanPolicy()
+	if cfg.ModifiedAfter > 0 {
+		policy.FilterExpression = as.ExpGreaterEq(as.ExpLastUpdate(), as.ExpIntVal(cfg.ModifiedAfter))
+	}
+	return policy
 }
 
 // recordOf is a scanned record as the backup file holds it.

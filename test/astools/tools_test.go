@@ -17,6 +17,8 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/acko-io/acko/test/aerosim"
 )
 
@@ -254,4 +256,54 @@ func TestCompressedAndEncrypted(t *testing.T) {
 		t.Fatalf("asrestore said %q", out)
 	}
 	expectRecords(t, "127.0.94.2", want)
+}
+
+// --modified-after keeps the records last updated at or after the given second of the tool's local
+// time (TZ), by the server-side filter asbackup sends: an incremental backup.
+func TestModifiedAfter(t *testing.T) {
+	start := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	s, err := aerosim.New(aerosim.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	source := cluster(t, s, "inc", "127.0.94.1")
+	time.Sleep(100 * time.Millisecond)
+	fill(t, "127.0.94.1") // 300 records at 10:00:00
+	clk.Step(90 * time.Second)
+	c, err := as.NewClient("127.0.94.1", 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 7 { // 7 of them changed at 10:01:30
+		k, _ := as.NewKey("test", []string{"users", "orders"}[i%2], i)
+		if err := c.Put(nil, k, as.BinMap{"i": int64(-i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		after, tz string
+		records   int
+	}{
+		{"2026-12-03_10:01:30", "", 7},      // at the second of the change: kept (>=)
+		{"2026-12-03_10:01:31", "", 0},      // after it
+		{"2026-12-03_10:00:00", "UTC", 300}, // every record
+		{"2026-12-03", "", 300},             // midnight
+		{"2026-12-03_11:01:30", "Europe/Paris", 7},
+		{"2026-12-03_11:01:31", "Europe/Paris", 0},
+	} {
+		dir := t.TempDir()
+		env := func(k string) string {
+			if k == "TZ" {
+				return tc.tz
+			}
+			return ""
+		}
+		out := runWith(t, env, "asbackup", "-h", source, "-n", "test", "-d", dir, "--modified-after", tc.after)
+		if want := fmt.Sprintf("Backed up %d record(s), ", tc.records); !strings.Contains(out, want) {
+			t.Errorf("--modified-after %s (TZ %q): %q, want %q", tc.after, tc.tz, out, want)
+		}
+	}
 }

@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,7 +97,46 @@ spec:
 		AddReportEntry("backup and restore", report)
 		_, _ = fmt.Fprintln(GinkgoWriter, report)
 
-		By("a backup to S3-compatible storage with its credentials from a Secret, restored over the copy from its path: every record again")
+		By("writes under the workload, then an incremental backup: only the records changed since the full run's start")
+		w2 := withWorkload(ns, "src")
+		w2.expectNothingLost()
+		touchRecords("src", "before the incremental", source)
+		atIncremental := scanRecords("src")
+		kubectl("patch", "asbk/nightly", "-n", ns, "--type=json", "-p",
+			`[{"op":"add","path":"/spec/runs/-","value":{"id":"more","incremental":true}}]`)
+		Eventually(func() (string, error) {
+			return field(ns, "asbk/nightly", `{.status.backups[?(@.id=="more")].phase}`)
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
+		Expect(mustField(ns, "asbk/nightly", `{.status.backups[?(@.id=="more")].base}`)).To(Equal("first"))
+		Expect(mustField(ns, "asbk/nightly", `{.status.backups[?(@.id=="more")].after}`)).To(Equal("first"))
+		changed, err := strconv.Atoi(mustField(ns, "asbk/nightly", `{.status.backups[?(@.id=="more")].records}`))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(changed).To(And(BeNumerically(">=", len(atIncremental)-len(source)+touched),
+			BeNumerically("<", len(atIncremental))), "the incremental holds the changed records only")
+		Expect(kubectl("get", "job/nightly-more-test", "-n", ns, "-o", "jsonpath={.spec.template.spec.containers[0].args}")).
+			To(ContainSubstring("--modified-after"))
+
+		By("more writes after it, then the chain restored into a third cluster: exactly the records at the incremental's start")
+		w3 := withWorkload(ns, "src")
+		w3.expectNothingLost()
+		touchRecords("src", "after the incremental", source)
+		applyYAML(clusterYAML(ns, "chain", 1, ""))
+		waitRunningObserved(ns, "chain")
+		allUp(ns+"/chain-", 1)
+		applyYAML(restoreYAML(ns, "from-more", "chain", "nightly", "more"))
+		Eventually(func() (string, error) { return field(ns, "asrs/from-more", "{.status.phase}") }).
+			WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
+		Expect(mustField(ns, "asrs/from-more", "{.status.chain[*].id}")).To(Equal("first more"))
+		Expect(mustField(ns, "asrs/from-more", "{.status.chain[*].phase}")).To(Equal("Succeeded Succeeded"))
+		Expect(mustField(ns, "asrs/from-more", "{.status.records}")).To(Equal(strconv.Itoa(len(source) + changed)))
+		Expect(eventMessages(ns, "from-more", "RestoreSucceeded")).To(ContainElement(
+			ContainSubstring("full backup first, then incrementals more")))
+		Expect(scanRecords("chain")).To(Equal(atIncremental))
+		_, _ = fmt.Fprintf(GinkgoWriter, "incremental: %d changed records of %d; the chain restored %d records equal\n",
+			changed, len(atIncremental), len(atIncremental))
+
+		By("a compressed, encrypted backup to S3-compatible storage with its credentials from a Secret, restored over the copy from its path: every record again")
+		source = scanRecords("src")
 		const secretValue = "s3-secret-value-never-shown"
 		applyYAML(fmt.Sprintf(`apiVersion: v1
 kind: Secret
@@ -106,7 +147,15 @@ stringData:
   AWS_ACCESS_KEY_ID: acko
   AWS_SECRET_ACCESS_KEY: %[2]s
 ---
-%[3]s`, ns, secretValue, s3BackupYAML(ns, "offsite", "s3-creds")))
+apiVersion: v1
+kind: Secret
+metadata:
+  name: backup-key
+  namespace: %[1]s
+stringData:
+  key: %[4]s
+---
+%[3]s%[5]s`, ns, secretValue, s3BackupYAML(ns, "offsite", "s3-creds"), encryptionKey, sealedFiles))
 		Eventually(func() (string, error) {
 			return field(ns, "asbk/offsite", `{.status.backups[?(@.id=="first")].phase}`)
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
@@ -129,7 +178,7 @@ spec:
       endpoint: %s
       credentialsSecret: s3-creds
     namespaces: [test]
-`, ns, opts.S3URL()))
+%s`, ns, opts.S3URL(), sealedFiles))
 		Eventually(func() (string, error) { return field(ns, "asrs/from-offsite", "{.status.phase}") }).
 			WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Equal("Succeeded"))
 		Expect(mustField(ns, "asrs/from-offsite", "{.status.restored}")).To(Equal(strconv.Itoa(len(source))),
@@ -149,6 +198,61 @@ spec:
 		Expect(eventMessages(ns, "nocreds", "BackupFailed")).To(ContainElement(ContainSubstring(`secret "missing" not found`)))
 	})
 })
+
+// sealedFiles is spec.files of a compressed, encrypted backup (and of its restore), with the key of
+// the Secret backup-key.
+const sealedFiles = `  files:
+    compression: ZSTD
+    encryption:
+      algorithm: AES256
+      keySecret: backup-key
+`
+
+// encryptionKey is the key in backup-key: any bytes, base64-encoded, as the tools read it.
+const encryptionKey = "c2l4dGVlbi1ieXRlLWtleS1vZi1hY2tvLWUyZSE="
+
+// touched is how many records of a cluster touchRecords changes.
+const touched = 25
+
+// touchRecords rewrites the first touched records (by digest) of among that a cluster of
+// backupNamespace holds with a bin of their own: updates of records a full backup holds.
+func touchRecords(name, mark string, among map[string]as.BinMap) {
+	GinkgoHelper()
+	c := clientOf(name)
+	defer c.Close()
+	rs, err := c.ScanAll(nil, "test", "")
+	Expect(err).NotTo(HaveOccurred())
+	var keys []*as.Key
+	for r := range rs.Results() {
+		Expect(r.Err).NotTo(HaveOccurred())
+		if _, ok := among[recordID(r.Record.Key)]; ok {
+			keys = append(keys, r.Record.Key)
+		}
+	}
+	slices.SortFunc(keys, func(a, b *as.Key) int { return bytes.Compare(a.Digest(), b.Digest()) })
+	Expect(len(keys)).To(BeNumerically(">=", touched))
+	for _, k := range keys[:touched] {
+		Expect(c.Put(nil, k, as.BinMap{"touched": mark})).To(Succeed())
+	}
+}
+
+// clientOf is the official client of a cluster of backupNamespace.
+func clientOf(name string) *as.Client {
+	GinkgoHelper()
+	var hosts []*as.Host
+	for _, seed := range podSeeds(backupNamespace, name) {
+		host, _, _ := strings.Cut(seed, ":")
+		hosts = append(hosts, as.NewHost(host, 3000))
+	}
+	policy := as.NewClientPolicy()
+	policy.ClusterName = name
+	c, err := as.NewClientWithPolicyAndHost(policy, hosts...)
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// recordID names a record as scanRecords does: set/digest.
+func recordID(k *as.Key) string { return fmt.Sprintf("%s/%x", k.SetName(), k.Digest()) }
 
 // s3BackupYAML is an AerospikeBackup of cluster src to the test bed's S3-compatible store, with one
 // on-demand run, "first".
@@ -219,22 +323,14 @@ spec:
 // digest to bins.
 func scanRecords(name string) map[string]as.BinMap {
 	GinkgoHelper()
-	var hosts []*as.Host
-	for _, seed := range podSeeds(backupNamespace, name) {
-		host, _, _ := strings.Cut(seed, ":")
-		hosts = append(hosts, as.NewHost(host, 3000))
-	}
-	policy := as.NewClientPolicy()
-	policy.ClusterName = name
-	c, err := as.NewClientWithPolicyAndHost(policy, hosts...)
-	Expect(err).NotTo(HaveOccurred())
+	c := clientOf(name)
 	defer c.Close()
 	rs, err := c.ScanAll(nil, "test", "")
 	Expect(err).NotTo(HaveOccurred())
 	out := map[string]as.BinMap{}
 	for r := range rs.Results() {
 		Expect(r.Err).NotTo(HaveOccurred())
-		out[fmt.Sprintf("%s/%x", r.Record.Key.SetName(), r.Record.Key.Digest())] = r.Record.Bins
+		out[recordID(r.Record.Key)] = r.Record.Bins
 	}
 	return out
 }
