@@ -149,7 +149,7 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 			st.existingSets[sets.Items[i].Name] = &sets.Items[i]
 		}
 	}
-	if errs := layoutChange(c, st.existingSets); len(errs) > 0 {
+	if errs := layoutChange(c, st.existingSets, st.pods); len(errs) > 0 {
 		st.invalid, st.invalidReason = errs.ToAggregate().Error(), ackov1alpha1.ReasonInvalidSpec
 		return true, nil
 	}
@@ -164,12 +164,24 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 	return false, nil
 }
 
-// layoutChange refuses a spec whose rack layout is not the one the StatefulSets run: a switch between
-// the single-rack and the multi-rack layout that got past the webhook. Applied, it would start the new
+// layoutChange refuses a spec whose rack layout is not the one the cluster runs: a switch between the
+// single-rack and the multi-rack layout that got past the webhook. Applied, it would start the new
 // layout's pods beside the old ones and remove the old StatefulSets, whose pods no scale-down step names.
-func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.StatefulSet) field.ErrorList {
+// The layout that runs is the StatefulSets' and that of the pods without one: a volume growth deletes a
+// StatefulSet without its pods to create it again, and a switch in that window must not create the
+// other layout's StatefulSet beside them (model seed 10381).
+func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.StatefulSet, pods map[string]*corev1.Pod) field.ErrorList {
+	running := make([]metav1.Object, 0, len(sets)+len(pods))
 	for _, name := range slices.Sorted(maps.Keys(sets)) {
-		if errs := validation.LayoutChange(rackOf(sets[name]) != 0, c.MultiRack()); len(errs) > 0 {
+		running = append(running, sets[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(pods)) {
+		if pod := pods[name]; pod.DeletionTimestamp == nil && metav1.GetControllerOf(pod) == nil {
+			running = append(running, pod)
+		}
+	}
+	for _, obj := range running {
+		if errs := validation.LayoutChange(rackOf(obj) != 0, c.MultiRack()); len(errs) > 0 {
 			return errs
 		}
 	}
