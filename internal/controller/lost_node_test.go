@@ -91,8 +91,25 @@ var _ = Describe("Local volumes on a lost node", func() {
 		Expect(eventMessages(key, ackov1alpha1.EventNodeLost)).To(ContainElement(ContainSubstring("node " + nodes["lv-1"])))
 		Consistently(func() types.UID { return claimUID("data-lv-1") }, 2*time.Second, poll).Should(Equal(before["data-lv-1"]))
 
-		By("the other nodes hold every copy again: the local claim and the pod go, the pod comes back elsewhere")
+		By("the other nodes hold every copy again: the local claim goes, the pod waits for its node (asd may run there, cut off)")
 		w.set(func(w *world) { delete(w.holdReady, "lv-0") })
+		Eventually(func() string {
+			if c := condition(key, ackov1alpha1.ConditionNodeLost)(); c != nil {
+				return c.Message
+			}
+			return ""
+		}, timeout, poll).Should(ContainSubstring("pod lv-1 is Terminating until the kubelet of node " + nodes["lv-1"]))
+		Expect(claimUID("data-lv-1")).To(BeEmpty())
+		Consistently(func() error {
+			return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lv-1"}, pod)
+		}, 2*time.Second, poll).Should(Succeed(), "no successor while the lost node may still run asd")
+
+		By("the node is tainted out-of-service: the pod goes at once and comes back elsewhere")
+		node := &corev1.Node{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Name: nodes["lv-1"]}, node)).To(Succeed())
+		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown",
+			Effect: corev1.TaintEffectNoExecute})
+		Expect(k8s.Update(ctx, node)).To(Succeed())
 		Eventually(func() types.UID { return claimUID("data-lv-1") }, timeout, poll).ShouldNot(Or(BeEmpty(), Equal(before["data-lv-1"])))
 		waitRunning(key)
 		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lv-1"}, pod)).To(Succeed())
@@ -104,7 +121,7 @@ var _ = Describe("Local volumes on a lost node", func() {
 		Expect(eventMessages(key, ackov1alpha1.EventLocalVolumesDeleted)).To(ConsistOf(
 			HavePrefix("Node " + nodes["lv-1"] + " not Ready since ")))
 		Expect(strings.Join(eventMessages(key, ackov1alpha1.EventLocalVolumesDeleted), "")).To(
-			ContainSubstring("deleted claims data-lv-1 and pod lv-1"))
+			ContainSubstring("deleted claims data-lv-1 and pod lv-1; pod lv-1 is Terminating until"))
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodes["lv-1"]}}))).To(Succeed())
 	})
 })
