@@ -26,7 +26,9 @@ type restartRecorder struct {
 	restarted []string
 }
 
-func (s *restartRecorder) WarmRestart(_ context.Context, pod *corev1.Pod, _ string) error {
+func (s *restartRecorder) PrepareRestart(context.Context, *corev1.Pod, string) error { return nil }
+
+func (s *restartRecorder) SignalRestart(_ context.Context, pod *corev1.Pod) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.restarted = append(s.restarted, pod.Name)
