@@ -225,6 +225,11 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave fewer at a time", existing.Name, strings.Join(leaving, ", "))
 		return current, r.decideLeavingAgain(ctx, st, leaving)
 	}
+	if stray := st.unrecordedFrom(existing, next); len(stray) > 0 {
+		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s would go too, not recorded leaving; choosing the "+
+			"leaving pods again", existing.Name, strings.Join(stray, ", "))
+		return current, r.decideLeavingAgain(ctx, st, leaving)
+	}
 	if why := st.operationHold(); why != "" {
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
 		return current, nil
@@ -278,6 +283,25 @@ func (st *clusterState) replicasToCreate(name string, desired int32) int32 {
 			"the scale down to %d goes on through the safety checks", name, replicas, desired)
 	}
 	return replicas
+}
+
+// unrecordedFrom lists the StatefulSet's pods from ordinal next up that are not recorded leaving as the
+// instance that runs: lowering the replicas to next would remove them with no step recorded and no check
+// (model seed 20006: a leaving pod deleted by hand came back as a new instance, which went with its
+// neighbour's step). Their leaving is decided again.
+func (st *clusterState) unrecordedFrom(sts *appsv1.StatefulSet, next int32) []string {
+	var out []string
+	for name, pod := range st.pods {
+		o, err := strconv.ParseInt(strings.TrimPrefix(name, sts.Name+"-"), 10, 32)
+		if err != nil || int32(o) < next || !metav1.IsControlledBy(pod, sts) || pod.DeletionTimestamp != nil {
+			continue
+		}
+		if u := st.cluster.Status.Pods[name].Update; u == nil || u.Method != ackov1alpha1.UpdateRemove || u.UID != string(pod.UID) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // decideLeavingAgain forgets pods recorded leaving under a larger budget (the replication-factor went
