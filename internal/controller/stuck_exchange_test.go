@@ -128,6 +128,15 @@ func TestAStuckExchangeEndsByRestartingTheNodeOutside(t *testing.T) {
 		t.Fatalf("the restart was not recorded before the signal: %+v", u)
 	}
 	f.awaitTask()
+	if got := signals.names(); len(got) > 0 {
+		t.Fatalf("signalled %v with the preparation, before the door looked again", got)
+	}
+	// The signal itself goes through the door, after its own last look (issue 38).
+	why, err = f.afterLastLook(func(st *clusterState) (string, error) { return f.r.applyTogether(f.ctx, st, names) }, nil)
+	if err != nil || why != "restarting asd in aero-2" {
+		t.Fatalf("the signal after the last look: %q, %v", why, err)
+	}
+	f.awaitTask()
 	if got := signals.names(); !slices.Equal(got, []string{"aero-2"}) {
 		t.Fatalf("restarted %v, want exactly aero-2", got)
 	}
