@@ -63,24 +63,9 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 	if lv == nil {
 		return false, nil
 	}
-	var pinned []pinnedPod
-	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
-		pod := st.pods[name]
-		if resources.PodReady(pod) {
-			continue
-		}
-		p, err := r.pinnedBy(ctx, pod, lv.StorageClasses)
-		if err != nil {
-			return false, fmt.Errorf("pod %s: %w", name, err)
-		}
-		if p != nil {
-			g := st.cluster.Status.Pods[name].VolumesGivenUp
-			p.givenUp = pod.DeletionTimestamp != nil && g != nil && g.UID == string(pod.UID)
-			pinned = append(pinned, *p)
-		}
-	}
-	if len(pinned) == 0 {
-		return false, nil
+	pinned, err := r.findPinned(ctx, st, lv)
+	if err != nil || len(pinned) == 0 {
+		return false, err
 	}
 	// A pinned pod's node does not answer: it is not counted as a running node the others are measured by.
 	lost := make([]string, 0, len(pinned))
@@ -92,12 +77,50 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 	due = due[:min(len(due), st.maxDown)]
 	verdict := ""
 	if len(due) > 0 {
-		var err error
 		if verdict, err = r.giveUp(ctx, st, due, lost, lv); err != nil {
 			return false, err
 		}
 	}
-	var lines []string
+	lines, err := r.describePinned(ctx, st, pinned, due, lv)
+	if err != nil {
+		return false, err
+	}
+	if verdict != "" {
+		lines = append(lines, verdict)
+	}
+	st.nodeLost = strings.Join(lines, "; ")
+	st.setWork(ackov1alpha1.ReasonLocalVolumesPinned, "%s", st.nodeLost)
+	return false, nil
+}
+
+// findPinned lists the pods held by local volumes on a lost node, by name; a pod Terminating after a
+// give-up is marked so.
+func (r *AerospikeClusterReconciler) findPinned(ctx context.Context, st *clusterState,
+	lv *ackov1alpha1.LocalVolumesSpec) ([]pinnedPod, error) {
+	var pinned []pinnedPod
+	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
+		pod := st.pods[name]
+		if resources.PodReady(pod) {
+			continue
+		}
+		p, err := r.pinnedBy(ctx, pod, lv.StorageClasses)
+		if err != nil {
+			return nil, fmt.Errorf("pod %s: %w", name, err)
+		}
+		if p != nil {
+			g := st.cluster.Status.Pods[name].VolumesGivenUp
+			p.givenUp = pod.DeletionTimestamp != nil && g != nil && g.UID == string(pod.UID)
+			pinned = append(pinned, *p)
+		}
+	}
+	return pinned, nil
+}
+
+// describePinned says, for the NodeLost condition, where each pinned pod stands; a pod Terminating after
+// its give-up is deleted at once when its node is out of service by now.
+func (r *AerospikeClusterReconciler) describePinned(ctx context.Context, st *clusterState, pinned, due []pinnedPod,
+	lv *ackov1alpha1.LocalVolumesSpec) ([]string, error) {
+	lines := make([]string, 0, len(pinned))
 	for _, p := range pinned {
 		line := fmt.Sprintf("pod %s: its local volumes are on node %s, %s since %s", p.pod.Name, p.node, p.lost,
 			p.since.UTC().Format(time.RFC3339))
@@ -105,7 +128,7 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 		case p.givenUp:
 			what, err := r.deletePinnedPod(ctx, p)
 			if err != nil {
-				return false, err
+				return nil, err
 			}
 			line += "; its volumes were given up: " + what
 		case st.now.Before(at):
@@ -115,12 +138,7 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 		}
 		lines = append(lines, line)
 	}
-	if verdict != "" {
-		lines = append(lines, verdict)
-	}
-	st.nodeLost = strings.Join(lines, "; ")
-	st.setWork(ackov1alpha1.ReasonLocalVolumesPinned, "%s", st.nodeLost)
-	return false, nil
+	return lines, nil
 }
 
 // refilling are the pods whose local volumes the operator gave up and whose node has not been seen

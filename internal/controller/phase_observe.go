@@ -170,7 +170,8 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 // The layout that runs is the StatefulSets' and that of the pods without one: a volume growth deletes a
 // StatefulSet without its pods to create it again, and a switch in that window must not create the
 // other layout's StatefulSet beside them (model seed 10381).
-func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.StatefulSet, pods map[string]*corev1.Pod) field.ErrorList {
+func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.StatefulSet,
+	pods map[string]*corev1.Pod) field.ErrorList {
 	running := make([]metav1.Object, 0, len(sets)+len(pods))
 	for _, name := range slices.Sorted(maps.Keys(sets)) {
 		running = append(running, sets[name])

@@ -101,10 +101,7 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 			return Result{Active: true}, err
 		}
 	}
-	step := Plan(c, obs, e.Config)
-	if step.Kind == StepWait && inProgress && !st.CurrentPodSignalled && e.isPrepared(c) {
-		step = Step{Kind: StepAct, Pod: st.CurrentPod} // not settling: the prepared attempt's signal did not go out
-	}
+	step := e.plan(c, obs)
 	switch step.Kind {
 	case StepIdle:
 		return Result{}, nil
@@ -120,6 +117,17 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 		return Result{}, err
 	}
 	return e.progress(ctx, c, t)
+}
+
+// plan is Plan's step, but for a prepared attempt: its signal certainly did not go out, so it does not
+// settle but goes to the door at once.
+func (e *Executor) plan(c *ackov1alpha1.AerospikeCluster, obs Observed) Step {
+	step := Plan(c, obs, e.Config)
+	if st := c.Status.OperationStatus; step.Kind == StepWait && st != nil && st.Phase == ackov1alpha1.OperationInProgress &&
+		e.isPrepared(c) {
+		return Step{Kind: StepAct, Pod: st.CurrentPod}
+	}
+	return step
 }
 
 // transitionFor is the status change of a step that only records.
