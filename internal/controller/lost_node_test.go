@@ -122,7 +122,7 @@ var _ = Describe("Local volumes on a lost node", func() {
 		Expect(eventMessages(key, ackov1alpha1.EventLocalVolumesDeleted)).To(ConsistOf(
 			HavePrefix("Node " + nodes["lv-1"] + " not Ready since ")))
 		Expect(strings.Join(eventMessages(key, ackov1alpha1.EventLocalVolumesDeleted), "")).To(
-			ContainSubstring("deleted claims data-lv-1 and pod lv-1; pod lv-1 is Terminating until"))
+			And(ContainSubstring("deleted claims data-lv-1 and pod lv-1;"), ContainSubstring("pod lv-1 is Terminating until")))
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodes["lv-1"]}}))).To(Succeed())
 	})
 })
