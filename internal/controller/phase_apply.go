@@ -420,10 +420,16 @@ func (st *clusterState) operationInProgress() bool {
 }
 
 // removeOldRacks scales the StatefulSets of removed racks to zero like any scale down (their config
-// and template following the spec meanwhile), then deletes them and their ConfigMaps.
+// and template following the spec meanwhile), then deletes them and their ConfigMaps. One that a volume
+// growth deleted without its pods is created again over them (replicasToCreate), so that they too leave
+// through the door (model seed 20305: they ran on, never removed).
 func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clusterState, budget *int) (bool, error) {
-	for name, existing := range st.existingSets {
-		if _, desired := st.sets[name]; desired {
+	for name, rack := range st.removedRacks {
+		existing := st.existingSets[name]
+		if existing == nil {
+			if stop, err := r.recreateRemovedRack(ctx, st, rack); stop || err != nil {
+				return true, err
+			}
 			continue
 		}
 		replicas, err := r.plannedReplicas(ctx, st, existing, 0, budget)
@@ -434,7 +440,6 @@ func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clu
 			st.deferred = true
 			st.setWork(ackov1alpha1.ReasonScaling, "Removing rack StatefulSet %s", name)
 			// Its config and template follow the spec until the rack is gone (renderRemovedRacks).
-			rack := st.removedRacks[name]
 			rack.set.Spec.Replicas = ptr.To(replicas)
 			for _, obj := range []client.Object{rack.configMap, rack.set} {
 				if stop, err := r.updateRemovedChild(ctx, st, obj); stop || err != nil {
@@ -449,6 +454,23 @@ func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clu
 			continue
 		}
 		if err := r.deleteRack(ctx, st, existing); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// recreateRemovedRack creates a removed rack's StatefulSet (and ConfigMap) again over its orphaned pods,
+// asking for every one not yet removed through the door; the next reconcile scales it down.
+func (r *AerospikeClusterReconciler) recreateRemovedRack(ctx context.Context, st *clusterState, rack removedRack) (bool, error) {
+	replicas := st.replicasToCreate(rack.set.Name, 0)
+	if replicas == 0 {
+		return false, nil
+	}
+	st.deferred = true
+	rack.set.Spec.Replicas = ptr.To(replicas)
+	for _, obj := range []client.Object{rack.configMap, rack.set} {
+		if stop, err := r.applyChild(ctx, st, obj); stop || err != nil {
 			return true, err
 		}
 	}

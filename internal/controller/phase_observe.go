@@ -193,13 +193,23 @@ func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.Stat
 // until their pods have left: the spec's config and pod template, without the rack's own settings
 // (gone with it). So a fix of the spec reaches them too: a pod of theirs that crash-loops on a config
 // asd refuses is replaced with the fixed one (findOutdated), instead of holding the removal for ever.
+// A removed rack whose StatefulSet a volume growth deleted without its pods is rendered too, from the
+// pods: it is created again over them (removeOldRacks), or they would never leave (model seed 20305).
 func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error {
 	st.removedRacks = map[string]removedRack{}
+	racks := map[string]ackov1alpha1.RackPlacement{}
 	for name, existing := range st.existingSets {
+		racks[name] = ackov1alpha1.RackPlacement{ID: rackOf(existing), Size: ptr.Deref(existing.Spec.Replicas, 0)}
+	}
+	for _, pod := range st.orphans() {
+		if name := st.cluster.StatefulSetName(rackOf(pod)); st.existingSets[name] == nil {
+			racks[name] = ackov1alpha1.RackPlacement{ID: rackOf(pod)} // sized in removeOldRacks
+		}
+	}
+	for name, rack := range racks {
 		if st.sets[name] != nil {
 			continue
 		}
-		rack := ackov1alpha1.RackPlacement{ID: rackOf(existing), Size: ptr.Deref(existing.Spec.Replicas, 0)}
 		cm, sts, err := r.renderRack(st.cluster, rack, st.addresses)
 		if err != nil {
 			return err
@@ -207,6 +217,18 @@ func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error 
 		st.removedRacks[name] = removedRack{configMap: cm, set: sts}
 	}
 	return nil
+}
+
+// orphans are the pods that run with no StatefulSet (a volume growth deleted it, orphaning them).
+func (st *clusterState) orphans() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range st.pods {
+		if owner := metav1.GetControllerOf(pod); pod.DeletionTimestamp == nil &&
+			(owner == nil || owner.Kind == "StatefulSet" && st.existingSets[owner.Name] == nil) {
+			out = append(out, pod)
+		}
+	}
+	return out
 }
 
 // findOutdated lists the pods whose template or config differs from their rack's desired
