@@ -83,6 +83,8 @@ type AerospikeClusterReconciler struct {
 	looks lastLooks
 	// stuck remembers the pods outside a stuck exchange (endStuckExchange).
 	stuck stuckExchanges
+	// prepared remembers the restarts in place whose pods are ready for the signal (restartStep).
+	prepared preparedRestarts
 }
 
 // phase is one named step of a reconcile; stop ends the reconcile after it (nothing more to do
@@ -256,6 +258,7 @@ func (r *AerospikeClusterReconciler) forget(key types.NamespacedName) {
 	r.Tasks.Take(key)
 	r.looks.forget(key)
 	r.stuck.forget(key)
+	r.prepared.forget(key)
 	r.openFileLimits.forget(key)
 	metrics.Forget(key)
 }

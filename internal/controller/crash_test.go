@@ -325,6 +325,14 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 					c.Spec.Storage.Volumes[0].Size = resource.MustParse(fmt.Sprintf("%dGi", 2+n))
 				},
 				expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
+		Entry("a larger Block volume in the same edit as a scale-down (3 → 2): the StatefulSet created again asks "+
+			"for the leaving pod until the door lets it go, each remaining pod restarted in place", Label("crash-pod"),
+			crashChange{size: 3, from: withGrowingVolume,
+				there: func(c *ackov1alpha1.AerospikeCluster, n int) {
+					c.Spec.Size, c.Spec.Storage.Volumes[0].Size = 2, resource.MustParse(fmt.Sprintf("%dGi", 2+n))
+				},
+				back:   func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },
+				expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
 		Entry("replicas decrement (3 → 2)", Label("crash-pod"), crashChange{size: 3,
 			there:  func(c *ackov1alpha1.AerospikeCluster, _ int) { c.Spec.Size = 2 },
 			back:   func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 3 },

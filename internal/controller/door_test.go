@@ -304,6 +304,29 @@ func TestARemovedRackStepsDownOnePodAtATime(t *testing.T) {
 	}
 }
 
+// Issue 38, model seed 20305: a volume growth deleted rack 2's StatefulSet without its pods, and the rack
+// was removed before it was created again. It is created again over its pods, asking for both, so that
+// they leave through the door one step at a time; never created, they ran on for ever.
+func TestARemovedRacksOrphanedPodsLeaveThroughItsStatefulSet(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(4), testcluster.WithRacks(ackov1alpha1.Rack{ID: 1}, ackov1alpha1.Rack{ID: 2})))
+	f.edit(func(c *ackov1alpha1.AerospikeCluster) {
+		c.Spec.Size, c.Spec.RackConfig.Racks = 2, c.Spec.RackConfig.Racks[:1]
+	})
+	// growVolumes deleted it with orphan propagation: the garbage collector drops the pods' owner.
+	f.must(f.c.Delete(f.ctx, &appsv1.StatefulSet{ObjectMeta: f.meta("aero-2")}))
+	for _, name := range []string{"aero-2-0", "aero-2-1"} {
+		f.pod(name, func(p *corev1.Pod) { p.OwnerReferences = nil })
+	}
+	if _, err := f.r.applyChildren(f.ctx, f.observe()); err != nil {
+		t.Fatal(err)
+	}
+	sts := &appsv1.StatefulSet{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero-2"}, sts))
+	if got := ptr.Deref(sts.Spec.Replicas, 0); got != 2 {
+		t.Fatalf("removed rack's StatefulSet created again with %d replicas over its 2 pods, want 2", got)
+	}
+}
+
 // Point 2: a size decrease together with a pending roll. The reconcile that records aero-4 leaving must
 // not take another pod down in its rolling restart: the set of pods down or leaving is recomputed when
 // the roll decides, not taken from observe.

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
@@ -173,5 +176,81 @@ func (f *doorFixture) settled() {
 		f.node(name, func(h *aerospike.NodeHealth) {
 			h.Facts.MigratePartitionsRemaining, h.Facts.ClusterStableErr = 0, nil
 		})
+	}
+}
+
+// kubeletGone makes the fixture's API server hold a pod deleted with a grace period, as a real one does
+// while the pod's kubelet cannot confirm the deletion: the pod stays, Terminating. It returns the grace
+// of each pod delete the operator made (-1: the default).
+func (f *doorFixture) kubeletGone() *[]int64 {
+	graces := &[]int64{}
+	f.r.Client = interceptor.NewClient(f.c.(client.WithWatch), interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch,
+		obj client.Object, opts ...client.DeleteOption) error {
+		pod, isPod := obj.(*corev1.Pod)
+		if !isPod {
+			return c.Delete(ctx, obj, opts...)
+		}
+		o := (&client.DeleteOptions{}).ApplyOptions(opts)
+		*graces = append(*graces, ptr.Deref(o.GracePeriodSeconds, -1))
+		held := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), held); err != nil {
+			return err
+		}
+		if ptr.Deref(o.GracePeriodSeconds, -1) == 0 {
+			held.Finalizers = nil // a force delete removes it whatever its kubelet says
+		} else {
+			held.Finalizers = []string{"test.acko.io/kubelet-confirms"}
+		}
+		if err := c.Update(ctx, held); err != nil {
+			return err
+		}
+		return client.IgnoreNotFound(c.Delete(ctx, held))
+	}})
+	return graces
+}
+
+func (f *doorFixture) terminating(name string) bool {
+	p := &corev1.Pod{}
+	return f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name}, p) == nil && p.DeletionTimestamp != nil
+}
+
+// Issue 38: a lost node's asd may be alive and cut off. Its pod is force-deleted (grace 0, so that the
+// StatefulSet starts its successor at once) only when the Kubernetes node is gone or tainted
+// out-of-service; before that, a normal delete leaves the pod Terminating, so that two asd never run
+// under one identity, and the NodeLost condition says what it waits for.
+func TestALostNodesPodIsForceDeletedOnlyOnceItsNodeIsOutOfService(t *testing.T) {
+	f := newDoorFixture(t, localCluster(3, 2))
+	graces := f.kubeletGone()
+	f.loseNode("aero-2")
+	said := f.giveUpPass()
+	if f.claimExists("data-aero-2") || !f.terminating("aero-2") || slices.Contains(*graces, 0) {
+		t.Fatalf("want the claim given up and the pod Terminating, deleted with its grace; deletes' graces %v; NodeLost says: %s",
+			*graces, said)
+	}
+	for _, want := range []string{"pod aero-2 is Terminating", corev1.TaintNodeOutOfService} {
+		if !strings.Contains(said, want) {
+			t.Fatalf("NodeLost says %q, want it to name %q", said, want)
+		}
+	}
+	node := &corev1.Node{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Name: "node-aero-2"}, node))
+	node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown",
+		Effect: corev1.TaintEffectNoExecute})
+	f.must(f.c.Update(f.ctx, node))
+	said = f.giveUpPass()
+	if f.exists("aero-2") || !slices.Contains(*graces, 0) {
+		t.Fatalf("the node is out of service, the pod is still there (graces %v); NodeLost says: %s", *graces, said)
+	}
+}
+
+// A pod whose Kubernetes node was deleted is force-deleted at once: no kubelet will ever confirm.
+func TestAPodOfADeletedNodeIsForceDeleted(t *testing.T) {
+	f := newDoorFixture(t, localCluster(3, 2))
+	graces := f.kubeletGone()
+	f.loseNode("aero-2")
+	f.must(f.c.Delete(f.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-aero-2"}}))
+	said := f.giveUpPass()
+	if f.exists("aero-2") || !slices.Equal(*graces, []int64{0}) {
+		t.Fatalf("pod of a deleted node not force-deleted (graces %v); NodeLost says: %s", *graces, said)
 	}
 }

@@ -442,9 +442,13 @@ func avoidedPoints(spec string) map[int]bool {
 // 189: a pod replaced while a WarmRestart held its gate was never back for the roll, and the operation
 // waited for the roll's next broken pod. 1549: pods recorded leaving under replication-factor 3 waited for
 // ever once it went back to 2. 603: the model's kubelet read the ConfigMap the spec names, not the one
-// the pod mounts (a layout change past the webhook), and started nodes on no config.
+// the pod mounts (a layout change past the webhook), and started nodes on no config. 10381: a layout switch
+// past the webhook while a volume growth had deleted the StatefulSets created the other layout's beside
+// their pods. 20006: a leaving pod deleted by hand came back as a new instance, which the lowered replicas
+// removed with its neighbour's step, unrecorded. 20305: a rack removed while a volume growth had deleted
+// its StatefulSet without its pods: they were never removed.
 var modelFoundSeeds = []uint64{64, 105, 114, 158, 189, 196, 603, 739, 494, 610, 723, 738, 941, 1549, 1634, 2653,
-	2658, 3011, 5040, 5115, 5198}
+	2658, 3011, 5040, 5115, 5198, 10381, 20006, 20305}
 
 func TestModel(t *testing.T) {
 	avoid := avoidedPoints(*modelAvoid)

@@ -826,28 +826,47 @@ func (w *modelWorld) Snapshot(types.NamespacedName) (aerospike.ClusterHealth, bo
 	return h, w.polled
 }
 
-// WarmRestart implements podexec.Signaller: asd restarts in place and loads the rack's ConfigMap as
-// it is now (an exec into a hung node times out).
-func (w *modelWorld) WarmRestart(ctx context.Context, pod *corev1.Pod, _ string) error {
-	if w.killed && !w.signalOut {
-		return errors.New("the operator was killed before the signal went out")
-	}
-	n := w.nodes[pod.Name]
-	switch {
-	case n == nil || n.uid != pod.UID:
-		return fmt.Errorf("pod %s not found", pod.Name)
-	case n.hung:
-		return context.DeadlineExceeded
+// PrepareRestart implements podexec.Signaller: the rack's ConfigMap as it is now is copied into the
+// pod's own file (an exec into a hung node times out).
+func (w *modelWorld) PrepareRestart(ctx context.Context, pod *corev1.Pod, _ string) error {
+	n, err := w.execNode(pod, "before the files were copied")
+	if err != nil {
+		return err
 	}
 	conf := w.configOf(ctx, pod)
 	if conf == "" {
 		return fmt.Errorf("pod %s: cp: no such file", pod.Name)
 	}
-	w.takeDown(pod.Name, "operator (SIGUSR1)")
 	n.conf = conf
+	return nil
+}
+
+// SignalRestart implements podexec.Signaller: asd restarts in place and loads its own file.
+func (w *modelWorld) SignalRestart(_ context.Context, pod *corev1.Pod) error {
+	n, err := w.execNode(pod, "before the signal went out")
+	if err != nil {
+		return err
+	}
+	w.takeDown(pod.Name, "operator (SIGUSR1)")
 	n.rf, n.crashLoop, n.refusedAt = replicationOf(n.conf), refusedConfig(n.conf), w.now()
 	n.up, n.hasData, n.started, n.upAt = !n.crashLoop, false, w.now(), time.Time{}
 	return nil
+}
+
+// execNode is the node an exec into the pod reaches: none for an operator killed before it went out
+// (signalOut decides), a pod gone, or a hung node.
+func (w *modelWorld) execNode(pod *corev1.Pod, when string) (*modelNode, error) {
+	if w.killed && !w.signalOut {
+		return nil, errors.New("the operator was killed " + when)
+	}
+	n := w.nodes[pod.Name]
+	switch {
+	case n == nil || n.uid != pod.UID:
+		return nil, fmt.Errorf("pod %s not found", pod.Name)
+	case n.hung:
+		return nil, context.DeadlineExceeded
+	}
+	return n, nil
 }
 
 // ReadConfigs implements podexec.Signaller.

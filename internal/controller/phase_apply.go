@@ -223,6 +223,11 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave fewer at a time", existing.Name, strings.Join(leaving, ", "))
 		return current, r.decideLeavingAgain(ctx, st, leaving)
 	}
+	if stray := st.unrecordedFrom(existing, next); len(stray) > 0 {
+		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s would go too, not recorded leaving; choosing the "+
+			"leaving pods again", existing.Name, strings.Join(stray, ", "))
+		return current, r.decideLeavingAgain(ctx, st, leaving)
+	}
 	if why := st.operationHold(); why != "" {
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
 		return current, nil
@@ -276,6 +281,25 @@ func (st *clusterState) replicasToCreate(name string, desired int32) int32 {
 			"the scale down to %d goes on through the safety checks", name, replicas, desired)
 	}
 	return replicas
+}
+
+// unrecordedFrom lists the StatefulSet's pods from ordinal next up that are not recorded leaving as the
+// instance that runs: lowering the replicas to next would remove them with no step recorded and no check
+// (model seed 20006: a leaving pod deleted by hand came back as a new instance, which went with its
+// neighbour's step). Their leaving is decided again.
+func (st *clusterState) unrecordedFrom(sts *appsv1.StatefulSet, next int32) []string {
+	var out []string
+	for name, pod := range st.pods {
+		o, err := strconv.ParseInt(strings.TrimPrefix(name, sts.Name+"-"), 10, 32)
+		if err != nil || int32(o) < next || !metav1.IsControlledBy(pod, sts) || pod.DeletionTimestamp != nil {
+			continue
+		}
+		if u := st.cluster.Status.Pods[name].Update; u == nil || u.Method != ackov1alpha1.UpdateRemove || u.UID != string(pod.UID) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // decideLeavingAgain forgets pods recorded leaving under a larger budget (the replication-factor went
@@ -394,10 +418,16 @@ func (st *clusterState) operationInProgress() bool {
 }
 
 // removeOldRacks scales the StatefulSets of removed racks to zero like any scale down (their config
-// and template following the spec meanwhile), then deletes them and their ConfigMaps.
+// and template following the spec meanwhile), then deletes them and their ConfigMaps. One that a volume
+// growth deleted without its pods is created again over them (replicasToCreate), so that they too leave
+// through the door (model seed 20305: they ran on, never removed).
 func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clusterState, budget *int) (bool, error) {
-	for name, existing := range st.existingSets {
-		if _, desired := st.sets[name]; desired {
+	for name, rack := range st.removedRacks {
+		existing := st.existingSets[name]
+		if existing == nil {
+			if stop, err := r.recreateRemovedRack(ctx, st, rack); stop || err != nil {
+				return true, err
+			}
 			continue
 		}
 		replicas, err := r.plannedReplicas(ctx, st, existing, 0, budget)
@@ -408,7 +438,6 @@ func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clu
 			st.deferred = true
 			st.setWork(ackov1alpha1.ReasonScaling, "Removing rack StatefulSet %s", name)
 			// Its config and template follow the spec until the rack is gone (renderRemovedRacks).
-			rack := st.removedRacks[name]
 			rack.set.Spec.Replicas = ptr.To(replicas)
 			for _, obj := range []client.Object{rack.configMap, rack.set} {
 				if stop, err := r.updateRemovedChild(ctx, st, obj); stop || err != nil {
@@ -423,6 +452,23 @@ func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clu
 			continue
 		}
 		if err := r.deleteRack(ctx, st, existing); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// recreateRemovedRack creates a removed rack's StatefulSet (and ConfigMap) again over its orphaned pods,
+// asking for every one not yet removed through the door; the next reconcile scales it down.
+func (r *AerospikeClusterReconciler) recreateRemovedRack(ctx context.Context, st *clusterState, rack removedRack) (bool, error) {
+	replicas := st.replicasToCreate(rack.set.Name, 0)
+	if replicas == 0 {
+		return false, nil
+	}
+	st.deferred = true
+	rack.set.Spec.Replicas = ptr.To(replicas)
+	for _, obj := range []client.Object{rack.configMap, rack.set} {
+		if stop, err := r.applyChild(ctx, st, obj); stop || err != nil {
 			return true, err
 		}
 	}

@@ -30,6 +30,14 @@ type pinnedPod struct {
 	lost   string    // how: "deleted", "not Ready"
 	since  time.Time // when the node was first seen so (for a deleted node: when the pod stopped)
 	claims []*corev1.PersistentVolumeClaim
+	// outOfService: the Kubernetes node is deleted or tainted node.kubernetes.io/out-of-service (its
+	// admin says it is shut down): no asd runs there any more, so the pod may be deleted without its
+	// kubelet's word (grace 0). Else a node that does not report may still run asd, cut off: a pod
+	// deleted with no grace would start its successor beside it, two asd under one identity.
+	outOfService bool
+	// givenUp: the pod is Terminating after a give-up the door let through; it waits only for its
+	// node's kubelet, or for the node to be out of service.
+	givenUp bool
 }
 
 // giveUpAt is when the pod's volumes may be given up.
@@ -55,6 +63,40 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 	if lv == nil {
 		return false, nil
 	}
+	pinned, err := r.findPinned(ctx, st, lv)
+	if err != nil || len(pinned) == 0 {
+		return false, err
+	}
+	// A pinned pod's node does not answer: it is not counted as a running node the others are measured by.
+	lost := make([]string, 0, len(pinned))
+	for _, p := range pinned {
+		lost = append(lost, p.pod.Name)
+	}
+	st.members = slices.DeleteFunc(st.members, func(m string) bool { return slices.Contains(lost, m) })
+	due := slices.DeleteFunc(slices.Clone(pinned), func(p pinnedPod) bool { return p.givenUp || st.now.Before(p.giveUpAt(lv)) })
+	due = due[:min(len(due), st.maxDown)]
+	verdict := ""
+	if len(due) > 0 {
+		if verdict, err = r.giveUp(ctx, st, due, lost, lv); err != nil {
+			return false, err
+		}
+	}
+	lines, err := r.describePinned(ctx, st, pinned, due, lv)
+	if err != nil {
+		return false, err
+	}
+	if verdict != "" {
+		lines = append(lines, verdict)
+	}
+	st.nodeLost = strings.Join(lines, "; ")
+	st.setWork(ackov1alpha1.ReasonLocalVolumesPinned, "%s", st.nodeLost)
+	return false, nil
+}
+
+// findPinned lists the pods held by local volumes on a lost node, by name; a pod Terminating after a
+// give-up is marked so.
+func (r *AerospikeClusterReconciler) findPinned(ctx context.Context, st *clusterState,
+	lv *ackov1alpha1.LocalVolumesSpec) ([]pinnedPod, error) {
 	var pinned []pinnedPod
 	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
 		pod := st.pods[name]
@@ -63,35 +105,32 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 		}
 		p, err := r.pinnedBy(ctx, pod, lv.StorageClasses)
 		if err != nil {
-			return false, fmt.Errorf("pod %s: %w", name, err)
+			return nil, fmt.Errorf("pod %s: %w", name, err)
 		}
 		if p != nil {
+			g := st.cluster.Status.Pods[name].VolumesGivenUp
+			p.givenUp = pod.DeletionTimestamp != nil && g != nil && g.UID == string(pod.UID)
 			pinned = append(pinned, *p)
 		}
 	}
-	if len(pinned) == 0 {
-		return false, nil
-	}
-	// A pinned pod's node does not answer: it is not counted as a running node the others are measured by.
-	lost := make([]string, 0, len(pinned))
-	for _, p := range pinned {
-		lost = append(lost, p.pod.Name)
-	}
-	st.members = slices.DeleteFunc(st.members, func(m string) bool { return slices.Contains(lost, m) })
-	due := slices.DeleteFunc(slices.Clone(pinned), func(p pinnedPod) bool { return st.now.Before(p.giveUpAt(lv)) })
-	due = due[:min(len(due), st.maxDown)]
-	verdict := ""
-	if len(due) > 0 {
-		var err error
-		if verdict, err = r.giveUp(ctx, st, due, lost, lv); err != nil {
-			return false, err
-		}
-	}
-	var lines []string
+	return pinned, nil
+}
+
+// describePinned says, for the NodeLost condition, where each pinned pod stands; a pod Terminating after
+// its give-up is deleted at once when its node is out of service by now.
+func (r *AerospikeClusterReconciler) describePinned(ctx context.Context, st *clusterState, pinned, due []pinnedPod,
+	lv *ackov1alpha1.LocalVolumesSpec) ([]string, error) {
+	lines := make([]string, 0, len(pinned))
 	for _, p := range pinned {
 		line := fmt.Sprintf("pod %s: its local volumes are on node %s, %s since %s", p.pod.Name, p.node, p.lost,
 			p.since.UTC().Format(time.RFC3339))
 		switch at := p.giveUpAt(lv); {
+		case p.givenUp:
+			what, err := r.deletePinnedPod(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			line += "; its volumes were given up: " + what
 		case st.now.Before(at):
 			line += "; they are given up at " + at.UTC().Format(time.RFC3339)
 		case !slices.ContainsFunc(due, func(d pinnedPod) bool { return d.pod.Name == p.pod.Name }):
@@ -99,12 +138,7 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 		}
 		lines = append(lines, line)
 	}
-	if verdict != "" {
-		lines = append(lines, verdict)
-	}
-	st.nodeLost = strings.Join(lines, "; ")
-	st.setWork(ackov1alpha1.ReasonLocalVolumesPinned, "%s", st.nodeLost)
-	return false, nil
+	return lines, nil
 }
 
 // refilling are the pods whose local volumes the operator gave up and whose node has not been seen
@@ -225,19 +259,46 @@ func (r *AerospikeClusterReconciler) deleteLost(ctx context.Context, st *cluster
 			return "", fmt.Errorf("delete claim %s: %w", c.Name, err)
 		}
 	}
-	// No grace: the node's kubelet, which would confirm it, is gone.
-	err := r.Delete(ctx, p.pod, client.Preconditions{UID: &p.pod.UID}, client.GracePeriodSeconds(0))
-	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-		return "", fmt.Errorf("delete pod %s: %w", p.pod.Name, err)
+	waits, err := r.deletePinnedPod(ctx, p)
+	if err != nil {
+		return "", err
 	}
 	what := "claims " + strings.Join(names, ", ") + " and pod " + p.pod.Name
 	if len(names) == 0 {
 		what = "pod " + p.pod.Name + " (its claims were gone already)"
 	}
 	st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventLocalVolumesDeleted, "GiveUpVolumes", p.pod,
-		"Node %s %s since %s: deleted %s; the pod is recreated with empty volumes and refilled by migrations",
-		p.node, p.lost, p.since.UTC().Format(time.RFC3339), what)
-	return what, nil
+		"Node %s %s since %s: deleted %s; the pod is recreated with empty volumes and refilled by migrations; %s",
+		p.node, p.lost, p.since.UTC().Format(time.RFC3339), what, waits)
+	return what + "; " + waits, nil
+}
+
+// deletePinnedPod deletes a pinned pod whose volumes were given up: at once (grace 0) when its node is
+// out of service, else with its grace, so that it stays Terminating until its kubelet confirms that asd
+// stopped. It says which.
+func (r *AerospikeClusterReconciler) deletePinnedPod(ctx context.Context, p pinnedPod) (string, error) {
+	opts := []client.DeleteOption{client.Preconditions{UID: &p.pod.UID}}
+	if p.outOfService {
+		opts = append(opts, client.GracePeriodSeconds(0))
+	} else if p.pod.DeletionTimestamp != nil {
+		return outOfServiceWait(p), nil // deleted already: a second delete changes nothing
+	}
+	if err := r.Delete(ctx, p.pod, opts...); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return "", fmt.Errorf("delete pod %s: %w", p.pod.Name, err)
+	}
+	if p.outOfService {
+		return fmt.Sprintf("pod %s deleted at once (node %s is deleted or out of service): its successor starts elsewhere",
+			p.pod.Name, p.node), nil
+	}
+	return outOfServiceWait(p), nil
+}
+
+// outOfServiceWait says what a given-up pod on a node that may still run asd waits for.
+func outOfServiceWait(p pinnedPod) string {
+	return fmt.Sprintf("pod %s is Terminating until the kubelet of node %s confirms that asd stopped (a node cut off "+
+		"from the API server may still run it, and its successor must not run beside it); once the node is shut down, "+
+		"delete the node or taint it (kubectl taint nodes %s %s=nodeshutdown:NoExecute) and the operator deletes the "+
+		"pod at once", p.pod.Name, p.node, p.node, corev1.TaintNodeOutOfService)
 }
 
 // pinnedBy says whether the pod is held by claims of the local classes on a node that is gone or not
@@ -284,7 +345,7 @@ func (r *AerospikeClusterReconciler) pinnedBy(ctx context.Context, pod *corev1.P
 	if lost == "" {
 		return nil, nil
 	}
-	return &pinnedPod{pod: pod, node: node, lost: lost, since: since, claims: claims}, nil
+	return &pinnedPod{pod: pod, node: node, lost: lost, since: since, claims: claims, outOfService: outOfService(n)}, nil
 }
 
 // claimNode is the node a claim's volume lives on: the scheduler's choice for a provisioned volume, or
@@ -322,6 +383,13 @@ func pinnedHostname(pv *corev1.PersistentVolume) string {
 		}
 	}
 	return host
+}
+
+// outOfService: the node is deleted (nil) or tainted node.kubernetes.io/out-of-service.
+func outOfService(node *corev1.Node) bool {
+	return node == nil || slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+		return t.Key == corev1.TaintNodeOutOfService
+	})
 }
 
 // nodeLost says how the node is lost ("" when it is not) and since when: deleted (nil) since the pod

@@ -149,7 +149,7 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 			st.existingSets[sets.Items[i].Name] = &sets.Items[i]
 		}
 	}
-	if errs := layoutChange(c, st.existingSets); len(errs) > 0 {
+	if errs := layoutChange(c, st.existingSets, st.pods); len(errs) > 0 {
 		st.invalid, st.invalidReason = errs.ToAggregate().Error(), ackov1alpha1.ReasonInvalidSpec
 		return true, nil
 	}
@@ -164,12 +164,25 @@ func (r *AerospikeClusterReconciler) observe(ctx context.Context, st *clusterSta
 	return false, nil
 }
 
-// layoutChange refuses a spec whose rack layout is not the one the StatefulSets run: a switch between
-// the single-rack and the multi-rack layout that got past the webhook. Applied, it would start the new
+// layoutChange refuses a spec whose rack layout is not the one the cluster runs: a switch between the
+// single-rack and the multi-rack layout that got past the webhook. Applied, it would start the new
 // layout's pods beside the old ones and remove the old StatefulSets, whose pods no scale-down step names.
-func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.StatefulSet) field.ErrorList {
+// The layout that runs is the StatefulSets' and that of the pods without one: a volume growth deletes a
+// StatefulSet without its pods to create it again, and a switch in that window must not create the
+// other layout's StatefulSet beside them (model seed 10381).
+func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.StatefulSet,
+	pods map[string]*corev1.Pod) field.ErrorList {
+	running := make([]metav1.Object, 0, len(sets)+len(pods))
 	for _, name := range slices.Sorted(maps.Keys(sets)) {
-		if errs := validation.LayoutChange(rackOf(sets[name]) != 0, c.MultiRack()); len(errs) > 0 {
+		running = append(running, sets[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(pods)) {
+		if pod := pods[name]; pod.DeletionTimestamp == nil && metav1.GetControllerOf(pod) == nil {
+			running = append(running, pod)
+		}
+	}
+	for _, obj := range running {
+		if errs := validation.LayoutChange(rackOf(obj) != 0, c.MultiRack()); len(errs) > 0 {
 			return errs
 		}
 	}
@@ -180,13 +193,23 @@ func layoutChange(c *ackov1alpha1.AerospikeCluster, sets map[string]*appsv1.Stat
 // until their pods have left: the spec's config and pod template, without the rack's own settings
 // (gone with it). So a fix of the spec reaches them too: a pod of theirs that crash-loops on a config
 // asd refuses is replaced with the fixed one (findOutdated), instead of holding the removal for ever.
+// A removed rack whose StatefulSet a volume growth deleted without its pods is rendered too, from the
+// pods: it is created again over them (removeOldRacks), or they would never leave (model seed 20305).
 func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error {
 	st.removedRacks = map[string]removedRack{}
+	racks := map[string]ackov1alpha1.RackPlacement{}
 	for name, existing := range st.existingSets {
+		racks[name] = ackov1alpha1.RackPlacement{ID: rackOf(existing), Size: ptr.Deref(existing.Spec.Replicas, 0)}
+	}
+	for _, pod := range st.orphans() {
+		if name := st.cluster.StatefulSetName(rackOf(pod)); st.existingSets[name] == nil {
+			racks[name] = ackov1alpha1.RackPlacement{ID: rackOf(pod)} // sized in removeOldRacks
+		}
+	}
+	for name, rack := range racks {
 		if st.sets[name] != nil {
 			continue
 		}
-		rack := ackov1alpha1.RackPlacement{ID: rackOf(existing), Size: ptr.Deref(existing.Spec.Replicas, 0)}
 		cm, sts, err := r.renderRack(st.cluster, rack, st.addresses)
 		if err != nil {
 			return err
@@ -194,6 +217,18 @@ func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error 
 		st.removedRacks[name] = removedRack{configMap: cm, set: sts}
 	}
 	return nil
+}
+
+// orphans are the pods that run with no StatefulSet (a volume growth deleted it, orphaning them).
+func (st *clusterState) orphans() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range st.pods {
+		if owner := metav1.GetControllerOf(pod); pod.DeletionTimestamp == nil &&
+			(owner == nil || owner.Kind == "StatefulSet" && st.existingSets[owner.Name] == nil) {
+			out = append(out, pod)
+		}
+	}
+	return out
 }
 
 // findOutdated lists the pods whose template or config differs from their rack's desired

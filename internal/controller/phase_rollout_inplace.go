@@ -14,6 +14,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/liveconfig"
+	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/resources"
@@ -58,19 +59,63 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 	if res, ok := st.results[name]; ok {
 		return r.inPlaceResult(ctx, st, pods, res)
 	}
-	if why, err := r.mayRestartInPlace(ctx, st, pods); why != "" || err != nil {
+	prepared, res := r.takePrepared(st, name, pods)
+	if res.Err != nil {
+		return r.inPlaceResult(ctx, st, pods, res)
+	}
+	if why, err := r.mayRestartInPlace(ctx, st, pods, prepared); why != "" || err != nil {
 		return why, err
 	}
-	if err := r.signalRestarts(ctx, st, name, pods); err != nil {
-		return "", err
-	}
-	return waitingInPlace, nil
+	return waitingInPlace, r.restartStep(ctx, st, name, pods, prepared)
 }
 
-// signalRestarts records a restart attempt of the pods (the time and their nodes' start, so that an
-// operator restarted meanwhile settles it from the nodes' uptimes), then restarts their asd in place in
-// the background task, each on the config its step records.
-func (r *AerospikeClusterReconciler) signalRestarts(ctx context.Context, st *clusterState, task string, pods []string) error {
+// preparedRestarts remembers, per cluster and task, the restart attempt whose pods a background task
+// prepared (their config copied into place, PID 1 checked): the signal, which alone takes the nodes
+// down, goes through the door again, after a last look, and out in one exec per pod. In memory: an
+// operator that restarts settles the attempt from the nodes' uptimes and prepares again.
+type preparedRestarts = perCluster[string, preparedAttempt]
+
+type preparedAttempt struct {
+	attempt time.Time // the attempt recorded before the preparation
+	ready   bool      // the preparation ended well
+}
+
+func prepareTask(task string) string { return "prepare/" + task }
+
+// takePrepared takes the result of the pods' preparation, if it ended: its failure, or, from then on,
+// whether the attempt the status records is the one prepared. Only that attempt may be signalled
+// without settling first: its signal certainly did not go out yet.
+func (r *AerospikeClusterReconciler) takePrepared(st *clusterState, task string, pods []string) (bool, tasks.Result) {
+	p, known := r.prepared.get(st.key, task)
+	if res, ok := st.results[prepareTask(task)]; ok {
+		if res.Err != nil {
+			r.prepared.remove(st.key, task)
+			return false, res
+		}
+		p.ready = known
+		r.prepared.set(st.key, task, p)
+	}
+	u := st.cluster.Status.Pods[pods[0]].Update
+	return p.ready && u != nil && operations.SameAttempt(u.Attempted, p.attempt), tasks.Result{}
+}
+
+// restartStep takes a restart in place of the pods one step, once the door let it: an attempt not yet
+// prepared is recorded (the time and the nodes' start, so that an operator restarted meanwhile settles
+// it from the nodes' uptimes) and prepared in a background task, each pod on the config its step
+// records; a prepared one is signalled in the background task named task.
+func (r *AerospikeClusterReconciler) restartStep(ctx context.Context, st *clusterState, task string, pods []string,
+	prepared bool) error {
+	targets := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		targets = append(targets, st.pods[p])
+	}
+	if prepared {
+		r.prepared.remove(st.key, task)
+		r.Tasks.Run(tasks.Key{Cluster: st.key, Name: task}, func(ctx context.Context) (string, error) {
+			return "", forEachPod(targets, func(pod *corev1.Pod) error { return r.Executor.Signaller.SignalRestart(ctx, pod) })
+		})
+		return nil
+	}
 	attempt := metav1.NewMicroTime(st.now)
 	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
@@ -80,30 +125,39 @@ func (r *AerospikeClusterReconciler) signalRestarts(ctx context.Context, st *clu
 	}); err != nil {
 		return err
 	}
-	targets, hashes := make([]*corev1.Pod, 0, len(pods)), map[string]string{}
+	hashes := map[string]string{}
 	for _, p := range pods {
-		targets, hashes[p] = append(targets, st.pods[p]), st.cluster.Status.Pods[p].Update.ConfigHash
+		hashes[p] = st.cluster.Status.Pods[p].Update.ConfigHash
 	}
-	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: task}, func(ctx context.Context) (string, error) {
-		for _, pod := range targets {
-			if err := r.Executor.Signaller.WarmRestart(ctx, pod, hashes[pod.Name]); err != nil {
-				return "", fmt.Errorf("%s: %w", pod.Name, err)
-			}
-		}
-		return "", nil
+	r.prepared.set(st.key, task, preparedAttempt{attempt: attempt.Time})
+	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: prepareTask(task)}, func(ctx context.Context) (string, error) {
+		return "", forEachPod(targets, func(pod *corev1.Pod) error {
+			return r.Executor.Signaller.PrepareRestart(ctx, pod, hashes[pod.Name])
+		})
 	})
 	return nil
 }
 
+// forEachPod runs do on each pod in turn, up to the first error (which names its pod).
+func forEachPod(pods []*corev1.Pod, do func(*corev1.Pod) error) error {
+	for _, pod := range pods {
+		if err := do(pod); err != nil {
+			return fmt.Errorf("%s: %w", pod.Name, err)
+		}
+	}
+	return nil
+}
+
 // mayRestartInPlace says what a restart in place still waits for ("" when it may go now): no task of
-// the cluster running, an earlier attempt settled, the safety checks, the disruption budget taken,
-// the pods read again, and asd up long enough for its uptime to prove the restart.
+// the cluster running, an earlier attempt settled (not one prepared: its signal did not go out), the
+// safety checks, the disruption budget taken, the pods read again, and asd up long enough for its
+// uptime to prove the restart. It is asked before the preparation and again before the signal.
 func (r *AerospikeClusterReconciler) mayRestartInPlace(ctx context.Context, st *clusterState,
-	pods []string) (string, error) {
+	pods []string, prepared bool) (string, error) {
 	if key, busy := r.Tasks.Busy(st.key); busy {
 		return "waiting for " + key.Name, nil
 	}
-	if why := st.settling(pods); why != "" {
+	if why := st.settling(pods); why != "" && !prepared {
 		return why, nil
 	}
 	if check, why := st.mayTakeDown(pods); check != "" {
@@ -342,7 +396,11 @@ const endStuckTask = "end-stuck-exchange"
 // restarted meanwhile settles it from the node's uptime and never sends a second. Once they restarted,
 // the change runs again: it waits for one cluster at the new factor and its rebalance.
 func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *clusterState, outside []string) (string, error) {
-	if res, ok := st.results[endStuckTask]; ok && res.Err != nil {
+	prepared, res := r.takePrepared(st, endStuckTask, outside)
+	if signal, ok := st.results[endStuckTask]; ok && signal.Err != nil {
+		res = signal
+	}
+	if res.Err != nil {
 		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Restart", nil,
 			"Restarting %s to end the stuck exchange failed: %v; trying again", strings.Join(outside, ", "), res.Err)
 	}
@@ -362,7 +420,7 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 	if key, busy := r.Tasks.Busy(st.key); busy {
 		return "waiting for " + key.Name, nil
 	}
-	if why := st.settling(outside); why != "" {
+	if why := st.settling(outside); why != "" && !prepared {
 		return why, nil
 	}
 	found, _ := r.stuck.get(st.key, outside[0])
@@ -371,10 +429,7 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 	if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
 		return why, err
 	}
-	if err := r.signalRestarts(ctx, st, endStuckTask, outside); err != nil {
-		return "", err
-	}
-	return "restarting asd in " + strings.Join(outside, ", "), nil
+	return "restarting asd in " + strings.Join(outside, ", "), r.restartStep(ctx, st, endStuckTask, outside, prepared)
 }
 
 // settleOutside names the pods outside a stuck exchange whose asd restarted since the attempt recorded,

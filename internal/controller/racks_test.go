@@ -34,22 +34,35 @@ func TestLayoutChange(t *testing.T) {
 		name    string
 		cluster *ackov1alpha1.AerospikeCluster
 		racks   []int32 // the racks of the StatefulSets that run
+		// orphans are the racks of pods that run with no StatefulSet: a volume growth deleted theirs
+		// without its pods, to create it again.
+		orphans []int32
 		want    string
 	}{
-		{"a new cluster", multi, nil, ""},
-		{"single rack as it runs", single, []int32{0}, ""},
-		{"racks added and removed", multi, []int32{1, 2}, ""},
-		{"single to multi-rack", multi, []int32{0}, switched},
-		{"multi-rack to single", single, []int32{2, 3}, switched},
-		{"both layouts run (an older operator)", multi, []int32{0, 1}, switched},
+		{"a new cluster", multi, nil, nil, ""},
+		{"single rack as it runs", single, []int32{0}, nil, ""},
+		{"racks added and removed", multi, []int32{1, 2}, nil, ""},
+		{"single to multi-rack", multi, []int32{0}, nil, switched},
+		{"multi-rack to single", single, []int32{2, 3}, nil, switched},
+		{"both layouts run (an older operator)", multi, []int32{0, 1}, nil, switched},
+		{"racks replaced to grow their volumes", multi, nil, []int32{1, 2}, ""},
+		// Seed 10381: the switch came while the StatefulSets were gone; the single-rack one was created
+		// beside the multi-rack pods, and the spec fixed back could never run.
+		{"multi-rack to single while the racks are replaced", single, nil, []int32{1, 2}, switched},
+		{"single to multi-rack while the rack is replaced", multi, []int32{1}, []int32{0}, switched},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sets := map[string]*appsv1.StatefulSet{}
 			for _, id := range tc.racks {
 				sets[setOfRack(id).Name] = setOfRack(id)
 			}
+			pods := map[string]*corev1.Pod{}
+			for _, id := range tc.orphans {
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", id), Labels: setOfRack(id).Labels}}
+				pods[pod.Name] = pod
+			}
 			got := ""
-			if errs := layoutChange(tc.cluster, sets); len(errs) > 0 {
+			if errs := layoutChange(tc.cluster, sets, pods); len(errs) > 0 {
 				got = errs.ToAggregate().Error()
 			}
 			if got != tc.want {

@@ -26,7 +26,9 @@ type restartRecorder struct {
 	restarted []string
 }
 
-func (s *restartRecorder) WarmRestart(_ context.Context, pod *corev1.Pod, _ string) error {
+func (s *restartRecorder) PrepareRestart(context.Context, *corev1.Pod, string) error { return nil }
+
+func (s *restartRecorder) SignalRestart(_ context.Context, pod *corev1.Pod) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.restarted = append(s.restarted, pod.Name)
@@ -126,9 +128,10 @@ func TestAStuckExchangeEndsByRestartingTheNodeOutside(t *testing.T) {
 		t.Fatalf("the restart was not recorded before the signal: %+v", u)
 	}
 	f.awaitTask()
-	if got := signals.names(); !slices.Equal(got, []string{"aero-2"}) {
-		t.Fatalf("restarted %v, want exactly aero-2", got)
+	if got := signals.names(); len(got) > 0 {
+		t.Fatalf("signalled %v with the preparation, before the door looked again", got)
 	}
+	signalAfterLastLook(t, f, signals, names)
 
 	// The next reconcile, before the node shows its restart: no second signal.
 	if why, _ := f.r.applyTogether(f.ctx, f.observe(), names); !strings.Contains(why, "settling") {
@@ -164,5 +167,19 @@ func TestAStuckExchangeNeverRestartsANodeHoldingData(t *testing.T) {
 	}
 	if got := signals.names(); len(got) != 0 {
 		t.Fatalf("restarted %v", got)
+	}
+}
+
+// signalAfterLastLook: the signal itself goes through the door, after its own last look (issue 38), and
+// restarts exactly aero-2.
+func signalAfterLastLook(t *testing.T, f *doorFixture, signals *restartRecorder, names []string) {
+	t.Helper()
+	why, err := f.afterLastLook(func(st *clusterState) (string, error) { return f.r.applyTogether(f.ctx, st, names) }, nil)
+	if err != nil || why != "restarting asd in aero-2" {
+		t.Fatalf("the signal after the last look: %q, %v", why, err)
+	}
+	f.awaitTask()
+	if got := signals.names(); !slices.Equal(got, []string{"aero-2"}) {
+		t.Fatalf("restarted %v, want exactly aero-2", got)
 	}
 }

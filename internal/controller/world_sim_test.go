@@ -135,19 +135,6 @@ func (w *world) copyConfig(pod *corev1.Pod, configHash string) error {
 	return w.sim.WriteFile(pod.Name, ownConfigFile, projected)
 }
 
-// restartNode is the simulated part of a warm restart: the config copied into place, then asd
-// restarted, reading it (nothing without a simulator).
-func (w *world) restartNode(pod *corev1.Pod, configHash string) error {
-	if w.sim == nil {
-		return nil
-	}
-	if err := w.copyConfig(pod, configHash); err != nil {
-		return err
-	}
-	_, err := w.sim.WarmRestart(pod.Name)
-	return err
-}
-
 // nodeValue is the value of name in the pod's node's answer to the info command cmd.
 func nodeValue(pod *corev1.Pod, cmd, name string) (string, error) {
 	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(),

@@ -51,9 +51,11 @@ type world struct {
 	// holdRecreated: pods whose next instance is kept not Ready (it joins holdReady when created),
 	// to stop an operation on a pod after its PodRestart without blocking the operation's start.
 	holdRecreated map[string]bool
-	// signalErr, when set, makes WarmRestart fail with its error for a pod, before any signal (e.g.
-	// PID 1 is not tini).
+	// signalErr, when set, makes PrepareRestart fail with its error for a pod, before any copy or
+	// signal (e.g. PID 1 is not tini, or an exec that hangs).
 	signalErr func(pod string) error
+	// copied is the config identity PrepareRestart copied into each pod instance's own file.
+	copied map[types.UID]string
 	// execErr, when set, makes every exec into a pod fail with its error (the operator process is gone).
 	execErr func(pod string) error
 	// alone are pods whose nodes form a cluster of their own (a split brain).
@@ -117,7 +119,7 @@ func (w *world) healthEvents() <-chan event.GenericEvent {
 func newWorld(c client.Client, namespace string) *world {
 	return &world{
 		c: c, namespace: namespace,
-		started: map[types.UID]time.Time{}, warm: map[string]int{}, loaded: map[string]string{},
+		started: map[types.UID]time.Time{}, warm: map[string]int{}, loaded: map[string]string{}, copied: map[types.UID]string{},
 		holdReady: map[string]bool{}, created: map[string]int{}, holdRecreated: map[string]bool{}, alone: map[string]bool{},
 		down: map[string]bool{}, neverReady: map[string]bool{}, crashFrom: map[types.UID]time.Time{},
 		probed: map[types.NamespacedName]aerospike.ProbeSpec{}, events: make(chan event.GenericEvent, 1024),
@@ -805,9 +807,9 @@ func (w *world) facts(uptime time.Duration, size int, key string, asked int) aer
 	return f
 }
 
-// WarmRestart implements podexec.Signaller: asd restarts in place (uptime from zero, same pod),
-// loading the config it is given.
-func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash string) error {
+// PrepareRestart implements podexec.Signaller: the config it is given is copied into the pod's own
+// file (the simulated node's).
+func (w *world) PrepareRestart(_ context.Context, pod *corev1.Pod, configHash string) error {
 	if err := w.exec(pod); err != nil {
 		return err
 	}
@@ -819,8 +821,30 @@ func (w *world) WarmRestart(_ context.Context, pod *corev1.Pod, configHash strin
 			return err
 		}
 	}
-	if err := w.restartNode(pod, configHash); err != nil {
+	if w.sim != nil {
+		if err := w.copyConfig(pod, configHash); err != nil {
+			return err
+		}
+	}
+	w.mu.Lock()
+	w.copied[pod.UID] = configHash
+	w.mu.Unlock()
+	return nil
+}
+
+// SignalRestart implements podexec.Signaller: asd restarts in place (uptime from zero, same pod),
+// loading the config copied for it.
+func (w *world) SignalRestart(_ context.Context, pod *corev1.Pod) error {
+	if err := w.exec(pod); err != nil {
 		return err
+	}
+	w.mu.Lock()
+	configHash := w.copied[pod.UID]
+	w.mu.Unlock()
+	if w.sim != nil {
+		if _, err := w.sim.WarmRestart(pod.Name); err != nil {
+			return err
+		}
 	}
 	w.mu.Lock()
 	refused := w.refuses != nil && w.refuses(configHash)

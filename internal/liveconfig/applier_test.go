@@ -36,7 +36,11 @@ func (f *podFiles) CopyConfig(_ context.Context, _ *corev1.Pod, configHash strin
 	return nil
 }
 
-func (f *podFiles) WarmRestart(context.Context, *corev1.Pod, string) error {
+func (f *podFiles) PrepareRestart(context.Context, *corev1.Pod, string) error {
+	return errors.New("a live change must never restart asd")
+}
+
+func (f *podFiles) SignalRestart(context.Context, *corev1.Pod) error {
 	return errors.New("a live change must never restart asd")
 }
 
@@ -203,7 +207,11 @@ func (f podsFiles) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash s
 	return f[pod.Name].CopyConfig(ctx, pod, configHash)
 }
 
-func (f podsFiles) WarmRestart(context.Context, *corev1.Pod, string) error {
+func (f podsFiles) PrepareRestart(context.Context, *corev1.Pod, string) error {
+	return errors.New("a live change must never restart asd")
+}
+
+func (f podsFiles) SignalRestart(context.Context, *corev1.Pod) error {
 	return errors.New("a live change must never restart asd")
 }
 

@@ -2,6 +2,7 @@ package liveconfig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"path"
@@ -30,8 +31,12 @@ type simPods struct{ sim *aerosim.Sim }
 
 func nodeName(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
-func (p simPods) WarmRestart(context.Context, *corev1.Pod, string) error {
-	return fmt.Errorf("a live change must restart nothing")
+func (p simPods) PrepareRestart(context.Context, *corev1.Pod, string) error {
+	return errors.New("a live change must never restart asd")
+}
+
+func (p simPods) SignalRestart(context.Context, *corev1.Pod) error {
+	return errors.New("a live change must never restart asd")
 }
 
 func (p simPods) ReadConfigs(_ context.Context, pod *corev1.Pod) (own, projected string, err error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,32 @@ type Executor struct {
 	Status   StatusWriter
 	Recorder events.EventRecorder
 	Config   Config
+
+	// prepared is the WarmRestart attempt, per cluster, whose pod a background task prepared (its config
+	// copied into place, PID 1 checked): its signal goes through the door again, after a last look, and
+	// out in one exec. In memory: an operator that restarts settles the attempt and prepares again.
+	prepared sync.Map // types.NamespacedName → preparedAttempt
+}
+
+type preparedAttempt struct {
+	id, pod string
+	attempt time.Time
+	ready   bool // the preparation ended well
+}
+
+// SameAttempt: a recorded attempt is the one made at at (a recorded time is whole microseconds).
+func SameAttempt(recorded *metav1.MicroTime, at time.Time) bool {
+	return recorded != nil && recorded.Sub(at).Abs() < time.Microsecond
+}
+
+// isPrepared: the current pod's recorded attempt is the one prepared, so its signal certainly did not
+// go out yet (it need not settle).
+func (e *Executor) isPrepared(c *ackov1alpha1.AerospikeCluster) bool {
+	v, ok := e.prepared.Load(clusterKey(c))
+	p, _ := v.(preparedAttempt)
+	st := c.Status.OperationStatus
+	return ok && p.ready && st != nil && p.id == st.ID && p.pod == st.CurrentPod && !st.CurrentPodSignalled &&
+		SameAttempt(st.CurrentPodAttempted, p.attempt)
 }
 
 // Result tells the reconciler what the executor did.
@@ -52,10 +79,13 @@ type Result struct {
 	Waiting string
 }
 
-// taskName names the background warm restart of the operation's current pod.
+// taskName names the background signal of the operation's current pod's warm restart.
 func taskName(st *ackov1alpha1.OperationStatus) string {
 	return "operation/" + st.ID + "/" + st.CurrentPod
 }
+
+// prepareName names the background preparation of the operation's current pod's warm restart.
+func prepareName(st *ackov1alpha1.OperationStatus) string { return "prepare/" + taskName(st) }
 
 // Step plans and performs at most one step of the cluster's operation.
 func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed) (Result, error) {
@@ -71,7 +101,7 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 			return Result{Active: true}, err
 		}
 	}
-	step := Plan(c, obs, e.Config)
+	step := e.plan(c, obs)
 	switch step.Kind {
 	case StepIdle:
 		return Result{}, nil
@@ -87,6 +117,17 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 		return Result{}, err
 	}
 	return e.progress(ctx, c, t)
+}
+
+// plan is Plan's step, but for a prepared attempt: its signal certainly did not go out, so it does not
+// settle but goes to the door at once.
+func (e *Executor) plan(c *ackov1alpha1.AerospikeCluster, obs Observed) Step {
+	step := Plan(c, obs, e.Config)
+	if st := c.Status.OperationStatus; step.Kind == StepWait && st != nil && st.Phase == ackov1alpha1.OperationInProgress &&
+		e.isPrepared(c) {
+		return Step{Kind: StepAct, Pod: st.CurrentPod}
+	}
+	return step
 }
 
 // transitionFor is the status change of a step that only records.
@@ -111,7 +152,21 @@ func (e *Executor) transitionFor(c *ackov1alpha1.AerospikeCluster, step Step, ob
 // background follows the current pod's warm restart in the background: its result when it ended
 // (taken once), or a wait while it runs. done is false when there is nothing in the background.
 func (e *Executor) background(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed) (Result, bool, error) {
-	name := taskName(c.Status.OperationStatus)
+	name, key := taskName(c.Status.OperationStatus), clusterKey(c)
+	if res, ok := obs.Results[prepareName(c.Status.OperationStatus)]; ok {
+		delete(obs.Results, prepareName(c.Status.OperationStatus))
+		if res.Err == nil {
+			if v, known := e.prepared.Load(key); known {
+				p := v.(preparedAttempt)
+				p.ready = true
+				e.prepared.Store(key, p)
+			}
+			return Result{}, false, nil // on to the signal, through the door
+		}
+		e.prepared.Delete(key)
+		r, err := e.warmRestartResult(ctx, c, obs, res)
+		return r, true, err
+	}
 	if res, ok := obs.Results[name]; ok {
 		delete(obs.Results, name)
 		r, err := e.warmRestartResult(ctx, c, obs, res)
@@ -225,6 +280,13 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 		}
 		return e.progress(ctx, c, e.confirm(c, pod.Name, obs))
 	}
+	if e.isPrepared(c) {
+		e.prepared.Delete(clusterKey(c))
+		e.Tasks.Run(tasks.Key{Cluster: clusterKey(c), Name: taskName(st)}, func(ctx context.Context) (string, error) {
+			return "", e.Signaller.SignalRestart(ctx, pod)
+		})
+		return Result{Active: true, Waiting: fmt.Sprintf("restarting pod %s in place", pod.Name)}, nil
+	}
 	started, attempt := metav1.NewMicroTime(obs.Health.NodeStarted(pod.Name)), metav1.NewMicroTime(obs.Now)
 	hash := obs.ConfigHash(pod.Name)
 	if err := e.Status.WriteStatus(ctx, c, func(s *ackov1alpha1.AerospikeClusterStatus) {
@@ -233,10 +295,11 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 	}); err != nil {
 		return Result{Active: true}, err
 	}
-	e.Tasks.Run(tasks.Key{Cluster: clusterKey(c), Name: taskName(st)}, func(ctx context.Context) (string, error) {
-		return "", e.Signaller.WarmRestart(ctx, pod, hash)
+	e.prepared.Store(clusterKey(c), preparedAttempt{id: st.ID, pod: pod.Name, attempt: attempt.Time})
+	e.Tasks.Run(tasks.Key{Cluster: clusterKey(c), Name: prepareName(st)}, func(ctx context.Context) (string, error) {
+		return "", e.Signaller.PrepareRestart(ctx, pod, hash)
 	})
-	return Result{Active: true, Waiting: fmt.Sprintf("restarting pod %s in place", pod.Name)}, nil
+	return Result{Active: true, Waiting: fmt.Sprintf("preparing the restart of pod %s in place", pod.Name)}, nil
 }
 
 // warmRestartResult takes the outcome of the background warm restart. A pod whose PID 1 cannot

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -19,6 +23,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/internal/tasks"
 )
 
@@ -192,9 +197,83 @@ var _ = Describe("A WarmRestart of a pod whose node does not answer", func() {
 
 		res, err := e.Step(context.Background(), s.c, s.obs)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Waiting).To(Equal("restarting pod c-1 in place"))
+		Expect(res.Waiting).To(Equal("preparing the restart of pod c-1 in place"))
 		op := s.c.Status.OperationStatus
 		Expect(op.CurrentPodAttempted).NotTo(BeNil())
 		Expect(op.CurrentPodNodeStartedBefore.Time).To(BeTemporally("==", s.obs.Health.NodeStarted("c-1")))
+	})
+})
+
+// signals records what a WarmRestart does to the pods: preparations, then signals.
+type signals struct {
+	podexec.Signaller
+	mu                  sync.Mutex
+	prepared, signalled []string
+}
+
+func (f *signals) PrepareRestart(_ context.Context, pod *corev1.Pod, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.prepared = append(f.prepared, pod.Name)
+	return nil
+}
+
+func (f *signals) SignalRestart(_ context.Context, pod *corev1.Pod) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signalled = append(f.signalled, pod.Name)
+	return nil
+}
+
+func (f *signals) seen() (prepared, signalled []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.prepared), slices.Clone(f.signalled)
+}
+
+// Issue 38: the door said yes, then a background task ran three execs and the signal with no look again:
+// a node that went down meanwhile was not seen. The signal is an act of its own: it goes through the door
+// once the pod is prepared, and not while the door holds it.
+var _ = Describe("A WarmRestart's signal", func() {
+	It("goes through the door again once the pod is prepared, and nothing is signalled while it holds", func() {
+		e, s := warmScene()
+		runner, sig := tasks.New(time.Minute), &signals{}
+		ctx, stop := context.WithCancel(context.Background())
+		DeferCleanup(stop)
+		go func() { _ = runner.Start(ctx) }()
+		probe := tasks.Key{Cluster: types.NamespacedName{Namespace: "t", Name: "probe"}, Name: "probe"}
+		Eventually(func() error { // the runner runs tasks once Start has set its context
+			runner.Run(probe, func(context.Context) (string, error) { return "", nil })
+			Eventually(func() bool { _, busy := runner.Busy(probe.Cluster); return busy }).Should(BeFalse())
+			return runner.Take(probe.Cluster)[probe.Name].Err
+		}).Should(Succeed())
+		e.Tasks, e.Signaller = runner, sig
+		door := ""
+		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return door, nil }
+		step := func() string {
+			GinkgoHelper()
+			Eventually(func() bool { _, busy := runner.Busy(types.NamespacedName{Namespace: "ns", Name: "c"}); return busy }).
+				Should(BeFalse())
+			s.obs.Results = runner.Take(types.NamespacedName{Namespace: "ns", Name: "c"})
+			res, err := e.Step(context.Background(), s.c, s.obs)
+			Expect(err).NotTo(HaveOccurred())
+			return res.Waiting
+		}
+
+		Expect(step()).To(Equal("preparing the restart of pod c-1 in place"))
+		door = "another node went down meanwhile"
+		Expect(step()).To(Equal(door))
+		prepared, signalled := sig.seen()
+		Expect(prepared).To(Equal([]string{"c-1"}))
+		Expect(signalled).To(BeEmpty(), "no signal while the door holds it")
+		Expect(step()).To(Equal(door), "the prepared attempt waits for the door, not for a settle delay")
+
+		door = ""
+		Expect(step()).To(Equal("restarting pod c-1 in place"))
+		Expect(step()).To(BeEmpty())
+		prepared, signalled = sig.seen()
+		Expect(prepared).To(Equal([]string{"c-1"}), "prepared once")
+		Expect(signalled).To(Equal([]string{"c-1"}))
+		Expect(s.c.Status.OperationStatus.CurrentPodSignalled).To(BeTrue())
 	})
 })

@@ -38,11 +38,17 @@ var (
 )
 
 // Signaller changes a running pod's Aerospike container: it loads the rack's current config into the
-// pod's own copy and restarts asd in place.
+// pod's own copy and restarts asd in place. A restart in place is two calls, so that the signal, the act
+// that takes the node down, is one exec sent right after the take-down door's last look: preparing it
+// (several execs, each up to the exec timeout) comes before that look.
 type Signaller interface {
-	// WarmRestart copies the ConfigMap's config into place, once the kubelet has projected the one whose
-	// identity (config.Hash) is configHash ("": whatever is there), then restarts asd in place.
-	WarmRestart(ctx context.Context, pod *corev1.Pod, configHash string) error
+	// PrepareRestart copies the ConfigMap's config into place, once the kubelet has projected the one
+	// whose identity (config.Hash) is configHash ("": whatever is there), and checks that PID 1 of the
+	// pod's Aerospike container is tini started with -r SIGUSR1. It does not restart asd (a crash of asd
+	// meanwhile loads the copy, as the restart would).
+	PrepareRestart(ctx context.Context, pod *corev1.Pod, configHash string) error
+	// SignalRestart restarts asd in place: SIGUSR1 to tini, one exec.
+	SignalRestart(ctx context.Context, pod *corev1.Pod) error
 	// ReadConfigs returns the pod's own copy of aerospike.conf (what asd loaded at its last start) and
 	// the ConfigMap's file as projected into the pod.
 	ReadConfigs(ctx context.Context, pod *corev1.Pod) (own, projected string, err error)
@@ -92,23 +98,26 @@ func New(cfg *rest.Config, core rest.Interface, opts ...Option) (*Client, error)
 	return cl, nil
 }
 
-// WarmRestart loads the current config (CopyConfig), checks that PID 1 of the pod's Aerospike
-// container is tini started with -r SIGUSR1, then sends it SIGUSR1. An error wrapping ErrNotProjected
-// means the kubelet has not caught up yet (try again later); ErrNotTini means the pod needs a
-// PodRestart instead; ErrSignalUnconfirmed means the signal may have gone out; any other error means
-// it did not.
-func (cl *Client) WarmRestart(ctx context.Context, pod *corev1.Pod, configHash string) error {
+// PrepareRestart loads the current config (CopyConfig) and checks that PID 1 of the pod's Aerospike
+// container is tini started with -r SIGUSR1. An error wrapping ErrNotProjected means the kubelet has
+// not caught up yet (try again later); ErrNotTini means the pod needs a PodRestart instead.
+func (cl *Client) PrepareRestart(ctx context.Context, pod *corev1.Pod, configHash string) error {
 	if pod == nil {
 		return errors.New("podexec: nil pod")
 	}
-	name := pod.Namespace + "/" + pod.Name
 	if err := cl.CopyConfig(ctx, pod, configHash); err != nil {
 		return err
 	}
-	if err := judgeCmdline(name, cl.exec(ctx, pod, readInitCmdline)); err != nil {
-		return err
+	return judgeCmdline(pod.Namespace+"/"+pod.Name, cl.exec(ctx, pod, readInitCmdline))
+}
+
+// SignalRestart sends SIGUSR1 to PID 1 (PrepareRestart checked that it is tini, which restarts asd on
+// it). ErrSignalUnconfirmed means the signal may have gone out; any other error means it did not.
+func (cl *Client) SignalRestart(ctx context.Context, pod *corev1.Pod) error {
+	if pod == nil {
+		return errors.New("podexec: nil pod")
 	}
-	return judgeSignal(name, cl.exec(ctx, pod, signalInit))
+	return judgeSignal(pod.Namespace+"/"+pod.Name, cl.exec(ctx, pod, signalInit))
 }
 
 // ReadConfigs implements Signaller.

@@ -136,7 +136,7 @@ func TestWarmRestartSignalsTini(t *testing.T) {
 	f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stdout: officialFull}, killCmd: {}}}
 	e := start(t, f)
 
-	if err := e.WarmRestart(context.Background(), testPod(), ""); err != nil {
+	if err := warmRestart(context.Background(), e, testPod(), ""); err != nil {
 		t.Fatalf("WarmRestart: %v", err)
 	}
 	if got, want := f.commands(), []string{cpCmd, catCmd, killCmd}; !slices.Equal(got, want) {
@@ -166,7 +166,7 @@ func TestWarmRestartRefusesNonTiniWithoutSignalling(t *testing.T) {
 	f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stdout: "asd\x00--foreground\x00"}, killCmd: {}}}
 	e := start(t, f)
 
-	err := e.WarmRestart(context.Background(), testPod(), "")
+	err := warmRestart(context.Background(), e, testPod(), "")
 	if !errors.Is(err, ErrNotTini) || !strings.Contains(err.Error(), `PID 1 of pod ns/aero-0-0 is "asd --foreground"`) {
 		t.Fatalf("got %v, want ErrNotTini naming the pod and its PID 1", err)
 	}
@@ -179,7 +179,7 @@ func TestWarmRestartRefusesNonTiniWithoutSignalling(t *testing.T) {
 func TestWarmRestartJudgesOutputNotExitStatus(t *testing.T) {
 	t.Run("cat printed tini despite a failure status", func(t *testing.T) {
 		f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stdout: officialCmdline, status: kwokFailure}, killCmd: {}}}
-		if err := start(t, f).WarmRestart(context.Background(), testPod(), ""); err != nil {
+		if err := warmRestart(context.Background(), start(t, f), testPod(), ""); err != nil {
 			t.Fatalf("WarmRestart: %v", err)
 		}
 	})
@@ -188,14 +188,14 @@ func TestWarmRestartJudgesOutputNotExitStatus(t *testing.T) {
 			catCmd:  {stdout: officialCmdline},
 			killCmd: {stderr: "kill: (1) - Operation not permitted\n", status: kwokFailure},
 		}}
-		err := start(t, f).WarmRestart(context.Background(), testPod(), "")
+		err := warmRestart(context.Background(), start(t, f), testPod(), "")
 		if !errors.Is(err, ErrSignalUnconfirmed) || !strings.Contains(err.Error(), "Operation not permitted") {
 			t.Fatalf("got %v, want ErrSignalUnconfirmed with kill's stderr", err)
 		}
 	})
 	t.Run("cat printed nothing", func(t *testing.T) {
 		f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stderr: "cat: /proc/1/cmdline: Permission denied", status: kwokFailure}}}
-		err := start(t, f).WarmRestart(context.Background(), testPod(), "")
+		err := warmRestart(context.Background(), start(t, f), testPod(), "")
 		if err == nil || errors.Is(err, ErrNotTini) || !strings.Contains(err.Error(), "Permission denied") ||
 			!strings.Contains(err.Error(), "exit status 1") {
 			t.Fatalf("got %v, want a read error with stderr and the exec error", err)
@@ -210,7 +210,7 @@ func TestWarmRestartJudgesOutputNotExitStatus(t *testing.T) {
 			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: remotecommand.ExitCodeCauseType, Message: "1"}}},
 		}
 		f := &fakeAPI{replies: map[string]reply{cpCmd: {}, catCmd: {stdout: officialCmdline}, killCmd: {status: exitCode}}}
-		err := start(t, f).WarmRestart(context.Background(), testPod(), "")
+		err := warmRestart(context.Background(), start(t, f), testPod(), "")
 		if !errors.Is(err, ErrSignalUnconfirmed) || !strings.Contains(err.Error(), "exit code 1") {
 			t.Fatalf("got %v, want ErrSignalUnconfirmed with the exit code", err)
 		}
@@ -222,7 +222,7 @@ func TestWarmRestartTimesOut(t *testing.T) {
 	e := start(t, f, WithTimeout(300*time.Millisecond))
 
 	began := time.Now()
-	err := e.WarmRestart(context.Background(), testPod(), "")
+	err := warmRestart(context.Background(), e, testPod(), "")
 	if took := time.Since(began); took > 5*time.Second {
 		t.Fatalf("WarmRestart took %v with a 300ms exec timeout", took)
 	}
@@ -238,7 +238,7 @@ func TestWarmRestartHonoursCallerContext(t *testing.T) {
 	defer cancel()
 
 	began := time.Now()
-	if err := e.WarmRestart(ctx, testPod(), ""); err == nil {
+	if err := warmRestart(ctx, e, testPod(), ""); err == nil {
 		t.Fatal("WarmRestart succeeded on a hung exec")
 	}
 	if took := time.Since(began); took > 5*time.Second {
@@ -249,7 +249,7 @@ func TestWarmRestartHonoursCallerContext(t *testing.T) {
 // A refused WebSocket upgrade means the command never started, so the SPDY POST is tried instead.
 func TestWarmRestartFallsBackToSPDY(t *testing.T) {
 	f := &fakeAPI{refuseUpgrade: true}
-	err := start(t, f).WarmRestart(context.Background(), testPod(), "")
+	err := warmRestart(context.Background(), start(t, f), testPod(), "")
 	if err == nil || errors.Is(err, ErrSignalUnconfirmed) {
 		t.Fatalf("got %v, want a read error", err)
 	}
@@ -270,7 +270,7 @@ func TestNewValidates(t *testing.T) {
 	if err != nil || e.timeout != DefaultTimeout {
 		t.Fatalf("New = %+v, %v; want the default timeout", e, err)
 	}
-	if err := e.WarmRestart(context.Background(), nil, ""); err == nil {
+	if err := warmRestart(context.Background(), e, nil, ""); err == nil {
 		t.Fatal("WarmRestart(nil pod) succeeded")
 	}
 }
@@ -279,7 +279,7 @@ func TestNewValidates(t *testing.T) {
 func TestWarmRestartWaitsForTheProjectedConfig(t *testing.T) {
 	const conf = "service {\n\tcluster-name a\n}\n"
 	f := &fakeAPI{replies: map[string]reply{readCM: {stdout: "service {\n\tcluster-name old\n}\n"}}}
-	err := start(t, f).WarmRestart(context.Background(), testPod(), config.Hash(conf))
+	err := warmRestart(context.Background(), start(t, f), testPod(), config.Hash(conf))
 	if !errors.Is(err, ErrNotProjected) {
 		t.Fatalf("got %v, want ErrNotProjected", err)
 	}
@@ -287,7 +287,7 @@ func TestWarmRestartWaitsForTheProjectedConfig(t *testing.T) {
 		t.Fatalf("commands %q: nothing may be copied or signalled before the config is there", got)
 	}
 	f = &fakeAPI{replies: map[string]reply{readCM: {stdout: conf}, catCmd: {stdout: officialCmdline}}}
-	if err := start(t, f).WarmRestart(context.Background(), testPod(), config.Hash(conf)); err != nil {
+	if err := warmRestart(context.Background(), start(t, f), testPod(), config.Hash(conf)); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.commands(); !slices.Equal(got, []string{readCM, cpCmd, catCmd, killCmd}) {
@@ -306,4 +306,12 @@ func TestReadConfigs(t *testing.T) {
 		!strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("got %v, want the read error", err)
 	}
+}
+
+// warmRestart prepares a restart in place and signals it, as the operator does once the door lets it.
+func warmRestart(ctx context.Context, cl *Client, pod *corev1.Pod, configHash string) error {
+	if err := cl.PrepareRestart(ctx, pod, configHash); err != nil {
+		return err
+	}
+	return cl.SignalRestart(ctx, pod)
 }

@@ -88,7 +88,14 @@ spec:
 		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
 			ContainSubstring("pod " + victim + ": its local volumes are on node " + node + ", not Ready since"))
 
-		By("given up: the claim and the pod are deleted, the pod comes back on another node with a new claim")
+		By("given up: the claim is deleted, the pod waits Terminating for its node (asd may run there, cut off)")
+		Eventually(func() (string, error) {
+			return field(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].message}`)
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
+			ContainSubstring("pod " + victim + " is Terminating until the kubelet of node " + node))
+
+		By("the node is tainted out-of-service: the pod goes at once and comes back on another node with a new claim")
+		kubectl("taint", "nodes", node, "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
 		Eventually(func() string { return claimUIDs(ns, []string{victim})[victim] }).WithTimeout(3 * time.Minute).
 			WithPolling(time.Second).ShouldNot(Or(BeEmpty(), Equal(claim)))
 		waitRunningObserved(ns, name)
