@@ -372,3 +372,39 @@ func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
 		}
 	}
 }
+
+// okRecluster is a real principal in the moment before the exchange sticks: it answers recluster: with
+// ok (and starts nothing that ends the conflict).
+type okRecluster struct{ aerospike.InfoClient }
+
+func (c okRecluster) Info(ctx context.Context, addr string, commands ...string) (map[string]string, error) {
+	if len(commands) == 1 && commands[0] == cmdRecluster {
+		return map[string]string{cmdRecluster: reclusterOK}, nil
+	}
+	return c.InfoClient.Info(ctx, addr, commands...)
+}
+
+// The stuck exchange is found from the nodes' readings, not from the recluster's answer: a principal that
+// said ok before the exchange stuck leaves ApplyTogether naming the node in no cluster, not "not stable".
+func TestApplyTogetherFindsTheStuckExchangeAfterAnOK(t *testing.T) {
+	sim, pods, _, hashes, a, _ := togetherSetupWith(t, aerosim.Options{JoinDelay: 100 * time.Millisecond,
+		DropDelay: 100 * time.Millisecond, RestartDowntime: 20 * time.Millisecond})
+	a.Info = okRecluster{a.Info}
+	for _, p := range pods[:2] {
+		answers, err := a.Info.Info(context.Background(), p.Status.PodIP+":3000",
+			"set-config:context=namespace;id=test;replication-factor=3")
+		if err != nil || answers["set-config:context=namespace;id=test;replication-factor=3"] != "ok" {
+			t.Fatalf("set-config: %v %v", answers, err)
+		}
+	}
+	if _, err := sim.WarmRestart(pods[2].Name); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	_, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	var stuck *StuckExchangeError
+	if !errors.As(err, &stuck) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) ||
+		!strings.Contains(stuck.Answers, pods[0].Name+": ok") {
+		t.Fatalf("ApplyTogether in a stuck exchange whose principal said ok: %v", err)
+	}
+}
