@@ -59,7 +59,7 @@ var _ = Describe("Real nodes: a replication-factor change", Label("real"), func(
 		victim, err := downBeforeTheFactor(ns, name, pods, 3, func(pod string) error { return cluster.KillReal(ns, pod) })
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() []string { return eventMessages(ns, name, "ReplicationFactorConflict") }).
-			WithTimeout(3*time.Minute).WithPolling(time.Second).
+			WithTimeout(3 * time.Minute).WithPolling(time.Second).
 			Should(ContainElement(ContainSubstring("restarting " + victim + ", in no cluster")))
 		reportTime("real: replication-factor 2 → 3 with a node killed: the stuck exchange found after", time.Since(start))
 		waitRunningObserved(ns, name)

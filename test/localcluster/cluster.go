@@ -37,7 +37,7 @@ type Cluster struct {
 	resumed bool // started on the state of an earlier run
 	procs   map[string]*process
 	syncMu  sync.Mutex
-	syncEnd func() // stops the in-process sync loop and waits for it
+	syncEnd func()  // stops the in-process sync loop and waits for it
 	syncer  *Syncer // the in-process sync loop (StartSync), for the real nodes' faults and figures
 }
 
