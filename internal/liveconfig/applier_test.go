@@ -343,16 +343,16 @@ func TestApplyTogetherWaitsForTheRebalance(t *testing.T) {
 	}
 }
 
-// A node that came back with the old factor after the others took the new one sticks the exchange:
-// ApplyTogether sets the new factor on every node, the recluster is refused for good, and it names the
-// node in no cluster (the one whose restart ends it).
-func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
+// stuckSetup is togetherSetup with the exchange stuck: the first two nodes took replication-factor 3 by
+// set-config, then the third restarted on its file's 2.
+func stuckSetup(t *testing.T) ([]*corev1.Pod, podsFiles, map[string]string, *Applier) {
+	t.Helper()
 	sim, pods, files, hashes, a, _ := togetherSetupWith(t, aerosim.Options{JoinDelay: 100 * time.Millisecond,
 		DropDelay: 100 * time.Millisecond, RestartDowntime: 20 * time.Millisecond})
+	const cmd = "set-config:context=namespace;id=test;replication-factor=3"
 	for _, p := range pods[:2] {
-		answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(), p.Status.PodIP+":3000",
-			"set-config:context=namespace;id=test;replication-factor=3")
-		if err != nil || answers["set-config:context=namespace;id=test;replication-factor=3"] != "ok" {
+		answers, err := a.Info.Info(context.Background(), p.Status.PodIP+":3000", cmd)
+		if err != nil || answers[cmd] != "ok" {
 			t.Fatalf("set-config: %v %v", answers, err)
 		}
 	}
@@ -360,6 +360,14 @@ func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
+	return pods, files, hashes, a
+}
+
+// A node that came back with the old factor after the others took the new one sticks the exchange:
+// ApplyTogether sets the new factor on every node, the recluster is refused for good, and it names the
+// node in no cluster (the one whose restart ends it).
+func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
+	pods, files, hashes, a := stuckSetup(t)
 	_, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
 	var stuck *StuckExchangeError
 	if !errors.As(err, &stuck) || !errors.Is(err, ErrRefused) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) {
@@ -387,20 +395,8 @@ func (c okRecluster) Info(ctx context.Context, addr string, commands ...string) 
 // The stuck exchange is found from the nodes' readings, not from the recluster's answer: a principal that
 // said ok before the exchange stuck leaves ApplyTogether naming the node in no cluster, not "not stable".
 func TestApplyTogetherFindsTheStuckExchangeAfterAnOK(t *testing.T) {
-	sim, pods, _, hashes, a, _ := togetherSetupWith(t, aerosim.Options{JoinDelay: 100 * time.Millisecond,
-		DropDelay: 100 * time.Millisecond, RestartDowntime: 20 * time.Millisecond})
+	pods, _, hashes, a := stuckSetup(t)
 	a.Info = okRecluster{a.Info}
-	for _, p := range pods[:2] {
-		answers, err := a.Info.Info(context.Background(), p.Status.PodIP+":3000",
-			"set-config:context=namespace;id=test;replication-factor=3")
-		if err != nil || answers["set-config:context=namespace;id=test;replication-factor=3"] != "ok" {
-			t.Fatalf("set-config: %v %v", answers, err)
-		}
-	}
-	if _, err := sim.WarmRestart(pods[2].Name); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
 	_, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
 	var stuck *StuckExchangeError
 	if !errors.As(err, &stuck) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) ||
