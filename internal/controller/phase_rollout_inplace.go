@@ -350,6 +350,12 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 	if over != "" {
 		return over, nil
 	}
+	// settleOutside forgot the pods gone from the change (a real run: a pod whose step was cleared);
+	// the rest read their step below.
+	outside = slices.DeleteFunc(outside, func(p string) bool { return st.cluster.Status.Pods[p].Update == nil || st.pods[p] == nil })
+	if len(outside) == 0 && len(restarted) == 0 {
+		return "the nodes outside the stuck exchange left the change; running it again", nil
+	}
 	if len(restarted) > 0 {
 		for _, p := range restarted {
 			r.stuck.remove(st.key, p)
