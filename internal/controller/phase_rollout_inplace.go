@@ -30,8 +30,9 @@ type LiveConfigurer interface {
 	Apply(ctx context.Context, pod *corev1.Pod, configHash string) (applied string, err error)
 	// ApplyTogether makes every node (pods) run its rack's config (hashes by pod name) whose change
 	// holds new replication-factors (by namespace): set on every node, then one recluster, then
-	// confirmed in effect on all.
-	ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes, factors map[string]string) (applied string, err error)
+	// confirmed in effect on all. cluster are every pod of the cluster with an address, where a node
+	// outside a stuck exchange is looked for (one whose asd was down is not in pods).
+	ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod, hashes, factors map[string]string) (applied string, err error)
 }
 
 // settleDelay is how long after a restart attempt whose signal may have gone out the operator reads
@@ -305,8 +306,9 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 		hashes[pod.Name] = st.desiredConfigHash(pod)
 		maps.Copy(factors, st.factorChanges(pod))
 	}
+	cluster := st.podsWithAddress()
 	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: togetherTask}, func(ctx context.Context) (string, error) {
-		return r.Live.ApplyTogether(ctx, targets, hashes, factors)
+		return r.Live.ApplyTogether(ctx, targets, cluster, hashes, factors)
 	})
 	return "applying the replication-factor to every node", nil
 }
@@ -402,6 +404,17 @@ func (r *AerospikeClusterReconciler) settleOutside(st *clusterState, outside []s
 		}
 	}
 	return restarted, ""
+}
+
+// podsWithAddress lists the cluster's pods that have an IP, by name: the nodes that may answer.
+func (st *clusterState) podsWithAddress() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
+		if pod := st.pods[name]; pod.Status.PodIP != "" {
+			out = append(out, pod)
+		}
+	}
+	return out
 }
 
 // everyNodeAnswers lists the pods whose asd runs, leaving ones included (an exchange takes in every

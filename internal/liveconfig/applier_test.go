@@ -284,7 +284,7 @@ func togetherSetupWith(t *testing.T, opts aerosim.Options) (*aerosim.Sim, []*cor
 func TestApplyTogetherWaitsForEveryPod(t *testing.T) {
 	_, pods, files, hashes, a, before := togetherSetup(t)
 	files[pods[2].Name].projected = podFile(before, 2)
-	if _, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"}); !errors.Is(err, podexec.ErrNotProjected) {
+	if _, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"}); !errors.Is(err, podexec.ErrNotProjected) {
 		t.Fatalf("ApplyTogether with a config not projected: %v", err)
 	}
 	for _, p := range pods {
@@ -298,7 +298,7 @@ func TestApplyTogetherWaitsForEveryPod(t *testing.T) {
 // no asd restarts, and each pod's own copy of the config keeps in step.
 func TestApplyTogether(t *testing.T) {
 	sim, pods, files, hashes, a, _ := togetherSetup(t)
-	applied, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	applied, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestApplyTogetherWaitsForTheRebalance(t *testing.T) {
 	_, pods, _, hashes, a, _ := togetherSetupWith(t, aerosim.Options{MigrationDuration: 2 * time.Second,
 		JoinDelay: 100 * time.Millisecond, DropDelay: 100 * time.Millisecond})
 	time.Sleep(2 * time.Second) // the formation's migrations
-	applied, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	applied, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func stuckSetup(t *testing.T) ([]*corev1.Pod, podsFiles, map[string]string, *App
 // node in no cluster (the one whose restart ends it).
 func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
 	pods, files, hashes, a := stuckSetup(t)
-	_, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	_, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
 	var stuck *StuckExchangeError
 	if !errors.As(err, &stuck) || !errors.Is(err, ErrRefused) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) {
 		t.Fatalf("ApplyTogether in a stuck exchange: %v", err)
@@ -378,6 +378,17 @@ func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
 			t.Errorf("%s: the file and the running value are not at the new factor: %s, copies %v", p.Name,
 				kv["replication-factor"], files[p.Name].copied)
 		}
+	}
+}
+
+// A node whose asd was down when the change began (not in it) and came back with the old factor is
+// found outside the stuck exchange too: the change looks at every pod of the cluster.
+func TestApplyTogetherFindsTheStuckExchangeOutsideTheChange(t *testing.T) {
+	pods, _, hashes, a := stuckSetup(t)
+	_, err := a.ApplyTogether(context.Background(), pods[:2], pods, hashes, map[string]string{"test": "3"})
+	var stuck *StuckExchangeError
+	if !errors.As(err, &stuck) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) {
+		t.Fatalf("ApplyTogether on two nodes beside a third in no cluster: %v", err)
 	}
 }
 
@@ -397,7 +408,7 @@ func (c okRecluster) Info(ctx context.Context, addr string, commands ...string) 
 func TestApplyTogetherFindsTheStuckExchangeAfterAnOK(t *testing.T) {
 	pods, _, hashes, a := stuckSetup(t)
 	a.Info = okRecluster{a.Info}
-	_, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	_, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
 	var stuck *StuckExchangeError
 	if !errors.As(err, &stuck) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) ||
 		!strings.Contains(stuck.Answers, pods[0].Name+": ok") {

@@ -40,9 +40,11 @@ const (
 // recluster that the stuck exchange refuses ends it with a *StuckExchangeError. A node whose
 // config is not projected yet, or any step refused, ends it with an error: it is run again whole (every
 // request is idempotent, and a node whose own copy is the new config already gets nothing but the
-// recluster). The pods are every node of the cluster; factors are the new replication-factors by
-// namespace (live.Plan.Factors of the change).
-func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes, factors map[string]string) (string, error) {
+// recluster). The pods are every node of the cluster whose asd runs; factors are the new
+// replication-factors by namespace (live.Plan.Factors of the change). The stuck exchange is looked for
+// on every pod of the cluster (cluster, pods included): a node whose asd was down when the change began
+// comes back with the old factor outside it, in no cluster beside the change's.
+func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod, hashes, factors map[string]string) (string, error) {
 	// Every node's plan first, so that the factor then reaches the nodes in quick succession (no other
 	// exchange between them), or none of them when a pod is not ready for it.
 	plans := make([]live.Plan, len(pods))
@@ -65,9 +67,9 @@ func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes,
 	}
 	// A factor already in effect in one cluster of every node (a run again after the recluster) needs no
 	// other recluster: that would start the migrations over.
-	principal, watch := "none (in effect already)", &stuckWatch{answers: "not asked, the factor was in effect"}
+	principal, watch := "none (in effect already)", &stuckWatch{answers: "not asked, the factor was in effect", cluster: cluster}
 	if why, err := a.factorsInEffect(ctx, pods, factors); err != nil || why != "" {
-		if principal, watch.answers, err = a.recluster(ctx, pods); err != nil {
+		if principal, watch.answers, err = a.recluster(ctx, pods, cluster); err != nil {
 			return "", err
 		}
 		if err := a.awaitFactors(ctx, pods, factors, watch); err != nil {
@@ -114,7 +116,8 @@ func describe(factors map[string]string) string {
 // the nodes that took it, and says what they all answered. Refused by all, it asks again for
 // reclusterPatience; still refused, with nodes in no cluster beside one cluster of the others, the
 // exchange is stuck (*StuckExchangeError).
-func (a *Applier) recluster(ctx context.Context, pods []*corev1.Pod) (principal, answers string, err error) {
+// cluster are every pod of the cluster, where the nodes outside are looked for.
+func (a *Applier) recluster(ctx context.Context, pods, cluster []*corev1.Pod) (principal, answers string, err error) {
 	deadline := time.Now().Add(reclusterPatience)
 	for {
 		took, answers, err := a.reclusterOnce(ctx, pods)
@@ -122,7 +125,7 @@ func (a *Applier) recluster(ctx context.Context, pods []*corev1.Pod) (principal,
 			return strings.Join(took, ", "), answers, err
 		}
 		if time.Now().After(deadline) {
-			if outside := a.outsideOneCluster(ctx, pods); len(outside) > 0 {
+			if outside := a.outsideOneCluster(ctx, cluster); len(outside) > 0 {
 				return "", answers, &StuckExchangeError{Outside: outside, Answers: answers}
 			}
 			return "", answers, fmt.Errorf("%w: no node reclustered the cluster (%s)", ErrRefused, answers)
@@ -141,14 +144,15 @@ func (a *Applier) recluster(ctx context.Context, pods []*corev1.Pod) (principal,
 // answer alone does not tell. Nodes in no cluster beside one cluster of the others for
 // reclusterPatience in a row are outside a stuck exchange (a joining node takes a few seconds).
 type stuckWatch struct {
-	answers string    // what the nodes answered to recluster:
-	since   time.Time // when the nodes began to show it; zero while they do not
+	answers string        // what the nodes answered to recluster:
+	cluster []*corev1.Pod // every pod of the cluster: the nodes read
+	since   time.Time     // when the nodes began to show it; zero while they do not
 }
 
 // check reads the nodes: a *StuckExchangeError once they have shown the stuck exchange for
 // reclusterPatience.
-func (w *stuckWatch) check(ctx context.Context, a *Applier, pods []*corev1.Pod) error {
-	outside := a.outsideOneCluster(ctx, pods)
+func (w *stuckWatch) check(ctx context.Context, a *Applier) error {
+	outside := a.outsideOneCluster(ctx, w.cluster)
 	switch {
 	case len(outside) == 0:
 		w.since = time.Time{}
@@ -176,14 +180,15 @@ func (a *Applier) reclusterOnce(ctx context.Context, pods []*corev1.Pod) (took [
 }
 
 // outsideOneCluster names the pods whose node is in no cluster (cluster_size 0) while every other
-// node is in one and the same cluster; none when the nodes show anything else (or do not answer).
+// node that answers is in one and the same cluster; none when the nodes show anything else. A node that
+// does not answer (asd down, a pod not started) is in no exchange: it is left out of the reading.
 func (a *Applier) outsideOneCluster(ctx context.Context, pods []*corev1.Pod) []string {
 	var outside []string
 	keys := map[string]bool{}
 	for _, pod := range pods {
 		stats, err := a.one(ctx, nodeAddr(pod), "statistics")
 		if err != nil {
-			return nil
+			continue
 		}
 		kv := aerospike.ParseKV(stats)
 		if kv["cluster_size"] == "0" {
@@ -229,7 +234,7 @@ func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod, watch *st
 		if why == "" {
 			why = fmt.Sprintf("the nodes answer %d cluster keys", len(keys))
 		}
-		if err := watch.check(ctx, a, pods); err != nil {
+		if err := watch.check(ctx, a); err != nil {
 			return 0, err
 		}
 		select {
@@ -255,7 +260,7 @@ func (a *Applier) awaitFactors(ctx context.Context, pods []*corev1.Pod, factors 
 		case err != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return err
 		}
-		if err := watch.check(ctx, a, pods); err != nil {
+		if err := watch.check(ctx, a); err != nil {
 			return err
 		}
 		select {
