@@ -44,7 +44,8 @@ const (
 // replication-factors by namespace (live.Plan.Factors of the change). The stuck exchange is looked for
 // on every pod of the cluster (cluster, pods included): a node whose asd was down when the change began
 // comes back with the old factor outside it, in no cluster beside the change's.
-func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod, hashes, factors map[string]string) (string, error) {
+func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod,
+	hashes, factors map[string]string) (string, error) {
 	// Every node's plan first, so that the factor then reaches the nodes in quick succession (no other
 	// exchange between them), or none of them when a pod is not ready for it.
 	plans := make([]live.Plan, len(pods))
