@@ -348,6 +348,9 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Restart", nil,
 			"Restarting %s to end the stuck exchange failed: %v; trying again", strings.Join(outside, ", "), res.Err)
 	}
+	if adopted, err := r.adoptOutside(ctx, st, outside); adopted != "" || err != nil {
+		return adopted, err
+	}
 	restarted, over := r.settleOutside(st, outside)
 	if over != "" {
 		return over, nil
@@ -383,6 +386,30 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 		return "", err
 	}
 	return "restarting asd in " + strings.Join(outside, ", "), nil
+}
+
+// adoptOutside gives a step in the change to each pod outside the stuck exchange that has none (its asd
+// was down when the change began, so the change left it out, and it came back on the old factor): the
+// restart that ends the exchange is recorded in, and followed from, the pod's step.
+func (r *AerospikeClusterReconciler) adoptOutside(ctx context.Context, st *clusterState, outside []string) (string, error) {
+	var adopt []string
+	for _, p := range outside {
+		if st.pods[p] != nil && st.cluster.Status.Pods[p].Update == nil {
+			adopt = append(adopt, p)
+		}
+	}
+	if len(adopt) == 0 {
+		return "", nil
+	}
+	started := metav1.NewMicroTime(st.now)
+	return "taking " + strings.Join(adopt, ", ") + " into the change to end the stuck exchange",
+		r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+			for _, p := range adopt {
+				pod := st.pods[p]
+				setUpdate(s, p, &ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateLiveTogether, UID: string(pod.UID),
+					Reason: ackov1alpha1.RestartReasonConfigChanged, Started: started, ConfigHash: st.desiredConfigHash(pod)})
+			}
+		})
 }
 
 // settleOutside names the pods outside a stuck exchange whose asd restarted since the attempt recorded,
