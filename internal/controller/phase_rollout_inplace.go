@@ -344,10 +344,6 @@ const endStuckTask = "end-stuck-exchange"
 // restarted meanwhile settles it from the node's uptime and never sends a second. Once they restarted,
 // the change runs again: it waits for one cluster at the new factor and its rebalance.
 func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *clusterState, outside []string) (string, error) {
-	if res, ok := st.results[endStuckTask]; ok && res.Err != nil {
-		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Restart", nil,
-			"Restarting %s to end the stuck exchange failed: %v; trying again", strings.Join(outside, ", "), res.Err)
-	}
 	if adopted, err := r.adoptOutside(ctx, st, outside); adopted != "" || err != nil {
 		return adopted, err
 	}
@@ -390,8 +386,13 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 
 // adoptOutside gives a step in the change to each pod outside the stuck exchange that has none (its asd
 // was down when the change began, so the change left it out, and it came back on the old factor): the
-// restart that ends the exchange is recorded in, and followed from, the pod's step.
+// restart that ends the exchange is recorded in, and followed from, the pod's step. It first says when
+// the last restart failed.
 func (r *AerospikeClusterReconciler) adoptOutside(ctx context.Context, st *clusterState, outside []string) (string, error) {
+	if res, ok := st.results[endStuckTask]; ok && res.Err != nil {
+		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Restart", nil,
+			"Restarting %s to end the stuck exchange failed: %v; trying again", strings.Join(outside, ", "), res.Err)
+	}
 	var adopt []string
 	for _, p := range outside {
 		if st.pods[p] != nil && st.cluster.Status.Pods[p].Update == nil {
