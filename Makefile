@@ -119,16 +119,17 @@ soak: local-assets build ## The e2e scale sequence (1 → 2 → 3 → 5 → 3 �
 	ACKO_E2E_SCALE_CYCLES=10 go test ./test/e2e/ -v -count=1 -timeout 60m -ginkgo.v -ginkgo.label-filter=scale-sequence
 
 # `make chaos`: random faults on a cluster under the workload (docs/development.md). CHAOS_SEED replays a
-# run (a random one is drawn and printed when empty).
+# run (a random one is drawn and printed when empty); BACKEND=real runs it on real asd nodes (root,
+# ACKO_ASD_DIR; wrap it in flock /tmp/acko-real.lock).
 CHAOS_DURATION ?= 10m
 CHAOS_SEED ?=
 CHAOS_TIMEOUT ?= 60m
 
 .PHONY: chaos
-chaos: local-assets build ## Random faults on a cluster under the workload for CHAOS_DURATION (CHAOS_SEED replays one); not in CI.
+chaos: local-assets build ## Random faults on a cluster under the workload for CHAOS_DURATION (CHAOS_SEED replays one; BACKEND=real on real asd nodes); not in CI.
 	@seed="$(CHAOS_SEED)"; [ -n "$$seed" ] || seed=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); \
 	echo "chaos: seed $$seed for $(CHAOS_DURATION) (replay: make chaos CHAOS_SEED=$$seed CHAOS_DURATION=$(CHAOS_DURATION))"; \
-	CHAOS_SEED=$$seed CHAOS_DURATION=$(CHAOS_DURATION) go test ./test/e2e/ -v -count=1 -timeout $(CHAOS_TIMEOUT) \
+	ACKO_BACKEND=$(BACKEND) CHAOS_SEED=$$seed CHAOS_DURATION=$(CHAOS_DURATION) go test ./test/e2e/ -v -count=1 -timeout $(CHAOS_TIMEOUT) \
 		-ginkgo.v -ginkgo.label-filter=chaos
 
 .PHONY: test-chart

@@ -901,7 +901,7 @@ func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, _ string) (stri
 // ApplyTogether implements LiveConfigurer: every node takes the new replication-factor live, then the
 // cluster reclusters, and its migrations make (or drop) the copies. Nothing is set unless every node
 // answers.
-func (w *modelWorld) ApplyTogether(ctx context.Context, pods []*corev1.Pod, _, _ map[string]string) (string, error) {
+func (w *modelWorld) ApplyTogether(ctx context.Context, pods, _ []*corev1.Pod, _, _ map[string]string) (string, error) {
 	for _, pod := range pods {
 		if _, err := w.liveNode(pod); err != nil {
 			return "", err

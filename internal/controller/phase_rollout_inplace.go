@@ -31,8 +31,9 @@ type LiveConfigurer interface {
 	Apply(ctx context.Context, pod *corev1.Pod, configHash string) (applied string, err error)
 	// ApplyTogether makes every node (pods) run its rack's config (hashes by pod name) whose change
 	// holds new replication-factors (by namespace): set on every node, then one recluster, then
-	// confirmed in effect on all.
-	ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes, factors map[string]string) (applied string, err error)
+	// confirmed in effect on all. cluster are every pod of the cluster with an address, where a node
+	// outside a stuck exchange is looked for (one whose asd was down is not in pods).
+	ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod, hashes, factors map[string]string) (applied string, err error)
 }
 
 // settleDelay is how long after a restart attempt whose signal may have gone out the operator reads
@@ -359,8 +360,9 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 		hashes[pod.Name] = st.desiredConfigHash(pod)
 		maps.Copy(factors, st.factorChanges(pod))
 	}
+	cluster := st.podsWithAddress()
 	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: togetherTask}, func(ctx context.Context) (string, error) {
-		return r.Live.ApplyTogether(ctx, targets, hashes, factors)
+		return r.Live.ApplyTogether(ctx, targets, cluster, hashes, factors)
 	})
 	return "applying the replication-factor to every node", nil
 }
@@ -400,13 +402,18 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 	if signal, ok := st.results[endStuckTask]; ok && signal.Err != nil {
 		res = signal
 	}
-	if res.Err != nil {
-		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Restart", nil,
-			"Restarting %s to end the stuck exchange failed: %v; trying again", strings.Join(outside, ", "), res.Err)
+	if adopted, err := r.adoptOutside(ctx, st, outside, res.Err); adopted != "" || err != nil {
+		return adopted, err
 	}
 	restarted, over := r.settleOutside(st, outside)
 	if over != "" {
 		return over, nil
+	}
+	// settleOutside forgot the pods gone from the change (a real run: a pod whose step was cleared);
+	// the rest read their step below.
+	outside = slices.DeleteFunc(outside, func(p string) bool { return st.cluster.Status.Pods[p].Update == nil || st.pods[p] == nil })
+	if len(outside) == 0 && len(restarted) == 0 {
+		return "the nodes outside the stuck exchange left the change; running it again", nil
 	}
 	if len(restarted) > 0 {
 		for _, p := range restarted {
@@ -432,6 +439,36 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 	return "restarting asd in " + strings.Join(outside, ", "), r.restartStep(ctx, st, endStuckTask, outside, prepared)
 }
 
+// adoptOutside gives a step in the change to each pod outside the stuck exchange that has none (its asd
+// was down when the change began, so the change left it out, and it came back on the old factor): the
+// restart that ends the exchange is recorded in, and followed from, the pod's step. It first says when
+// the last restart failed (lastErr: its preparation or its signal).
+func (r *AerospikeClusterReconciler) adoptOutside(ctx context.Context, st *clusterState, outside []string,
+	lastErr error) (string, error) {
+	if lastErr != nil {
+		st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventReplicationFactorConflict, "Restart", nil,
+			"Restarting %s to end the stuck exchange failed: %v; trying again", strings.Join(outside, ", "), lastErr)
+	}
+	var adopt []string
+	for _, p := range outside {
+		if st.pods[p] != nil && st.cluster.Status.Pods[p].Update == nil {
+			adopt = append(adopt, p)
+		}
+	}
+	if len(adopt) == 0 {
+		return "", nil
+	}
+	started := metav1.NewMicroTime(st.now)
+	return "taking " + strings.Join(adopt, ", ") + " into the change to end the stuck exchange",
+		r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+			for _, p := range adopt {
+				pod := st.pods[p]
+				setUpdate(s, p, &ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateLiveTogether, UID: string(pod.UID),
+					Reason: ackov1alpha1.RestartReasonConfigChanged, Started: started, ConfigHash: st.desiredConfigHash(pod)})
+			}
+		})
+}
+
 // settleOutside names the pods outside a stuck exchange whose asd restarted since the attempt recorded,
 // and forgets the ones no longer to restart: gone from the change, or in a cluster meanwhile (over then
 // says so).
@@ -451,6 +488,17 @@ func (r *AerospikeClusterReconciler) settleOutside(st *clusterState, outside []s
 		}
 	}
 	return restarted, ""
+}
+
+// podsWithAddress lists the cluster's pods that have an IP, by name: the nodes that may answer.
+func (st *clusterState) podsWithAddress() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, name := range slices.Sorted(maps.Keys(st.pods)) {
+		if pod := st.pods[name]; pod.Status.PodIP != "" {
+			out = append(out, pod)
+		}
+	}
+	return out
 }
 
 // everyNodeAnswers lists the pods whose asd runs, leaving ones included (an exchange takes in every

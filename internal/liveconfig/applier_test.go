@@ -292,7 +292,7 @@ func togetherSetupWith(t *testing.T, opts aerosim.Options) (*aerosim.Sim, []*cor
 func TestApplyTogetherWaitsForEveryPod(t *testing.T) {
 	_, pods, files, hashes, a, before := togetherSetup(t)
 	files[pods[2].Name].projected = podFile(before, 2)
-	if _, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"}); !errors.Is(err, podexec.ErrNotProjected) {
+	if _, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"}); !errors.Is(err, podexec.ErrNotProjected) {
 		t.Fatalf("ApplyTogether with a config not projected: %v", err)
 	}
 	for _, p := range pods {
@@ -306,7 +306,7 @@ func TestApplyTogetherWaitsForEveryPod(t *testing.T) {
 // no asd restarts, and each pod's own copy of the config keeps in step.
 func TestApplyTogether(t *testing.T) {
 	sim, pods, files, hashes, a, _ := togetherSetup(t)
-	applied, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	applied, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestApplyTogetherWaitsForTheRebalance(t *testing.T) {
 	_, pods, _, hashes, a, _ := togetherSetupWith(t, aerosim.Options{MigrationDuration: 2 * time.Second,
 		JoinDelay: 100 * time.Millisecond, DropDelay: 100 * time.Millisecond})
 	time.Sleep(2 * time.Second) // the formation's migrations
-	applied, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	applied, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,16 +351,16 @@ func TestApplyTogetherWaitsForTheRebalance(t *testing.T) {
 	}
 }
 
-// A node that came back with the old factor after the others took the new one sticks the exchange:
-// ApplyTogether sets the new factor on every node, the recluster is refused for good, and it names the
-// node in no cluster (the one whose restart ends it).
-func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
+// stuckSetup is togetherSetup with the exchange stuck: the first two nodes took replication-factor 3 by
+// set-config, then the third restarted on its file's 2.
+func stuckSetup(t *testing.T) ([]*corev1.Pod, podsFiles, map[string]string, *Applier) {
+	t.Helper()
 	sim, pods, files, hashes, a, _ := togetherSetupWith(t, aerosim.Options{JoinDelay: 100 * time.Millisecond,
 		DropDelay: 100 * time.Millisecond, RestartDowntime: 20 * time.Millisecond})
+	const cmd = "set-config:context=namespace;id=test;replication-factor=3"
 	for _, p := range pods[:2] {
-		answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(), p.Status.PodIP+":3000",
-			"set-config:context=namespace;id=test;replication-factor=3")
-		if err != nil || answers["set-config:context=namespace;id=test;replication-factor=3"] != "ok" {
+		answers, err := a.Info.Info(context.Background(), p.Status.PodIP+":3000", cmd)
+		if err != nil || answers[cmd] != "ok" {
 			t.Fatalf("set-config: %v %v", answers, err)
 		}
 	}
@@ -368,7 +368,15 @@ func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	_, err := a.ApplyTogether(context.Background(), pods, hashes, map[string]string{"test": "3"})
+	return pods, files, hashes, a
+}
+
+// A node that came back with the old factor after the others took the new one sticks the exchange:
+// ApplyTogether sets the new factor on every node, the recluster is refused for good, and it names the
+// node in no cluster (the one whose restart ends it).
+func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
+	pods, files, hashes, a := stuckSetup(t)
+	_, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
 	var stuck *StuckExchangeError
 	if !errors.As(err, &stuck) || !errors.Is(err, ErrRefused) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) {
 		t.Fatalf("ApplyTogether in a stuck exchange: %v", err)
@@ -378,5 +386,40 @@ func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
 			t.Errorf("%s: the file and the running value are not at the new factor: %s, copies %v", p.Name,
 				kv["replication-factor"], files[p.Name].copied)
 		}
+	}
+}
+
+// A node whose asd was down when the change began (not in it) and came back with the old factor is
+// found outside the stuck exchange too: the change looks at every pod of the cluster.
+func TestApplyTogetherFindsTheStuckExchangeOutsideTheChange(t *testing.T) {
+	pods, _, hashes, a := stuckSetup(t)
+	_, err := a.ApplyTogether(context.Background(), pods[:2], pods, hashes, map[string]string{"test": "3"})
+	var stuck *StuckExchangeError
+	if !errors.As(err, &stuck) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) {
+		t.Fatalf("ApplyTogether on two nodes beside a third in no cluster: %v", err)
+	}
+}
+
+// okRecluster is a real principal in the moment before the exchange sticks: it answers recluster: with
+// ok (and starts nothing that ends the conflict).
+type okRecluster struct{ aerospike.InfoClient }
+
+func (c okRecluster) Info(ctx context.Context, addr string, commands ...string) (map[string]string, error) {
+	if len(commands) == 1 && commands[0] == cmdRecluster {
+		return map[string]string{cmdRecluster: reclusterOK}, nil
+	}
+	return c.InfoClient.Info(ctx, addr, commands...)
+}
+
+// The stuck exchange is found from the nodes' readings, not from the recluster's answer: a principal that
+// said ok before the exchange stuck leaves ApplyTogether naming the node in no cluster, not "not stable".
+func TestApplyTogetherFindsTheStuckExchangeAfterAnOK(t *testing.T) {
+	pods, _, hashes, a := stuckSetup(t)
+	a.Info = okRecluster{a.Info}
+	_, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
+	var stuck *StuckExchangeError
+	if !errors.As(err, &stuck) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) ||
+		!strings.Contains(stuck.Answers, pods[0].Name+": ok") {
+		t.Fatalf("ApplyTogether in a stuck exchange whose principal said ok: %v", err)
 	}
 }

@@ -40,9 +40,12 @@ const (
 // recluster that the stuck exchange refuses ends it with a *StuckExchangeError. A node whose
 // config is not projected yet, or any step refused, ends it with an error: it is run again whole (every
 // request is idempotent, and a node whose own copy is the new config already gets nothing but the
-// recluster). The pods are every node of the cluster; factors are the new replication-factors by
-// namespace (live.Plan.Factors of the change).
-func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes, factors map[string]string) (string, error) {
+// recluster). The pods are every node of the cluster whose asd runs; factors are the new
+// replication-factors by namespace (live.Plan.Factors of the change). The stuck exchange is looked for
+// on every pod of the cluster (cluster, pods included): a node whose asd was down when the change began
+// comes back with the old factor outside it, in no cluster beside the change's.
+func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod,
+	hashes, factors map[string]string) (string, error) {
 	// Every node's plan first, so that the factor then reaches the nodes in quick succession (no other
 	// exchange between them), or none of them when a pod is not ready for it.
 	plans := make([]live.Plan, len(pods))
@@ -65,16 +68,16 @@ func (a *Applier) ApplyTogether(ctx context.Context, pods []*corev1.Pod, hashes,
 	}
 	// A factor already in effect in one cluster of every node (a run again after the recluster) needs no
 	// other recluster: that would start the migrations over.
-	principal := "none (in effect already)"
+	principal, watch := "none (in effect already)", &stuckWatch{answers: "not asked, the factor was in effect", cluster: cluster}
 	if why, err := a.factorsInEffect(ctx, pods, factors); err != nil || why != "" {
-		if principal, err = a.recluster(ctx, pods); err != nil {
+		if principal, watch.answers, err = a.recluster(ctx, pods, cluster); err != nil {
 			return "", err
 		}
-		if err := a.awaitFactors(ctx, pods, factors); err != nil {
+		if err := a.awaitFactors(ctx, pods, factors, watch); err != nil {
 			return "", err
 		}
 	}
-	took, err := a.awaitStable(ctx, pods)
+	took, err := a.awaitStable(ctx, pods, watch)
 	if err != nil {
 		return "", err
 	}
@@ -94,7 +97,7 @@ type StuckExchangeError struct {
 }
 
 func (e *StuckExchangeError) Error() string {
-	return fmt.Sprintf("the cluster's exchange is stuck (recluster refused: %s); %s in no cluster",
+	return fmt.Sprintf("the cluster's exchange is stuck (answers to recluster: %s); %s in no cluster",
 		e.Answers, strings.Join(e.Outside, ", "))
 }
 
@@ -111,27 +114,55 @@ func describe(factors map[string]string) string {
 
 // recluster asks every node to reform its cluster: each principal does ("ok"), the others ignore it.
 // Every node is asked, so that a cluster an earlier exchange split is reformed on each side. It names
-// the nodes that took it. Refused by all, it asks again for reclusterPatience; still refused, with
-// nodes in no cluster beside one cluster of the others, the exchange is stuck (*StuckExchangeError).
-func (a *Applier) recluster(ctx context.Context, pods []*corev1.Pod) (string, error) {
+// the nodes that took it, and says what they all answered. Refused by all, it asks again for
+// reclusterPatience; still refused, with nodes in no cluster beside one cluster of the others, the
+// exchange is stuck (*StuckExchangeError).
+// cluster are every pod of the cluster, where the nodes outside are looked for.
+func (a *Applier) recluster(ctx context.Context, pods, cluster []*corev1.Pod) (principal, answers string, err error) {
 	deadline := time.Now().Add(reclusterPatience)
 	for {
 		took, answers, err := a.reclusterOnce(ctx, pods)
 		if err != nil || len(took) > 0 {
-			return strings.Join(took, ", "), err
+			return strings.Join(took, ", "), answers, err
 		}
 		if time.Now().After(deadline) {
-			if outside := a.outsideOneCluster(ctx, pods); len(outside) > 0 {
-				return "", &StuckExchangeError{Outside: outside, Answers: answers}
+			if outside := a.outsideOneCluster(ctx, cluster); len(outside) > 0 {
+				return "", answers, &StuckExchangeError{Outside: outside, Answers: answers}
 			}
-			return "", fmt.Errorf("%w: no node reclustered the cluster (%s)", ErrRefused, answers)
+			return "", answers, fmt.Errorf("%w: no node reclustered the cluster (%s)", ErrRefused, answers)
 		}
 		select {
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", answers, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// stuckWatch tells a stuck exchange from a node on its way into the cluster by how long the nodes show
+// it, in the waits after the recluster: the real principal may answer recluster: with ok in the moment
+// before the exchange sticks (the node that came back with the old factor not exchanged yet), so the
+// answer alone does not tell. Nodes in no cluster beside one cluster of the others for
+// reclusterPatience in a row are outside a stuck exchange (a joining node takes a few seconds).
+type stuckWatch struct {
+	answers string        // what the nodes answered to recluster:
+	cluster []*corev1.Pod // every pod of the cluster: the nodes read
+	since   time.Time     // when the nodes began to show it; zero while they do not
+}
+
+// check reads the nodes: a *StuckExchangeError once they have shown the stuck exchange for
+// reclusterPatience.
+func (w *stuckWatch) check(ctx context.Context, a *Applier) error {
+	outside := a.outsideOneCluster(ctx, w.cluster)
+	switch {
+	case len(outside) == 0:
+		w.since = time.Time{}
+	case w.since.IsZero():
+		w.since = time.Now()
+	case time.Since(w.since) >= reclusterPatience:
+		return &StuckExchangeError{Outside: outside, Answers: w.answers}
+	}
+	return nil
 }
 
 func (a *Applier) reclusterOnce(ctx context.Context, pods []*corev1.Pod) (took []string, answers string, err error) {
@@ -150,14 +181,15 @@ func (a *Applier) reclusterOnce(ctx context.Context, pods []*corev1.Pod) (took [
 }
 
 // outsideOneCluster names the pods whose node is in no cluster (cluster_size 0) while every other
-// node is in one and the same cluster; none when the nodes show anything else (or do not answer).
+// node that answers is in one and the same cluster; none when the nodes show anything else. A node that
+// does not answer (asd down, a pod not started) is in no exchange: it is left out of the reading.
 func (a *Applier) outsideOneCluster(ctx context.Context, pods []*corev1.Pod) []string {
 	var outside []string
 	keys := map[string]bool{}
 	for _, pod := range pods {
 		stats, err := a.one(ctx, nodeAddr(pod), "statistics")
 		if err != nil {
-			return nil
+			continue
 		}
 		kv := aerospike.ParseKV(stats)
 		if kv["cluster_size"] == "0" {
@@ -174,7 +206,8 @@ func (a *Applier) outsideOneCluster(ctx context.Context, pods []*corev1.Pod) []s
 
 // awaitStable waits, to stableDeadline, until every node answers cluster-stable for a cluster of them
 // all with its migrations done, with one cluster key: only then has the new factor's rebalance ended.
-func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod) (time.Duration, error) {
+// Nodes that show a stuck exchange end it with a *StuckExchangeError (stuckWatch).
+func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod, watch *stuckWatch) (time.Duration, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, stableDeadline)
 	defer cancel()
@@ -202,6 +235,9 @@ func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod) (time.Dur
 		if why == "" {
 			why = fmt.Sprintf("the nodes answer %d cluster keys", len(keys))
 		}
+		if err := watch.check(ctx, a); err != nil {
+			return 0, err
+		}
 		select {
 		case <-ctx.Done():
 			return 0, fmt.Errorf("%w: after the recluster, the cluster is not stable: %s (waited %s)", ErrRefused,
@@ -212,8 +248,9 @@ func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod) (time.Dur
 }
 
 // awaitFactors waits, to a deadline, until every node reports each namespace's new factor in its config
-// and in effect after the rebalance, in one cluster of them all.
-func (a *Applier) awaitFactors(ctx context.Context, pods []*corev1.Pod, factors map[string]string) error {
+// and in effect after the rebalance, in one cluster of them all. Nodes that show a stuck exchange end
+// it with a *StuckExchangeError (stuckWatch).
+func (a *Applier) awaitFactors(ctx context.Context, pods []*corev1.Pod, factors map[string]string, watch *stuckWatch) error {
 	ctx, cancel := context.WithTimeout(ctx, rebalanceDeadline)
 	defer cancel()
 	for {
@@ -222,6 +259,9 @@ func (a *Applier) awaitFactors(ctx context.Context, pods []*corev1.Pod, factors 
 		case err == nil && why == "":
 			return nil
 		case err != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return err
+		}
+		if err := watch.check(ctx, a); err != nil {
 			return err
 		}
 		select {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/localcluster"
 	"github.com/acko-io/acko/test/localcluster/simclient"
+	"github.com/acko-io/acko/test/workload"
 )
 
 // `make chaos` sets these; without them (make test-e2e) the chaos spec runs a short fixed sequence.
@@ -65,6 +67,9 @@ type chaos struct {
 	sprigs   int
 	fdMax    int
 	ops      int
+	// the replication-factor changes: made (the cluster Running again at the new factor), of them with
+	// a node killed in the middle, and refused (the cluster not Ready within chaosSettle)
+	rfChanges, rfKilled, rfRefused int
 }
 
 var chaosImages = []string{"aerospike:ce-8.1.1.1", "aerospike:ce-8.1.2.0"}
@@ -78,7 +83,7 @@ type chaosFault struct {
 var chaosFaults = []chaosFault{
 	{name: "operator killed", inject: (*chaos).killOperator},
 	{name: "pod deleted", inject: (*chaos).deletePod},
-	{name: "node hung", inject: (*chaos).hangNode},
+	{name: "node hung", inject: (*chaos).hangNode}, // simulated nodes only (chaosRealFaults)
 	{name: "drain", inject: (*chaos).drain},
 	{name: "config change", inject: (*chaos).changeConfig},
 	{name: "scale step", inject: (*chaos).scale},
@@ -96,12 +101,20 @@ func (c *chaos) record(began time.Time, what string) {
 
 func (c *chaos) pod() string { return fmt.Sprintf("%s-%d", c.name, c.rng.IntN(c.size)) }
 
+// chaosRealFaults are the faults on real nodes: all but a node hung (the simulator's fault).
+var chaosRealFaults = slices.DeleteFunc(slices.Clone(chaosFaults), func(f chaosFault) bool { return f.name == "node hung" })
+
 // settled waits until the cluster runs its spec with every node a member and no migration left.
 func (c *chaos) settled() {
 	GinkgoHelper()
 	Eventually(func() (string, error) {
 		return field(c.ns, "asc/"+c.name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
 	}).WithTimeout(chaosSettle).WithPolling(time.Second).Should(MatchRegexp(`^Running (\d+) (\d+)$`))
+	if opts.RealNodes {
+		awaitRealCluster(c.ns, c.name, c.size)
+		Eventually(func() []string { return unstableNodes(c.ns, c.name, c.size) }).WithTimeout(chaosSettle).Should(BeEmpty())
+		return
+	}
 	Eventually(func() ([]aerosim.NodeState, error) { return simNodesNamed(c.ns + "/") }).WithTimeout(chaosSettle).
 		Should(And(HaveLen(c.size), HaveEach(And(HaveField("Phase", aerosim.PhaseMember),
 			HaveField("ClusterSize", c.size), HaveField("MigratePartitionsRemaining", BeZero())))))
@@ -209,21 +222,61 @@ func (c *chaos) changeImage() string {
 	return c.patch(fmt.Sprintf(`{"spec":{"image":%q}}`, chaosImages[c.image]))
 }
 
-// changeReplicationFactor asks for the other factor (2 or 3): a Ready cluster takes it (live on every node,
-// then one recluster); otherwise the webhook refuses it and nothing changes.
+// changeReplicationFactor asks for the other factor (2 or 3) once the cluster is Ready (the webhook
+// refuses it otherwise), waiting for that at most chaosSettle: a Ready cluster takes it (live on every
+// node, then one recluster). Every other time a node is killed in the middle of it (its asd, once every
+// other node runs the new factor: the stuck exchange the operator must end), and the change counts once
+// the cluster is Running again at the new factor.
 func (c *chaos) changeReplicationFactor() string {
 	GinkgoHelper()
+	if _, err := kubectlErr("wait", "--for=condition=Ready", "asc/"+c.name, "-n", c.ns,
+		fmt.Sprintf("--timeout=%s", chaosSettle)); err != nil {
+		c.rfRefused++
+		return fmt.Sprintf("asked for replication-factor %d: not asked, the cluster was not Ready in %s", 5-c.rf, chaosSettle)
+	}
 	c.rf = 5 - c.rf
 	// Only the factor changes (a merge patch of the namespace list would also spell out its defaults).
 	_, err := kubectlErr("patch", "asc", c.name, "-n", c.ns, "--type", "json", "-p",
 		fmt.Sprintf(`[{"op":"add","path":"/spec/aerospikeConfig/namespaces/0/replication-factor","value":%d}]`, c.rf))
 	if err != nil {
+		// Ready a moment ago, and not any more (a fault of the moment, a node that failed).
 		Expect(err).To(MatchError(ContainSubstring(rfChangeNotReady)))
 		c.rf = 5 - c.rf
+		c.rfRefused++
 		return fmt.Sprintf("asked for replication-factor %d: refused, the cluster is not Ready", 5-c.rf)
 	}
-	return fmt.Sprintf("replication-factor %d", c.rf)
+	what := fmt.Sprintf("replication-factor %d", c.rf)
+	if c.rng.IntN(2) == 0 {
+		pods := make([]string, c.size)
+		for i := range pods {
+			pods[i] = fmt.Sprintf("%s-%d", c.name, i)
+		}
+		victim, err := downBeforeTheFactor(c.ns, c.name, pods, c.rf, c.crash)
+		if err != nil {
+			what += fmt.Sprintf(" (no node killed in the middle: %v)", err)
+		} else {
+			c.rfKilled++
+			what += ", " + victim + "'s asd killed in the middle of it"
+		}
+	}
+	waitRunningObserved(c.ns, c.name)
+	c.rfChanges++
+	return what
 }
+
+// crash kills a node's asd: its container (real nodes) or the simulator's node restarts on its own file.
+func (c *chaos) crash(pod string) error {
+	if opts.RealNodes {
+		return cluster.KillReal(c.ns, pod)
+	}
+	_, err := sim().WarmRestart(c.ctx, simclient.NodeName(c.ns, pod))
+	return err
+}
+
+// chaosLoad is the chaos workload: enough keys that every one of the 4096 partitions holds some (40 000
+// keys leave 4096·e^(−40000/4096) ≈ 0.2 partitions empty; 500 keys touched about one in nine), each
+// written once within withWorkload's wait.
+var chaosLoad = workload.Config{Keys: 40000, Rate: 2000}
 
 // rfChangeNotReady is the webhook's answer to a replication-factor change on a cluster that is not Ready.
 const rfChangeNotReady = `while the cluster is not Ready: every node must run the same config`
@@ -236,11 +289,15 @@ var _ = Describe("Chaos", Label("chaos"), func() {
 		seed, duration := chaosSettings()
 		replay := fmt.Sprintf("make chaos %s=%d %s=%s", chaosSeedEnv, seed, chaosDurationEnv, duration)
 		reportFigure("chaos seed", replay)
-		createCluster(ns, name, 3, "")
-		allUp(ns+"/", 3)
-		w := withWorkload(ns, name)
+		placement, faults := "", chaosFaults
+		if opts.RealNodes {
+			placement, faults = realPlacement, chaosRealFaults
+		}
+		createCluster(ns, name, 3, placement)
 		c := &chaos{ns: ns, name: name, ctx: ctx, rng: rand.New(rand.NewPCG(seed, 0)), start: time.Now(),
 			size: 3, rf: 2, sprigs: 256}
+		c.settled()
+		w := withWorkloadConfig(ns, name, chaosLoad)
 		DeferCleanup(func(ctx SpecContext) {
 			// A spec that failed mid-fault leaves the next specs a manager.
 			if !opts.IsRunning(localcluster.ManagerName(localcluster.PrimaryManager)) {
@@ -250,7 +307,6 @@ var _ = Describe("Chaos", Label("chaos"), func() {
 				_, _ = fmt.Fprintf(GinkgoWriter, "chaos failed: replay with %s; the faults:\n%s\n", replay, strings.Join(c.log, "\n"))
 			}
 		})
-		faults := chaosFaults
 		for time.Since(c.start) < duration {
 			f := faults[c.rng.IntN(len(faults))]
 			began := time.Now()
@@ -262,6 +318,8 @@ var _ = Describe("Chaos", Label("chaos"), func() {
 		rep := w.expectNothingLost()
 		reportFigure("chaos", fmt.Sprintf("%d faults in %s, %s: %s", len(c.log)-1, time.Since(c.start).Round(time.Second),
 			replay, summary(rep)))
+		reportFigure("chaos: replication-factor changes", fmt.Sprintf("%d made (%d with a node killed in the middle), %d not made (the cluster not Ready)",
+			c.rfChanges, c.rfKilled, c.rfRefused))
 		_, _ = fmt.Fprintf(GinkgoWriter, "the faults:\n%s\n", strings.Join(c.log, "\n"))
 	})
 })

@@ -55,7 +55,7 @@ func withWorkloadConfig(namespace, name string, cfg workload.Config) *workloadRu
 	cfg.ClusterName = name
 	Expect(cfg.Seeds).NotTo(BeEmpty(), "no pod IP of %s/%s", namespace, name)
 	cfg.Set = fmt.Sprintf("e2e-%d", workloadSets.Add(1))
-	if cfg.Keys == 0 {
+	if cfg.Keys == 0 || cfg.Rate == 0 {
 		cfg.Keys, cfg.Rate = workloadKeys, workloadRate
 	}
 	cfg.Log = GinkgoWriter
@@ -69,7 +69,9 @@ func withWorkloadConfig(namespace, name string, cfg workload.Config) *workloadRu
 			_, _ = w.stop()
 		}
 	})
-	Eventually(func() int { return run.Snapshot().Acknowledged }).WithTimeout(time.Minute).
+	// Half the operations write: the keys take 2·Keys/Rate seconds; twice that, or a minute.
+	writeOnce := time.Duration(2*cfg.Keys/cfg.Rate) * time.Second
+	Eventually(func() int { return run.Snapshot().Acknowledged }).WithTimeout(max(time.Minute, 2*writeOnce)).
 		WithPolling(250*time.Millisecond).Should(Equal(cfg.Keys), "every key written once")
 	return w
 }

@@ -37,7 +37,8 @@ type Cluster struct {
 	resumed bool // started on the state of an earlier run
 	procs   map[string]*process
 	syncMu  sync.Mutex
-	syncEnd func() // stops the in-process sync loop and waits for it
+	syncEnd func()  // stops the in-process sync loop and waits for it
+	syncer  *Syncer // the in-process sync loop (StartSync), for the real nodes' faults and figures
 }
 
 // New returns a cluster for opts; nothing runs until Up.
@@ -230,7 +231,7 @@ func (c *Cluster) StartSync(out io.Writer) error {
 		}
 	}()
 	c.syncMu.Lock()
-	c.syncEnd = func() { cancel(); <-done }
+	c.syncEnd, c.syncer = func() { cancel(); <-done }, s
 	c.syncMu.Unlock()
 	return nil
 }

@@ -342,3 +342,35 @@ func (s *Syncer) setRealVolume(key, volume string, files map[string]string) (boo
 	}
 	return true, writeRealVolumes(map[string]string{volume: p.dirs[volume]}, volumeFiles{volume: files})
 }
+
+// RealNode is the real node that runs a pod (on RealNode), for a test's faults and figures; it needs
+// the sync loop in this process (StartSync).
+func (c *Cluster) RealNode(namespace, pod string) (*realnode.Node, error) {
+	n, _, err := c.realNode(namespace, pod)
+	return n, err
+}
+
+// KillReal kills the asd of a pod's real node (SIGKILL: a crash; the container exits and the sync loop
+// starts it again after the kubelet's back-off).
+func (c *Cluster) KillReal(namespace, pod string) error {
+	n, l, err := c.realNode(namespace, pod)
+	if err != nil {
+		return err
+	}
+	return l.Kill(n.Spec().Name)
+}
+
+func (c *Cluster) realNode(namespace, pod string) (*realnode.Node, *realnode.Launcher, error) {
+	c.syncMu.Lock()
+	s := c.syncer
+	c.syncMu.Unlock()
+	if s == nil || s.real == nil {
+		return nil, nil, errors.New("no real nodes in this process: the sync loop runs elsewhere or without them")
+	}
+	s.real.mu.Lock()
+	defer s.real.mu.Unlock()
+	if p := s.real.pods[namespace+"/"+pod]; p != nil {
+		return p.node, s.real.launcher, nil
+	}
+	return nil, nil, fmt.Errorf("pod %s/%s runs no real node", namespace, pod)
+}
