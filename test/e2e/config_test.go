@@ -328,36 +328,24 @@ func sampleBudget(ns, name string, pods []string, stop <-chan struct{}) <-chan [
 	for i, p := range pods {
 		ips[i] = mustField(ns, "pod/"+p, "{.status.podIP}")
 	}
-	out := make(chan []budgetSample, 1)
-	go func() {
-		defer GinkgoRecover()
-		var samples []budgetSample
-		defer func() { out <- samples }()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			budget, err := field(ns, "pdb/"+name, "{.spec.maxUnavailable}")
-			maxUnavailable, convErr := strconv.Atoi(budget)
-			if err != nil || convErr != nil {
+	return sampleUntil(stop, 50*time.Millisecond, func() (budgetSample, bool) {
+		budget, err := field(ns, "pdb/"+name, "{.spec.maxUnavailable}")
+		maxUnavailable, convErr := strconv.Atoi(budget)
+		if err != nil || convErr != nil {
+			return budgetSample{}, false
+		}
+		factor := 8
+		for _, ip := range ips {
+			kv, infoErr := nodeInfo(ip, "namespace/test")
+			rf, convErr := strconv.Atoi(kv["effective_replication_factor"])
+			if infoErr != nil || convErr != nil {
+				factor = 0 // a node that does not say counts as no copy: the budget must allow none
 				continue
 			}
-			factor := 8
-			for _, ip := range ips {
-				kv, infoErr := nodeInfo(ip, "namespace/test")
-				rf, convErr := strconv.Atoi(kv["effective_replication_factor"])
-				if infoErr != nil || convErr != nil {
-					factor = 0 // a node that does not say counts as no copy: the budget must allow none
-					continue
-				}
-				factor = min(factor, rf)
-			}
-			samples = append(samples, budgetSample{at: time.Now(), maxUnavailable: maxUnavailable, factor: factor})
+			factor = min(factor, rf)
 		}
-	}()
-	return out
+		return budgetSample{at: time.Now(), maxUnavailable: maxUnavailable, factor: factor}, true
+	})
 }
 
 // Issue 23 and issue 22 point 3: a replication-factor change reaches a running cluster live. The operator

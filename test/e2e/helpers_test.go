@@ -135,3 +135,25 @@ func nodeInfo(podIP, cmd string) (map[string]string, error) {
 	}
 	return aerospike.ParseKV(answers[cmd]), nil
 }
+
+// sampleUntil calls take every interval until stop is closed, keeping what it returns with true, and
+// sends what it kept once stopped (the samplers that watch a spec's change from the side).
+func sampleUntil[T any](stop <-chan struct{}, every time.Duration, take func() (T, bool)) <-chan []T {
+	out := make(chan []T, 1)
+	go func() {
+		defer GinkgoRecover()
+		var kept []T
+		defer func() { out <- kept }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(every):
+			}
+			if sample, keep := take(); keep {
+				kept = append(kept, sample)
+			}
+		}
+	}()
+	return out
+}

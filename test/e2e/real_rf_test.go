@@ -50,66 +50,76 @@ var _ = Describe("Real nodes: a replication-factor change", Label("real"), func(
 	// change ends at the new factor everywhere, the nodes holding data never restarted, nothing lost.
 	It("takes a replication-factor change with a node killed between the set-configs and the recluster, nothing lost", func() {
 		const ns, name = "real-rf-kill", "realrfkill"
-		pods := realRFCluster(ns, name)
-		w := withWorkloadConfig(ns, name, realRFLoad)
-		before := realUptimes(ns, name)
-		start := time.Now()
-		stop := make(chan struct{})
-		violations := sampleRunningWhileUnstable(ns, name, stop)
-		_, err := mergePatch(ns, name, rfPatch(3))
-		Expect(err).NotTo(HaveOccurred())
-
-		By("killing the asd of the node the change reaches last, once every other node runs the new factor")
-		victim, err := downBeforeTheFactor(ns, name, pods, 3, func(pod string) error { return cluster.KillReal(ns, pod) })
-		Expect(err).NotTo(HaveOccurred())
-		waitRunningObserved(ns, name)
-		close(stop)
+		run := factorChangeWithANodeDown(ns, name, "killing the asd of",
+			func(pod string) error { return cluster.KillReal(ns, pod) })
+		pods, victim := run.pods, run.victim
 		conflicts := eventMessages(ns, name, "ReplicationFactorConflict")
 		for _, m := range conflicts {
 			Expect(m).To(ContainSubstring(victim), "a stuck exchange is ended by restarting the node killed only")
 		}
 		reportFigure("real: replication-factor 2 → 3 with "+victim+" killed: ReplicationFactorConflict events",
 			fmt.Sprint(len(conflicts)))
-		Expect(<-violations).To(BeEmpty(), "the status said Running while a node was not stable")
 		expectRealFactor(ns, name, pods, 3)
 		after := realUptimes(ns, name)
 		for _, p := range pods {
 			if p != victim {
-				Expect(after[p]).To(BeNumerically(">=", before[p]), "%s holds data: never restarted", p)
+				Expect(after[p]).To(BeNumerically(">=", run.uptimes[p]), "%s holds data: never restarted", p)
 			}
 		}
-		reportTime("real: replication-factor 2 → 3 with a node killed, from the change to Running", time.Since(start))
+		reportTime("real: replication-factor 2 → 3 with a node killed, from the change to Running", time.Since(run.start))
 		reportRealRSS(ns, pods)
-		w.expectNothingLost()
+		run.load.expectNothingLost()
 	})
 
 	It("takes a replication-factor change with a pod evicted between the set-configs and the recluster, nothing lost", func() {
 		const ns, name = "real-rf-drain", "realrfdrain"
-		pods := realRFCluster(ns, name)
-		w := withWorkloadConfig(ns, name, realRFLoad)
-		start := time.Now()
-		stop := make(chan struct{})
-		violations := sampleRunningWhileUnstable(ns, name, stop)
-		_, err := mergePatch(ns, name, rfPatch(3))
-		Expect(err).NotTo(HaveOccurred())
-
-		By("evicting the pod the change reaches last, once every other node runs the new factor")
-		victim, err := downBeforeTheFactor(ns, name, pods, 3, func(pod string) error { return evict(ns, pod, false) })
-		Expect(err).NotTo(HaveOccurred())
-		waitRunningObserved(ns, name)
-		close(stop)
-		Expect(<-violations).To(BeEmpty(), "the status said Running while a node was not stable")
+		run := factorChangeWithANodeDown(ns, name, "evicting", func(pod string) error { return evict(ns, pod, false) })
+		pods, victim := run.pods, run.victim
 		awaitRealCluster(ns, name, len(pods))
 		expectRealFactor(ns, name, pods, 3)
 		// A pod evicted is created again with its file from the ConfigMap, which holds the new factor
 		// already (the change waits for it): it may come back in agreement, with no exchange stuck.
 		reportFigure("real: replication-factor 2 → 3 with "+victim+" evicted: ReplicationFactorConflict events",
 			fmt.Sprint(len(eventMessages(ns, name, "ReplicationFactorConflict"))))
-		reportTime("real: replication-factor 2 → 3 with a pod evicted, from the change to Running", time.Since(start))
+		reportTime("real: replication-factor 2 → 3 with a pod evicted, from the change to Running", time.Since(run.start))
 		reportRealRSS(ns, pods)
-		w.expectNothingLost()
+		run.load.expectNothingLost()
 	})
 })
+
+// downChangeRun is a replication-factor change 2 → 3 under the workload with one node taken down in
+// the middle of it.
+type downChangeRun struct {
+	pods    []string
+	victim  string         // the node taken down
+	load    *workloadRun   // the workload, still running
+	uptimes map[string]int // every asd's uptime before the change
+	start   time.Time      // when the change was asked for
+}
+
+// factorChangeWithANodeDown creates a cluster of three real nodes under the workload, changes its factor
+// 2 → 3, takes down (with down; how says how, for the spec's steps) the node the change reaches last once
+// every other node runs the new factor, and waits for Running, the status never saying Running while a
+// node was not stable.
+func factorChangeWithANodeDown(ns, name, how string, down func(pod string) error) downChangeRun {
+	GinkgoHelper()
+	run := downChangeRun{pods: realRFCluster(ns, name)}
+	run.load = withWorkloadConfig(ns, name, realRFLoad)
+	run.uptimes = realUptimes(ns, name)
+	run.start = time.Now()
+	stop := make(chan struct{})
+	violations := sampleRunningWhileUnstable(ns, name, stop)
+	_, err := mergePatch(ns, name, rfPatch(3))
+	Expect(err).NotTo(HaveOccurred())
+
+	By(how + " the node the change reaches last, once every other node runs the new factor")
+	run.victim, err = downBeforeTheFactor(ns, name, run.pods, 3, down)
+	Expect(err).NotTo(HaveOccurred())
+	waitRunningObserved(ns, name)
+	close(stop)
+	Expect(<-violations).To(BeEmpty(), "the status said Running while a node was not stable")
+	return run
+}
 
 // realRFLoad is the workload of the replication-factor specs: the 10 000 keys of the measurement
 // (all but about 350 of the 4096 partitions hold some), each written once within withWorkload's minute.
@@ -185,29 +195,16 @@ func expectRealFactor(ns, name string, pods []string, rf int) {
 // reports the samples in which the status said Running for the current generation while a node did
 // not answer cluster-stable for a cluster of them all (a stuck exchange, migrations left).
 func sampleRunningWhileUnstable(ns, name string, stop <-chan struct{}) <-chan []string {
-	out := make(chan []string, 1)
-	go func() {
-		defer GinkgoRecover()
-		var bad []string
-		defer func() { out <- bad }()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-			status, err := field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation} {.spec.size}")
-			f := strings.Fields(status)
-			if err != nil || len(f) != 4 || f[0] != "Running" || f[1] != f[2] {
-				continue
-			}
-			size, _ := strconv.Atoi(f[3])
-			if why := unstableNodes(ns, name, size); len(why) > 0 {
-				bad = append(bad, fmt.Sprintf("%s at %s: %s", status, time.Now().Format(time.RFC3339Nano), strings.Join(why, "; ")))
-			}
+	return sampleUntil(stop, 500*time.Millisecond, func() (string, bool) {
+		status, err := field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation} {.spec.size}")
+		f := strings.Fields(status)
+		if err != nil || len(f) != 4 || f[0] != "Running" || f[1] != f[2] {
+			return "", false
 		}
-	}()
-	return out
+		size, _ := strconv.Atoi(f[3])
+		why := unstableNodes(ns, name, size)
+		return fmt.Sprintf("%s at %s: %s", status, time.Now().Format(time.RFC3339Nano), strings.Join(why, "; ")), len(why) > 0
+	})
 }
 
 // unstableNodes says which of the cluster's real nodes do not answer cluster-stable for a cluster of

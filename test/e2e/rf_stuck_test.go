@@ -82,30 +82,15 @@ var _ = Describe("A node restarted in the middle of a replication-factor change"
 // samples (as text) in which the status said Running for the current generation while a node was not a
 // member of a cluster of them all.
 func sampleRunningWhileStuck(ns, name string, pods []string, stop <-chan struct{}) <-chan []string {
-	out := make(chan []string, 1)
-	go func() {
-		defer GinkgoRecover()
-		var bad []string
-		defer func() { out <- bad }()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(250 * time.Millisecond):
-			}
-			status, err := field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
-			f := strings.Fields(status)
-			if err != nil || len(f) != 3 || f[0] != "Running" || f[1] != f[2] {
-				continue
-			}
-			nodes, err := simNodes(ns, pods)
-			if err != nil {
-				continue
-			}
-			if slices.ContainsFunc(nodes, func(n aerosim.NodeState) bool { return !n.Member || n.ClusterSize != len(pods) }) {
-				bad = append(bad, status+" at "+time.Now().Format(time.RFC3339Nano))
-			}
+	return sampleUntil(stop, 250*time.Millisecond, func() (string, bool) {
+		status, err := field(ns, "asc/"+name, "{.status.phase} {.status.observedGeneration} {.metadata.generation}")
+		f := strings.Fields(status)
+		if err != nil || len(f) != 3 || f[0] != "Running" || f[1] != f[2] {
+			return "", false
 		}
-	}()
-	return out
+		nodes, err := simNodes(ns, pods)
+		stuck := err == nil &&
+			slices.ContainsFunc(nodes, func(n aerosim.NodeState) bool { return !n.Member || n.ClusterSize != len(pods) })
+		return status + " at " + time.Now().Format(time.RFC3339Nano), stuck
+	})
 }
