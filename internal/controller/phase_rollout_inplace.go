@@ -416,13 +416,7 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 		return "the nodes outside the stuck exchange left the change; running it again", nil
 	}
 	if len(restarted) > 0 {
-		for _, p := range restarted {
-			r.stuck.remove(st.key, p)
-			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodRestartedInPlace, "Restart", st.pods[p],
-				"Restarted asd in pod %s in place to end the stuck exchange: it comes back with the new replication-factor", p)
-		}
-		return "restarted " + strings.Join(restarted, ", ") + "; waiting for one cluster at the new factor",
-			r.clearAttempt(ctx, st, restarted)
+		return r.restartedOutside(ctx, st, restarted)
 	}
 	if key, busy := r.Tasks.Busy(st.key); busy {
 		return "waiting for " + key.Name, nil
@@ -437,6 +431,17 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 		return why, err
 	}
 	return "restarting asd in " + strings.Join(outside, ", "), r.restartStep(ctx, st, endStuckTask, outside, prepared)
+}
+
+// restartedOutside records the restarts that ended a stuck exchange: the attempts cleared, an event each.
+func (r *AerospikeClusterReconciler) restartedOutside(ctx context.Context, st *clusterState, restarted []string) (string, error) {
+	for _, p := range restarted {
+		r.stuck.remove(st.key, p)
+		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodRestartedInPlace, "Restart", st.pods[p],
+			"Restarted asd in pod %s in place to end the stuck exchange: it comes back with the new replication-factor", p)
+	}
+	return "restarted " + strings.Join(restarted, ", ") + "; waiting for one cluster at the new factor",
+		r.clearAttempt(ctx, st, restarted)
 }
 
 // adoptOutside gives a step in the change to each pod outside the stuck exchange that has none (its asd
