@@ -143,8 +143,10 @@ var _ = Describe("kubectl acko drives a cluster through kubectl", Ordered, func(
 		Expect(r.code).To(BeZero(), r.stderr)
 		Expect(r.stdout).To(ContainSubstring("Phase:        Running\n"))
 		Expect(r.stdout).To(MatchRegexp(`(?m)^  Ready\s+True\s+ClusterReady\s`))
+		// The pods' addresses are in this test bed's pod range (127.N.0.0/16).
+		podNet := regexp.QuoteMeta(strings.TrimSuffix(opts.PodCIDR, "0.0/16"))
 		for _, pod := range []string{"plug-0", "plug-1", "plug-2"} {
-			Expect(r.stdout).To(MatchRegexp(`(?m)^  %s\s+0\s+127\.21\.\d+\.\d+\s+Running\s+true\s`, pod))
+			Expect(r.stdout).To(MatchRegexp(`(?m)^  %s\s+0\s+%s\d+\.\d+\s+Running\s+true\s`, pod, podNet))
 		}
 		s, err := statusJSON(ns, name)
 		Expect(err).NotTo(HaveOccurred())
