@@ -361,7 +361,7 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 		maps.Copy(factors, st.factorChanges(pod))
 	}
 	cluster := st.podsWithAddress()
-	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: togetherTask}, func(ctx context.Context) (string, error) {
+	r.Tasks.RunWithin(tasks.Key{Cluster: st.key, Name: togetherTask}, liveconfig.TogetherDeadline, func(ctx context.Context) (string, error) {
 		return r.Live.ApplyTogether(ctx, targets, cluster, hashes, factors)
 	})
 	return "applying the replication-factor to every node", nil

@@ -26,7 +26,11 @@ const (
 	reclusterPatience = 10 * time.Second
 	// stableDeadline bounds the wait for the migrations after the recluster (a real 3-node cluster of
 	// 10 000 keys took 14 s for 2 → 3; a large one takes minutes).
-	stableDeadline     = 15 * time.Minute
+	stableDeadline = 15 * time.Minute
+	// TogetherDeadline bounds a whole ApplyTogether: its waits in turn (the per-node requests are
+	// bounded by the client's timeout), with a minute to spare. A caller that bounds it more cuts the
+	// rebalance short, and the change is run again from the recluster.
+	TogetherDeadline   = reclusterPatience + rebalanceDeadline + stableDeadline + time.Minute
 	effectiveRFStat    = "effective_replication_factor"
 	namespaceSizeStat  = "ns_cluster_size"
 	replicationFactorK = "replication-factor"
@@ -241,7 +245,7 @@ func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod, watch *st
 		select {
 		case <-ctx.Done():
 			return 0, fmt.Errorf("%w: after the recluster, the cluster is not stable: %s (waited %s)", ErrRefused,
-				why, stableDeadline)
+				why, time.Since(start).Round(time.Second))
 		case <-time.After(rebalancePoll):
 		}
 	}
@@ -251,6 +255,7 @@ func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod, watch *st
 // and in effect after the rebalance, in one cluster of them all. Nodes that show a stuck exchange end
 // it with a *StuckExchangeError (stuckWatch).
 func (a *Applier) awaitFactors(ctx context.Context, pods []*corev1.Pod, factors map[string]string, watch *stuckWatch) error {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, rebalanceDeadline)
 	defer cancel()
 	for {
@@ -269,7 +274,7 @@ func (a *Applier) awaitFactors(ctx context.Context, pods []*corev1.Pod, factors 
 			if err != nil {
 				why = err.Error()
 			}
-			return fmt.Errorf("%w: after the recluster, %s (waited %s)", ErrRefused, why, rebalanceDeadline)
+			return fmt.Errorf("%w: after the recluster, %s (waited %s)", ErrRefused, why, time.Since(start).Round(time.Second))
 		case <-time.After(rebalancePoll):
 		}
 	}

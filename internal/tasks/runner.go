@@ -90,8 +90,14 @@ func (r *Runner) Start(ctx context.Context) error {
 }
 
 // Run starts fn as the task key unless the cluster already has a task running or a result waiting
-// to be taken; it reports whether it started. It never blocks.
+// to be taken; it reports whether it started. It never blocks. The task ends at the runner's timeout.
 func (r *Runner) Run(key Key, fn Func) bool {
+	return r.RunWithin(key, r.timeout, fn)
+}
+
+// RunWithin is Run for a task whose work has a longer deadline of its own (a rebalance that may take
+// minutes): it ends after timeout instead of the runner's.
+func (r *Runner) RunWithin(key Key, timeout time.Duration, fn Func) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, busy := r.running[key.Cluster]; busy || r.hasResult(key.Cluster) {
@@ -103,7 +109,7 @@ func (r *Runner) Run(key Key, fn Func) bool {
 		return true
 	}
 	r.running[key.Cluster] = key
-	ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
+	ctx, cancel := context.WithTimeout(r.ctx, timeout)
 	r.wg.Go(func() {
 		defer cancel()
 		note, err := safely(ctx, fn)

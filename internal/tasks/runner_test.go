@@ -103,6 +103,19 @@ func TestDeadlineAndPanic(t *testing.T) {
 	if res := waitResult(t, r, key); !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Fatalf("hung task ended with %v", res.Err)
 	}
+	// A task given a longer deadline of its own outlives the runner's.
+	key = Key{clusterA, "long"}
+	r.RunWithin(key, time.Minute, func(ctx context.Context) (string, error) {
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+			return "outlived the runner's deadline", nil
+		}
+	})
+	if res := waitResult(t, r, key); res.Err != nil {
+		t.Fatalf("a task with its own deadline ended with %v", res.Err)
+	}
 	key = Key{clusterA, "panic"}
 	r.Run(key, func(context.Context) (string, error) { panic("boom") })
 	if res := waitResult(t, r, key); res.Err == nil || res.Err.Error() != "task panicked: boom" {
