@@ -200,6 +200,9 @@ func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.Po
 	if st.loading != nil {
 		p.DataLoading = st.loading[name]
 	}
+	if st.moveWaits != nil { // the roll ran in this reconcile
+		p.NodeBlocked = st.moveWaits[name]
+	}
 	if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {
 		p.NodeID = n.Facts.NodeID
 	}

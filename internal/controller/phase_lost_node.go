@@ -249,15 +249,9 @@ func (r *AerospikeClusterReconciler) recordGivenUp(ctx context.Context, st *clus
 
 // deleteLost deletes a pinned pod's local claims and then the pod; it says what it deleted.
 func (r *AerospikeClusterReconciler) deleteLost(ctx context.Context, st *clusterState, p pinnedPod) (string, error) {
-	var names []string
-	for _, c := range p.claims {
-		names = append(names, c.Name)
-		if c.DeletionTimestamp != nil {
-			continue // deleted by an earlier attempt: it waits for the pod
-		}
-		if err := r.Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-			return "", fmt.Errorf("delete claim %s: %w", c.Name, err)
-		}
+	names, err := r.deleteClaims(ctx, p.claims)
+	if err != nil {
+		return "", err
 	}
 	waits, err := r.deletePinnedPod(ctx, p)
 	if err != nil {

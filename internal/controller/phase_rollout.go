@@ -23,6 +23,7 @@ import (
 // step is recorded in status.pods[].update before the pod is touched and followed until the pod is
 // back, so that an operator restarted at any point finishes it without doing it twice.
 func (r *AerospikeClusterReconciler) rollingRestart(ctx context.Context, st *clusterState) (bool, error) {
+	defer st.describeMoves()
 	st.checkCurrentPods()
 	inFlight, err := r.followUpdates(ctx, st)
 	if err != nil || inFlight || st.stuck != "" {
@@ -75,13 +76,15 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 		}
 	}
 	limit := min(int(st.cluster.BatchSize()), st.maxDown)
-	if first.method == ackov1alpha1.UpdateLive || first.method == ackov1alpha1.UpdateInPlace {
-		// A config change goes one pod at a time, as it did when every one was first tried live.
+	if first.method == ackov1alpha1.UpdateLive || first.method == ackov1alpha1.UpdateInPlace || isMove(first) {
+		// A config change goes one pod at a time, as it did when every one was first tried live; so does
+		// a move off a blocked node (spec.nodeBlockList), each after the last one's refill.
 		limit = 1
 	}
 	batch = append(batch, first)
 	for _, o := range st.outdated {
-		if o.pod != first.pod && o.method == first.method && rackOf(o.pod) == rackOf(first.pod) && len(batch) < limit {
+		if o.pod != first.pod && o.method == first.method && isMove(o) == isMove(first) && rackOf(o.pod) == rackOf(first.pod) &&
+			len(batch) < limit {
 			batch = append(batch, o)
 		}
 	}
@@ -304,7 +307,11 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	}
 	o := st.outdated[idx]
 	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
-	return (o.method != u.Method && !fellBack) || u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod) ||
+	if st.volumesGivenUp(o.pod) {
+		return false // a move whose claims are given up is finished: the pod cannot start again on them
+	}
+	return (o.method != u.Method && !fellBack) || (o.reason == ackov1alpha1.RestartReasonNodeBlocked) != (u.Reason == ackov1alpha1.RestartReasonNodeBlocked) ||
+		u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod) ||
 		u.Method == ackov1alpha1.UpdateEvict && resources.PodReady(o.pod) && st.notReadyOutdated()
 }
 
@@ -331,6 +338,8 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 		act := takeDown{what: "eviction", pods: names, decided: st.decidedAt(names)}
 		if method == ackov1alpha1.UpdateReplace {
 			act.what, act.kind = "replacement", actReplace
+		} else if u := st.cluster.Status.Pods[names[0]].Update; u != nil && u.Reason == ackov1alpha1.RestartReasonNodeBlocked {
+			act.what = "move off node " + st.pods[names[0]].Spec.NodeName
 		}
 		if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
 			return why, err
@@ -338,6 +347,13 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	}
 	for _, name := range names {
 		pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
+		gaveUp := ""
+		if u.Reason == ackov1alpha1.RestartReasonNodeBlocked {
+			var err error
+			if gaveUp, err = r.giveUpForMove(ctx, st, pod); err != nil {
+				return "", err
+			}
+		}
 		evict := method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name)
 		refused, err := pods.Remove(ctx, r.Client, pod, types.UID(u.UID), evict)
 		if refused != "" && u.Attempted == nil {
@@ -346,9 +362,14 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 		if err != nil || refused != "" {
 			return refused, err
 		}
-		if method == ackov1alpha1.UpdateReplace {
+		switch {
+		case method == ackov1alpha1.UpdateReplace:
 			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodReplaced, "Restart", pod,
 				"Deleted pod %s, broken by its container state (%s), to recreate it with the current spec", name, st.broken[name])
+		case u.Reason == ackov1alpha1.RestartReasonNodeBlocked:
+			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodMovedOffNode, "MoveOffNode", pod,
+				"Moving pod %s off node %s (spec.nodeBlockList): %sevicted it; it is recreated on another node, and the next "+
+					"pod moves once the cluster is stable again", name, pod.Spec.NodeName, gaveUp)
 		}
 		if err := r.markDone(ctx, st, name, u); err != nil {
 			return "", err
