@@ -140,7 +140,7 @@ func (st *clusterState) describeMoves() {
 	}
 	for name, pod := range st.pods {
 		u := st.cluster.Status.Pods[name].Update
-		moving := u != nil && u.Reason == ackov1alpha1.RestartReasonNodeBlocked
+		moving := movesOff(u)
 		if !moving && !st.onBlockedNode(pod) && !st.volumesGivenUp(pod) {
 			continue
 		}

@@ -88,13 +88,13 @@ spec:
 		Expect(mergePatch(ns, name, fmt.Sprintf(`{"spec":{"nodeBlockList":[%q,%q]}}`, nodeOf[moved[0]], nodeOf[moved[1]]))).
 			Error().NotTo(HaveOccurred())
 		for _, p := range moved {
-			Eventually(func() string { return claimUIDs(ns, []string{p})[p] }).WithTimeout(5 * time.Minute).
+			Eventually(func() string { return claimUIDs(ns, []string{p})[p] }).WithTimeout(5*time.Minute).
 				WithPolling(time.Second).ShouldNot(Or(BeEmpty(), Equal(claims[p])), "pod %s gets a new claim", p)
 		}
 		waitRunningObserved(ns, name)
 		Eventually(func() (string, error) {
 			return field(ns, "asc/"+name, "{.status.pods.*.volumesGivenUp}")
-		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(BeEmpty(), "the refills are seen to end")
+		}).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(BeEmpty(), "the refills are seen to end")
 		close(stop)
 		reportTime("two nodes blocked to the cluster Running again with their pods elsewhere", time.Since(start))
 		Expect(<-downs).To(BeEmpty(), "never two pods down at once")
