@@ -38,12 +38,18 @@ func (st *clusterState) volumesGivenUp(pod *corev1.Pod) bool {
 	return g != nil && g.UID == string(pod.UID)
 }
 
+// moveStarted: the pod's move off a blocked node gave up its volumes already (its eviction may still
+// have to go): it is finished whatever the list says now.
+func (st *clusterState) moveStarted(pod *corev1.Pod) bool {
+	return st.volumesGivenUp(pod) && movesOff(st.cluster.Status.Pods[pod.Name].Update)
+}
+
 // mustMove: the pod is to be moved off its node: it runs on a blocked node, or its move gave up its
 // volumes already. Only a pod that is Ready (or broken by its container state, whose asd serves
 // nothing) is moved by the roll; one not Ready on a lost node is the lost-node path's (recoverLostNodes),
 // and one that is starting is moved once it is Ready.
 func (st *clusterState) mustMove(pod *corev1.Pod) bool {
-	return (st.onBlockedNode(pod) || st.volumesGivenUp(pod)) && (resources.PodReady(pod) || st.broken[pod.Name] != "")
+	return (st.onBlockedNode(pod) || st.moveStarted(pod)) && (resources.PodReady(pod) || st.broken[pod.Name] != "")
 }
 
 // moveOff turns the outdated pod's update into a move when the pod must leave its node: an eviction
@@ -141,7 +147,7 @@ func (st *clusterState) describeMoves() {
 	for name, pod := range st.pods {
 		u := st.cluster.Status.Pods[name].Update
 		moving := movesOff(u)
-		if !moving && !st.onBlockedNode(pod) && !st.volumesGivenUp(pod) {
+		if !moving && !st.onBlockedNode(pod) {
 			continue
 		}
 		node := pod.Spec.NodeName

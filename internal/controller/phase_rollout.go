@@ -316,7 +316,7 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	}
 	o := st.outdated[idx]
 	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
-	if st.volumesGivenUp(o.pod) {
+	if st.moveStarted(o.pod) {
 		return false // a move whose claims are given up is finished: the pod cannot start again on them
 	}
 	return (o.method != u.Method && !fellBack) || isMove(o) != movesOff(u) ||
