@@ -237,7 +237,11 @@ func (st *clusterState) readiness() (ready bool, reason, message string) {
 	if len(st.outdated) > 0 {
 		names := make([]string, 0, len(st.outdated))
 		for _, o := range st.outdated {
-			names = append(names, o.pod.Name)
+			if isMove(o) {
+				names = append(names, o.pod.Name+" (on blocked node "+o.pod.Spec.NodeName+")")
+			} else {
+				names = append(names, o.pod.Name)
+			}
 		}
 		return false, ackov1alpha1.ReasonOutdatedPods, fmt.Sprintf("%d/%d pods run an older template or config: %s",
 			len(names), len(desired), strings.Join(names, ", "))
