@@ -8,9 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/operations"
@@ -46,22 +44,10 @@ var _ = Describe("Node maintenance", func() {
 		})
 		startOperator(w, operations.Config{})
 		c := sampleCluster(ns, "nb", 3)
-		c.Spec.Storage = &ackov1alpha1.StorageSpec{
-			Volumes: []ackov1alpha1.VolumeSpec{
-				{Name: "data", Path: "/opt/aerospike/data", Size: resource.MustParse("10Gi"), StorageClassName: ptr.To("local-ssd")},
-				{Name: "work", Path: "/opt/aerospike/work", Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("network")},
-			},
-			LocalVolumes: &ackov1alpha1.LocalVolumesSpec{StorageClasses: []string{"local-ssd"}},
-		}
+		c.Spec.Storage = localAndNetworkStorage()
 		key := create(c)
 		waitRunning(key)
-		claimUID := func(name string) types.UID {
-			pvc := &corev1.PersistentVolumeClaim{}
-			if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pvc); err != nil || pvc.DeletionTimestamp != nil {
-				return ""
-			}
-			return pvc.UID
-		}
+		claimUID := claimUIDIn(ns)
 		claimsBefore := map[string]types.UID{}
 		for _, n := range []string{"data-nb-0", "data-nb-1", "data-nb-2", "work-nb-0", "work-nb-1", "work-nb-2"} {
 			claimsBefore[n] = claimUID(n)

@@ -8,8 +8,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-
-	"github.com/acko-io/acko/test/localcluster"
 )
 
 // blockNodeTaint keeps every other spec's pods off this spec's nodes.
@@ -23,48 +21,10 @@ const blockNodeTaint = "e2e-node-block"
 var _ = Describe("Node maintenance", Label("storage"), func() {
 	It("moves the pods off blocked nodes one at a time with their local volumes, and loses nothing", func() {
 		const ns, name = "e2e-nodeblock", "nb"
-		nodes := make([]string, 5) // three for the pods, two for the pods that move
-		for i := range nodes {
-			nodes[i] = fmt.Sprintf("kwok-block-%d", i)
-			applyYAML(fmt.Sprintf(`apiVersion: v1
-kind: Node
-metadata:
-  name: %[1]s
-  labels:
-    kubernetes.io/hostname: %[1]s
-    kubernetes.io/os: linux
-    kubernetes.io/arch: amd64
-    type: kwok
-    %[2]s: tini
-    %[3]s: "true"
-  annotations:
-    kwok.x-k8s.io/node: fake
-spec:
-  taints:
-  - {key: %[3]s, value: "true", effect: NoSchedule}
-`, nodes[i], localcluster.LabelKwok, blockNodeTaint))
-			DeferCleanup(kubectl, "delete", "node", nodes[i], "--wait=false")
-		}
+		nodes := ownKwokNodes("kwok-block", blockNodeTaint, 5) // three for the pods, two for the pods that move
 		// The two spare nodes are cordoned until the cluster runs: the pods start on the first three.
 		kubectl("cordon", nodes[3], nodes[4])
-		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  podSpec:
-    nodeSelector: {`+blockNodeTaint+`: "true"}
-    tolerations:
-      - {key: `+blockNodeTaint+`, operator: Exists, effect: NoSchedule}
-    affinity:
-      podAntiAffinity:
-        requiredDuringSchedulingIgnoredDuringExecution:
-          - labelSelector: {matchLabels: {app.kubernetes.io/instance: `+name+`}}
-            topologyKey: kubernetes.io/hostname
-  storage:
-    volumes:
-      - name: data
-        path: /dev/xvdb
-        size: 1Gi
-        volumeMode: Block
-    localVolumes:
-      storageClasses: [kwok-volume]
-`))
+		applyYAML(clusterYAMLEngine(ns, name, 3, deviceEngine, onOwnNodes(blockNodeTaint, name, "")))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
 		waitRunningObserved(ns, name)
 		kubectl("uncordon", nodes[3], nodes[4])
