@@ -75,7 +75,7 @@ var _ = Describe("Node maintenance", func() {
 		Eventually(func() string { return nodeOf("nb-2") }, timeout, poll).Should(Equal(spares["nb-2"]))
 		Expect(claimUID("data-nb-2")).NotTo(Or(BeEmpty(), Equal(claimsBefore["data-nb-2"])), "a new local claim")
 		Expect(claimUID("work-nb-2")).To(Equal(claimsBefore["work-nb-2"]), "the network claim is kept")
-		Expect(eventMessages(key, ackov1alpha1.EventPodMovedOffNode)).To(ConsistOf(And(
+		Eventually(func() []string { return eventMessages(key, ackov1alpha1.EventPodMovedOffNode) }, timeout, poll).Should(ConsistOf(And(
 			HavePrefix("Moving pod nb-2 off node "+hosts["nb-2"]+" (spec.nodeBlockList): deleted its local claims data-nb-2"),
 			ContainSubstring("evicted it"))))
 		Expect(fetch(key).Status.Pods["nb-2"].VolumesGivenUp).NotTo(BeNil(), "its successor refills")
