@@ -142,16 +142,25 @@ func (r *AerospikeClusterReconciler) describePinned(ctx context.Context, st *clu
 }
 
 // refilling are the pods whose local volumes the operator gave up and whose node has not been seen
-// refilled since (status.pods[*].volumesGivenUp), sorted: they count as not holding their copies.
+// refilled since (status.pods[*].volumesGivenUp), sorted: they count as not holding their copies. A pod
+// moved off a blocked node whose claims were just deleted, still Ready and not yet evicted, still holds
+// its data (its volumes stay mounted until it goes): it is not counted, or the PodDisruptionBudget would
+// refuse its own eviction.
 func (st *clusterState) refilling() []string {
 	var out []string
 	for name, p := range st.cluster.Status.Pods {
-		if p.VolumesGivenUp != nil {
+		if g := p.VolumesGivenUp; g != nil && !st.stillHolds(name, g) {
 			out = append(out, name)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// stillHolds: the pod instance whose volumes were given up still runs on them, Ready and not Terminating.
+func (st *clusterState) stillHolds(name string, g *ackov1alpha1.VolumesGivenUp) bool {
+	pod := st.pods[name]
+	return pod != nil && string(pod.UID) == g.UID && pod.DeletionTimestamp == nil && resources.PodReady(pod)
 }
 
 // forgetRefilled clears the give-up records once the refill is seen to end: the pod given up was
