@@ -129,3 +129,27 @@ func TestLocalClaims(t *testing.T) {
 		t.Errorf("local claims %v, want %v", names, want)
 	}
 }
+
+// A moved pod whose claims were deleted but which is not evicted yet still holds its data: it does not
+// count as refilling (the budget would refuse its own eviction); once Terminating, or replaced, it does.
+func TestMovedPodRefillsOnceGone(t *testing.T) {
+	st := settledState()
+	pod := st.pods["aero-1"]
+	pod.UID = "uid-1"
+	st.cluster.Status.Pods = map[string]ackov1alpha1.PodStatus{"aero-1": {VolumesGivenUp: &ackov1alpha1.VolumesGivenUp{UID: "uid-1"}}}
+	if got := st.refilling(); len(got) != 0 {
+		t.Errorf("refilling %v while the pod still runs on its volumes", got)
+	}
+	if got := st.pdbMaxUnavailable(1); got != 1 {
+		t.Errorf("budget maxUnavailable %d, want 1: the move's own eviction must go", got)
+	}
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	if got := st.refilling(); !slices.Equal(got, []string{"aero-1"}) {
+		t.Errorf("refilling %v once the pod is Terminating, want [aero-1]", got)
+	}
+	pod.DeletionTimestamp, pod.UID = nil, "uid-2"
+	if got := st.refilling(); !slices.Equal(got, []string{"aero-1"}) {
+		t.Errorf("refilling %v with the successor, want [aero-1]", got)
+	}
+}
