@@ -74,6 +74,23 @@ type AerospikeClusterSpec struct {
 	// +optional
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 
+	// NodeBlockList names Kubernetes nodes (kubernetes.io/hostname) to move the Aerospike pods off, for
+	// node maintenance: the pods' template gets a required node affinity that keeps them off these nodes,
+	// and each pod on one of them is moved, one at a time, under the safety rule: only while every node
+	// is up and the cluster is stable with no migrations, and the next one only after the cluster is
+	// stable again (its copies refilled). A pod's local volumes (spec.storage.localVolumes, or a
+	// persistent volume pinned to the node) are given up with it, once the others hold every copy;
+	// the new pod starts elsewhere with empty volumes that migrations refill. Pods on other nodes are
+	// not restarted by a change of this list. Removing a node from the list stops the moves not started
+	// yet; a move under way (its volumes given up) is finished. status.pods[].nodeBlocked says which pod
+	// waits and why. See docs/storage.md.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	NodeBlockList []string `json:"nodeBlockList,omitempty"`
+
 	// Paused stops reconciliation: no child object, pod or operation is touched until it is false again.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
@@ -639,7 +656,7 @@ type PodStatus struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 	// LastRestartReason: WarmRestart, ManualRestart, ConfigChanged, ImageChanged, PodSpecChanged,
-	// AddressChanged or VolumeGrown.
+	// AddressChanged, VolumeGrown or NodeBlocked.
 	// +optional
 	LastRestartReason RestartReason `json:"lastRestartReason,omitempty"`
 	// LastRestartTime is when the operator last restarted the pod.
@@ -680,8 +697,12 @@ type PodStatus struct {
 	// it twice.
 	// +optional
 	Update *PodUpdate `json:"update,omitempty"`
+	// NodeBlocked says, while the pod runs on a node of spec.nodeBlockList, where its move off that node
+	// stands: what it waits for, or that it is being moved.
+	// +optional
+	NodeBlocked string `json:"nodeBlocked,omitempty"`
 	// VolumesGivenUp is set when the operator gave up the pod's local volumes (its Kubernetes node was
-	// lost), before it deleted them, and kept until a reading shows every desired node in one stable
+	// lost, or it was moved off a node of spec.nodeBlockList), before it deleted them, and kept until a reading shows every desired node in one stable
 	// cluster with no migrations: until then the recreated node counts as not holding its copies, so a
 	// second lost node's volumes, which may hold the last copy, are not given up (docs/storage.md).
 	// +optional

@@ -142,6 +142,8 @@ const (
 	// RestartReasonVolumeGrown: a Block volume's claim grew (spec.storage.volumes size): asd reads a
 	// device's size at start.
 	RestartReasonVolumeGrown RestartReason = "VolumeGrown"
+	// RestartReasonNodeBlocked: the pod was moved off a node of spec.nodeBlockList.
+	RestartReasonNodeBlocked RestartReason = "NodeBlocked"
 )
 
 // OperationKind is the kind of an on-demand operation.
@@ -238,6 +240,9 @@ const (
 	// EventLocalVolumesDeleted: the claims of a pod whose node was lost for spec.storage.localVolumes
 	// nodeLostAfterSeconds were deleted, and the pod, so that it is recreated elsewhere with empty volumes.
 	EventLocalVolumesDeleted = "LocalVolumesDeleted"
+	// EventPodMovedOffNode: a pod on a node of spec.nodeBlockList was evicted (its local claims deleted
+	// first) to be recreated on another node.
+	EventPodMovedOffNode = "PodMovedOffNode"
 )
 
 // Limits of Aerospike Community Edition and of the API.

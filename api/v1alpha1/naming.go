@@ -33,6 +33,10 @@ const (
 	AnnotationReplicationFactor = "acko.io/replication-factor"
 	// AnnotationPodSpecHash is the hash of the pod template (without the config) a pod was created with.
 	AnnotationPodSpecHash = "acko.io/podspec-hash"
+	// AnnotationNodeBlockList on a pod template is spec.nodeBlockList (sorted, comma-separated), whose
+	// required node affinity the template carries. It is not part of the pod spec hash: a change of the
+	// list updates the StatefulSets without making the pods on other nodes outdated.
+	AnnotationNodeBlockList = "acko.io/node-block-list"
 	// AnnotationStableMaxUnavailable is the PodDisruptionBudget's maxUnavailable while the cluster is
 	// stable (replication-factor − 1 of the spec last applied), which the budget returns to after
 	// migrations even while the spec is paused or cannot be applied.

@@ -287,6 +287,11 @@ func (in *AerospikeClusterSpec) DeepCopyInto(out *AerospikeClusterSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.NodeBlockList != nil {
+		in, out := &in.NodeBlockList, &out.NodeBlockList
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Operations != nil {
 		in, out := &in.Operations, &out.Operations
 		*out = make([]OperationSpec, len(*in))

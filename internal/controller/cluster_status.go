@@ -200,6 +200,9 @@ func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.Po
 	if st.loading != nil {
 		p.DataLoading = st.loading[name]
 	}
+	if st.moveWaits != nil { // the roll ran in this reconcile
+		p.NodeBlocked = st.moveWaits[name]
+	}
 	if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {
 		p.NodeID = n.Facts.NodeID
 	}
@@ -234,7 +237,11 @@ func (st *clusterState) readiness() (ready bool, reason, message string) {
 	if len(st.outdated) > 0 {
 		names := make([]string, 0, len(st.outdated))
 		for _, o := range st.outdated {
-			names = append(names, o.pod.Name)
+			if isMove(o) {
+				names = append(names, o.pod.Name+" (on blocked node "+o.pod.Spec.NodeName+")")
+			} else {
+				names = append(names, o.pod.Name)
+			}
 		}
 		return false, ackov1alpha1.ReasonOutdatedPods, fmt.Sprintf("%d/%d pods run an older template or config: %s",
 			len(names), len(desired), strings.Join(names, ", "))

@@ -31,6 +31,30 @@ func setNodeReady(name string, status corev1.ConditionStatus) {
 	ExpectWithOffset(1, k8s.Status().Update(context.Background(), node)).To(Succeed())
 }
 
+// localAndNetworkStorage gives every pod a claim of a local class (data, listed in localVolumes) and one
+// of a network class (work).
+func localAndNetworkStorage() *ackov1alpha1.StorageSpec {
+	return &ackov1alpha1.StorageSpec{
+		Volumes: []ackov1alpha1.VolumeSpec{
+			{Name: "data", Path: "/opt/aerospike/data", Size: resource.MustParse("10Gi"), StorageClassName: ptr.To("local-ssd")},
+			{Name: "work", Path: "/opt/aerospike/work", Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("network")},
+		},
+		LocalVolumes: &ackov1alpha1.LocalVolumesSpec{StorageClasses: []string{"local-ssd"}},
+	}
+}
+
+// claimUIDIn reads the UID of a claim of the namespace by name ("" when it is gone or being deleted).
+func claimUIDIn(ns string) func(name string) types.UID {
+	return func(name string) types.UID {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, pvc); err != nil ||
+			pvc.DeletionTimestamp != nil {
+			return ""
+		}
+		return pvc.UID
+	}
+}
+
 var _ = Describe("Local volumes on a lost node", func() {
 	It("gives up a lost node's local claims and its pod after the grace time, only while the other nodes "+
 		"hold every copy, and keeps the claims of other classes", func() {
@@ -54,22 +78,11 @@ var _ = Describe("Local volumes on a lost node", func() {
 		})
 		startOperator(w, operations.Config{})
 		c := sampleCluster(ns, "lv", 3)
-		c.Spec.Storage = &ackov1alpha1.StorageSpec{
-			Volumes: []ackov1alpha1.VolumeSpec{
-				{Name: "data", Path: "/opt/aerospike/data", Size: resource.MustParse("10Gi"), StorageClassName: ptr.To("local-ssd")},
-				{Name: "work", Path: "/opt/aerospike/work", Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("network")},
-			},
-			LocalVolumes: &ackov1alpha1.LocalVolumesSpec{StorageClasses: []string{"local-ssd"}, NodeLostAfterSeconds: ptr.To[int32](3)},
-		}
+		c.Spec.Storage = localAndNetworkStorage()
+		c.Spec.Storage.LocalVolumes.NodeLostAfterSeconds = ptr.To[int32](3)
 		key := create(c)
 		waitRunning(key)
-		claimUID := func(name string) types.UID {
-			pvc := &corev1.PersistentVolumeClaim{}
-			if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pvc); err != nil || pvc.DeletionTimestamp != nil {
-				return ""
-			}
-			return pvc.UID
-		}
+		claimUID := claimUIDIn(ns)
 		pod := &corev1.Pod{}
 		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lv-1"}, pod)).To(Succeed())
 		before := map[string]types.UID{}

@@ -142,16 +142,25 @@ func (r *AerospikeClusterReconciler) describePinned(ctx context.Context, st *clu
 }
 
 // refilling are the pods whose local volumes the operator gave up and whose node has not been seen
-// refilled since (status.pods[*].volumesGivenUp), sorted: they count as not holding their copies.
+// refilled since (status.pods[*].volumesGivenUp), sorted: they count as not holding their copies. A pod
+// moved off a blocked node whose claims were just deleted, still Ready and not yet evicted, still holds
+// its data (its volumes stay mounted until it goes): it is not counted, or the PodDisruptionBudget would
+// refuse its own eviction.
 func (st *clusterState) refilling() []string {
 	var out []string
 	for name, p := range st.cluster.Status.Pods {
-		if p.VolumesGivenUp != nil {
+		if g := p.VolumesGivenUp; g != nil && !st.stillHolds(name, g) {
 			out = append(out, name)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// stillHolds: the pod instance whose volumes were given up still runs on them, Ready and not Terminating.
+func (st *clusterState) stillHolds(name string, g *ackov1alpha1.VolumesGivenUp) bool {
+	pod := st.pods[name]
+	return pod != nil && string(pod.UID) == g.UID && pod.DeletionTimestamp == nil && resources.PodReady(pod)
 }
 
 // forgetRefilled clears the give-up records once the refill is seen to end: the pod given up was
@@ -249,15 +258,9 @@ func (r *AerospikeClusterReconciler) recordGivenUp(ctx context.Context, st *clus
 
 // deleteLost deletes a pinned pod's local claims and then the pod; it says what it deleted.
 func (r *AerospikeClusterReconciler) deleteLost(ctx context.Context, st *clusterState, p pinnedPod) (string, error) {
-	var names []string
-	for _, c := range p.claims {
-		names = append(names, c.Name)
-		if c.DeletionTimestamp != nil {
-			continue // deleted by an earlier attempt: it waits for the pod
-		}
-		if err := r.Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-			return "", fmt.Errorf("delete claim %s: %w", c.Name, err)
-		}
+	names, err := r.deleteClaims(ctx, p.claims)
+	if err != nil {
+		return "", err
 	}
 	waits, err := r.deletePinnedPod(ctx, p)
 	if err != nil {

@@ -249,8 +249,12 @@ func (st *clusterState) findOutdated() []outdatedPod {
 		if !needed && st.grown[pod.Name] {
 			reason, needed = ackov1alpha1.RestartReasonVolumeGrown, true
 		}
+		o := outdatedPod{pod: pod, reason: reason}
 		if needed {
-			out = append(out, outdatedPod{pod: pod, reason: reason, method: st.updateMethod(pod, reason)})
+			o.method = st.updateMethod(pod, reason)
+		}
+		if o, needed = st.moveOff(o, needed); needed {
+			out = append(out, o)
 		}
 	}
 	slices.SortFunc(out, func(a, b outdatedPod) int { return st.cluster.ComparePods(a.pod.Name, b.pod.Name, true) })

@@ -23,6 +23,7 @@ import (
 // step is recorded in status.pods[].update before the pod is touched and followed until the pod is
 // back, so that an operator restarted at any point finishes it without doing it twice.
 func (r *AerospikeClusterReconciler) rollingRestart(ctx context.Context, st *clusterState) (bool, error) {
+	defer st.describeMoves()
 	st.checkCurrentPods()
 	inFlight, err := r.followUpdates(ctx, st)
 	if err != nil || inFlight || st.stuck != "" {
@@ -74,14 +75,10 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 			first = st.outdated[i]
 		}
 	}
-	limit := min(int(st.cluster.BatchSize()), st.maxDown)
-	if first.method == ackov1alpha1.UpdateLive || first.method == ackov1alpha1.UpdateInPlace {
-		// A config change goes one pod at a time, as it did when every one was first tried live.
-		limit = 1
-	}
+	limit := st.batchLimit(first)
 	batch = append(batch, first)
 	for _, o := range st.outdated {
-		if o.pod != first.pod && o.method == first.method && rackOf(o.pod) == rackOf(first.pod) && len(batch) < limit {
+		if o.pod != first.pod && sameStep(o, first) && len(batch) < limit {
 			batch = append(batch, o)
 		}
 	}
@@ -92,6 +89,21 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 		return nil, holdReason("Rolling restart", check, why)
 	}
 	return batch, ""
+}
+
+// batchLimit is how many pods a batch that starts with first may take: min(rollingUpdateBatchSize,
+// replication-factor − 1); one for a config change, as it went when every one was first tried live, and
+// one for a move off a blocked node (spec.nodeBlockList), each after the last one's refill.
+func (st *clusterState) batchLimit(first outdatedPod) int {
+	if first.method == ackov1alpha1.UpdateLive || first.method == ackov1alpha1.UpdateInPlace || isMove(first) {
+		return 1
+	}
+	return min(int(st.cluster.BatchSize()), st.maxDown)
+}
+
+// sameStep: o may go in the batch of first: same method, same rack, both moves or neither.
+func sameStep(o, first outdatedPod) bool {
+	return o.method == first.method && isMove(o) == isMove(first) && rackOf(o.pod) == rackOf(first.pod)
 }
 
 // attempted: the pod's step may have acted already (a restart signal may have gone out, an eviction was
@@ -304,7 +316,11 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	}
 	o := st.outdated[idx]
 	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
-	return (o.method != u.Method && !fellBack) || u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod) ||
+	if st.moveStarted(o.pod) {
+		return false // a move whose claims are given up is finished: the pod cannot start again on them
+	}
+	return (o.method != u.Method && !fellBack) || isMove(o) != movesOff(u) ||
+		u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod) ||
 		u.Method == ackov1alpha1.UpdateEvict && resources.PodReady(o.pod) && st.notReadyOutdated()
 }
 
@@ -328,33 +344,67 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	case ackov1alpha1.UpdateEvict, ackov1alpha1.UpdateReplace:
 		// Looked at again right before the act: the record may be minutes old (an operator restart, a
 		// refused eviction), and a drain may have taken a node meanwhile.
-		act := takeDown{what: "eviction", pods: names, decided: st.decidedAt(names)}
-		if method == ackov1alpha1.UpdateReplace {
-			act.what, act.kind = "replacement", actReplace
-		}
-		if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
+		if why, err := r.mayActNow(ctx, st, st.removal(method, names)); why != "" || err != nil {
 			return why, err
 		}
 	}
 	for _, name := range names {
-		pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
-		evict := method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name)
-		refused, err := pods.Remove(ctx, r.Client, pod, types.UID(u.UID), evict)
-		if refused != "" && u.Attempted == nil {
-			err = r.recordRefused(ctx, st, name)
-		}
-		if err != nil || refused != "" {
+		if refused, err := r.removeStepPod(ctx, st, method, name); err != nil || refused != "" {
 			return refused, err
-		}
-		if method == ackov1alpha1.UpdateReplace {
-			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodReplaced, "Restart", pod,
-				"Deleted pod %s, broken by its container state (%s), to recreate it with the current spec", name, st.broken[name])
-		}
-		if err := r.markDone(ctx, st, name, u); err != nil {
-			return "", err
 		}
 	}
 	return "pod is being recreated", nil
+}
+
+// removal is the take-down of an eviction or replacement step, for the door.
+func (st *clusterState) removal(method ackov1alpha1.PodUpdateMethod, names []string) takeDown {
+	act := takeDown{what: "eviction", pods: names, decided: st.decidedAt(names)}
+	if method == ackov1alpha1.UpdateReplace {
+		act.what, act.kind = "replacement", actReplace
+	} else if movesOff(st.cluster.Status.Pods[names[0]].Update) {
+		act.what = "move off node " + st.pods[names[0]].Spec.NodeName
+	}
+	return act
+}
+
+// movesOff: the step moves its pod off a blocked node (spec.nodeBlockList).
+func movesOff(u *ackov1alpha1.PodUpdate) bool {
+	return u != nil && u.Reason == ackov1alpha1.RestartReasonNodeBlocked
+}
+
+// removeStepPod evicts or deletes the pod of a step the door let through (a move gives up its local
+// claims first) and records the step done; refused says why the eviction was refused.
+func (r *AerospikeClusterReconciler) removeStepPod(ctx context.Context, st *clusterState, method ackov1alpha1.PodUpdateMethod,
+	name string) (refused string, err error) {
+	pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
+	gaveUp := ""
+	if movesOff(u) {
+		if gaveUp, err = r.giveUpForMove(ctx, st, pod); err != nil {
+			return "", err
+		}
+	}
+	evict := method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name)
+	refused, err = pods.Remove(ctx, r.Client, pod, types.UID(u.UID), evict)
+	if refused != "" && u.Attempted == nil {
+		err = r.recordRefused(ctx, st, name)
+	}
+	if err != nil || refused != "" {
+		return refused, err
+	}
+	switch {
+	case method == ackov1alpha1.UpdateReplace:
+		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodReplaced, "Restart", pod,
+			"Deleted pod %s, broken by its container state (%s), to recreate it with the current spec", name, st.broken[name])
+	case movesOff(u):
+		how := "evicted"
+		if !evict {
+			how = "deleted" // counted disrupted already: its eviction would wait for nothing
+		}
+		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodMovedOffNode, "MoveOffNode", pod,
+			"Moving pod %s off node %s (spec.nodeBlockList): %s%s it; it is recreated on another node, and the next "+
+				"pod moves once the cluster is stable again", name, pod.Spec.NodeName, gaveUp, how)
+	}
+	return "", r.markDone(ctx, st, name, u)
 }
 
 // recordRefused records when the eviction of the pod's step was first refused: a refusal that lasts the

@@ -73,11 +73,14 @@ type clusterState struct {
 	stuck                  string          // a rolling restart ran past its progress deadline (Stalled)
 	configWarning          string          // rules the applied config breaks since they were added
 	nodeLost               string          // pods held by local volumes on a lost node (NodeLost)
-	applied                bool            // the children match the spec (observedGeneration)
-	deferred               bool            // a scale down still has steps to go
-	operationActive        bool
-	work                   *work // what the operator is still doing; nil when done
-	events                 []pendingEvent
+	// moveWaits says, per pod on a node of spec.nodeBlockList, where its move stands
+	// (status.pods[].nodeBlocked); nil when the roll did not run in this reconcile.
+	moveWaits       map[string]string
+	applied         bool // the children match the spec (observedGeneration)
+	deferred        bool // a scale down still has steps to go
+	operationActive bool
+	work            *work // what the operator is still doing; nil when done
+	events          []pendingEvent
 }
 
 // removedRack is the desired ConfigMap and StatefulSet of a rack the spec no longer has (renderRemovedRacks).

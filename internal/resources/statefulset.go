@@ -20,6 +20,7 @@ func StatefulSet(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement, conf
 	tmpl := podTemplate(c, rack)
 	tmpl.Annotations[v1alpha1.AnnotationConfigHash] = confHash
 	tmpl.Annotations[v1alpha1.AnnotationPodSpecHash] = PodSpecHash(tmpl)
+	blockNodes(&tmpl, BlockedNodes(c))
 	return &appsv1.StatefulSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: objectMeta(c, c.StatefulSetName(rack.ID), c.RackSelectorLabels(rack.ID)),

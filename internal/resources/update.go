@@ -202,7 +202,8 @@ func statefulSetDiffers(e, d *appsv1.StatefulSet) bool {
 		!equality.Semantic.DeepEqual(retention(e), retention(d)) ||
 		aerospikeImage(et.Spec) != aerospikeImage(dt.Spec) ||
 		et.Annotations[v1alpha1.AnnotationConfigHash] != dt.Annotations[v1alpha1.AnnotationConfigHash] ||
-		et.Annotations[v1alpha1.AnnotationPodSpecHash] != dt.Annotations[v1alpha1.AnnotationPodSpecHash]
+		et.Annotations[v1alpha1.AnnotationPodSpecHash] != dt.Annotations[v1alpha1.AnnotationPodSpecHash] ||
+		et.Annotations[v1alpha1.AnnotationNodeBlockList] != dt.Annotations[v1alpha1.AnnotationNodeBlockList]
 }
 
 // retention is the StatefulSet's PVC retention policy with the API's default (Retain, Retain).

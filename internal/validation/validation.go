@@ -89,6 +89,7 @@ func ValidateClusterSpec(c *ackov1alpha1.AerospikeCluster) field.ErrorList {
 		validateRackPlacement(c),
 		validateMonitoring(c),
 		validateExternalAccess(c),
+		validateNodeBlockList(c),
 	)
 }
 

@@ -24,13 +24,14 @@ const lostNodeTaint = "e2e-lost-node"
 // comes back on another node with a new, empty claim, refilled by migrations. The official client counts
 // what is lost. The cluster runs on kwok nodes of its own (tainted, deleted afterwards): a node whose
 // kwok stopped managing it does not come back whole.
-var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
-	It("gives up a lost node's local claim and its pod, and loses nothing", func() {
-		const ns, name = "e2e-lostnode", "lost"
-		nodes := make([]string, 4) // three for the pods, one for the pod that comes back
-		for i := range nodes {
-			nodes[i] = fmt.Sprintf("kwok-lost-%d", i)
-			applyYAML(fmt.Sprintf(`apiVersion: v1
+// ownKwokNodes creates n kwok nodes (prefix-0 ...) of a spec's own, labelled and tainted with taint, deleted
+// when the spec ends.
+func ownKwokNodes(prefix, taint string, n int) []string {
+	GinkgoHelper()
+	nodes := make([]string, n)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("%s-%d", prefix, i)
+		applyYAML(fmt.Sprintf(`apiVersion: v1
 kind: Node
 metadata:
   name: %[1]s
@@ -46,17 +47,26 @@ metadata:
 spec:
   taints:
   - {key: %[3]s, value: "true", effect: NoSchedule}
-`, nodes[i], localcluster.LabelKwok, lostNodeTaint))
-			DeferCleanup(kubectl, "delete", "node", nodes[i], "--wait=false")
-		}
-		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  podSpec:
-    nodeSelector: {`+lostNodeTaint+`: "true"}
+`, nodes[i], localcluster.LabelKwok, taint))
+		DeferCleanup(kubectl, "delete", "node", nodes[i], "--wait=false")
+	}
+	return nodes
+}
+
+// deviceEngine is a storage-engine on the Block volume onOwnNodes gives each pod.
+const deviceEngine = "type: device\n          devices: [/dev/xvdb]"
+
+// onOwnNodes is the spec part that places the cluster's pods on the nodes of ownKwokNodes (taint), one a
+// node, each with a Block volume of the kwok class, listed as local (localVolumes, with extra's keys).
+func onOwnNodes(taint, name, extra string) string {
+	return `  podSpec:
+    nodeSelector: {` + taint + `: "true"}
     tolerations:
-      - {key: `+lostNodeTaint+`, operator: Exists, effect: NoSchedule}
+      - {key: ` + taint + `, operator: Exists, effect: NoSchedule}
     affinity:
       podAntiAffinity:
         requiredDuringSchedulingIgnoredDuringExecution:
-          - labelSelector: {matchLabels: {app.kubernetes.io/instance: `+name+`}}
+          - labelSelector: {matchLabels: {app.kubernetes.io/instance: ` + name + `}}
             topologyKey: kubernetes.io/hostname
   storage:
     volumes:
@@ -66,8 +76,14 @@ spec:
         volumeMode: Block
     localVolumes:
       storageClasses: [kwok-volume]
-      nodeLostAfterSeconds: 5
-`))
+` + extra
+}
+
+var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
+	It("gives up a lost node's local claim and its pod, and loses nothing", func() {
+		const ns, name = "e2e-lostnode", "lost"
+		ownKwokNodes("kwok-lost", lostNodeTaint, 4) // three for the pods, one for the pod that comes back
+		applyYAML(clusterYAMLEngine(ns, name, 3, deviceEngine, onOwnNodes(lostNodeTaint, name, "      nodeLostAfterSeconds: 5\n")))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
 		waitRunningObserved(ns, name)
 		w := withWorkload(ns, name)
