@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -151,5 +152,42 @@ func TestMovedPodRefillsOnceGone(t *testing.T) {
 	pod.DeletionTimestamp, pod.UID = nil, "uid-2"
 	if got := st.refilling(); !slices.Equal(got, []string{"aero-1"}) {
 		t.Errorf("refilling %v with the successor, want [aero-1]", got)
+	}
+}
+
+// With one copy of each partition (replication-factor 1, or one node) a move gives up nothing: the pod's
+// local volumes hold the only copy of its partitions. It says why, and its claim stays.
+func TestMoveKeepsTheOnlyCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		factor  int64
+		members int
+	}{
+		{"replication-factor 1", 1, 3},
+		{"one node at replication-factor 2", 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := settledState()
+			setReplicationFactor(st.cluster, tc.factor)
+			st.members = st.members[:tc.members]
+			st.cluster.Spec.Storage = &ackov1alpha1.StorageSpec{LocalVolumes: &ackov1alpha1.LocalVolumesSpec{StorageClasses: []string{"local"}}}
+			pod := st.pods[st.members[0]]
+			pod.Spec.NodeName = "n1"
+			pod.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + pod.Name}}}}
+			claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: "data-" + pod.Name},
+				Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("local")}}
+			scheme := runtime.NewScheme()
+			_ = clientgoscheme.AddToScheme(scheme)
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(claim).Build()
+			r := &AerospikeClusterReconciler{Client: c, APIReader: c}
+			gaveUp, refused, err := r.giveUpForMove(context.Background(), st, pod)
+			if err != nil || gaveUp != "" || !strings.Contains(refused, "hold the only copy of its partitions") {
+				t.Fatalf("gave up %q, refused %q, err %v: want a refusal", gaveUp, refused, err)
+			}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(claim), &corev1.PersistentVolumeClaim{}); err != nil {
+				t.Errorf("the claim: %v", err)
+			}
+		})
 	}
 }

@@ -379,12 +379,14 @@ func (r *AerospikeClusterReconciler) removeStepPod(ctx context.Context, st *clus
 	pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
 	gaveUp := ""
 	if movesOff(u) {
-		if gaveUp, err = r.giveUpForMove(ctx, st, pod); err != nil {
+		if gaveUp, refused, err = r.giveUpForMove(ctx, st, pod); err != nil {
 			return "", err
 		}
 	}
 	evict := method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name)
-	refused, err = pods.Remove(ctx, r.Client, pod, types.UID(u.UID), evict)
+	if refused == "" {
+		refused, err = pods.Remove(ctx, r.Client, pod, types.UID(u.UID), evict)
+	}
 	if refused != "" && u.Attempted == nil {
 		err = r.recordRefused(ctx, st, name)
 	}
