@@ -17,27 +17,34 @@ import (
 	"github.com/acko-io/acko/internal/aerospike"
 )
 
-// realColdStartRecords is how many records the file-backed spec loads before its roll: each of the 3
-// nodes holds two thirds of them (replication-factor 2), and a real asd 8.1.2.0 reads about 500 000
-// records a second back from a file in the page cache (4 000 000 in 7.9 s, measured on this kind of
-// machine), logging its progress first 5 s into the load (storage.c's TICKER_INTERVAL): about 10 s of
-// cold start per node, so that the operator's 5 s poll reads a ticker line while it lasts.
-const realColdStartRecords = 7_500_000
+// realColdStartRecords is how many records the file-backed spec loads before its restart. A real asd
+// 8.1.2.0 reads about 500 000 records a second back from a file in the page cache (4 000 000 in 7.9 s,
+// measured on this kind of machine; 5 000 000 took 17.5 s on a loaded one), and logs its progress every
+// 5 s, the first 5 s into the load (storage.c's TICKER_INTERVAL): a load shorter than that shows no
+// progress at all. About 12 s of cold start, so that the operator's 5 s poll reads a ticker line while
+// it lasts.
+const realColdStartRecords = 6_000_000
 
-// Issue 39, a file-backed namespace restarted on real asd 8.1.2.0 nodes: a Community Edition asd
+// Issue 39, a file-backed namespace restarted on a real asd 8.1.2.0 node: a Community Edition asd
 // always cold starts, reading its file back before it opens its ports, and says how far only in its
 // log. The status shows that progress as the operator read it from the real log, the readiness gate
 // stays closed meanwhile, and nothing is lost.
+//
+// One node: a Community Edition cluster has no migrate-fill-delay, so every node that leaves and
+// rejoins a 3-node cluster migrates its partitions in full, and the records a cold start needs to
+// last past its first ticker line take long to migrate: 7 500 000 records over 3 nodes (replication
+// factor 2) took 3m40s to write and, once the first node's 17.5 s cold start ended, 90 s to migrate
+// 240 of its 2700 partitions on this kind of machine (about 17 minutes a node).
 var _ = Describe("Real nodes: a file-backed namespace", Label("real"), func() {
 	BeforeEach(func() {
 		Expect(opts.RealNodes).To(BeTrue(), "the real tier needs real nodes (make test-real)")
 	})
 
-	It("rolls a static change in place: the status shows each cold start's progress read from the real log, nothing lost", func() {
+	It("rolls a static change in place: the status shows the cold start's progress read from the real log, nothing lost", func() {
 		const ns, name = "real-cold", "realcold"
-		pods := []string{name + "-0", name + "-1", name + "-2"}
+		pods := []string{name + "-0"}
 		began := time.Now()
-		applyYAML(clusterYAMLEngine(ns, name, 3,
+		applyYAML(clusterYAMLEngine(ns, name, 1,
 			"type: device\n          files: [/opt/aerospike/data/test.dat]\n          filesize: 4G", realPlacement+`  storage:
     volumes:
       - name: data
@@ -46,8 +53,8 @@ var _ = Describe("Real nodes: a file-backed namespace", Label("real"), func() {
 `))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
 		waitRunningObserved(ns, name)
-		awaitRealCluster(ns, name, 3)
-		reportTime("real cold start: 3 file-backed nodes Running", time.Since(began))
+		awaitRealCluster(ns, name, 1)
+		reportTime("real cold start: a file-backed node Running", time.Since(began))
 
 		fill := time.Now()
 		Expect(fillRecords(podSeeds(ns, name), name, realColdStartRecords)).To(Succeed())
@@ -55,16 +62,16 @@ var _ = Describe("Real nodes: a file-backed namespace", Label("real"), func() {
 		reportRealRSS(ns, pods)
 		w := withWorkload(ns, name)
 
-		By("a static change restarts each asd in place; each reads its file back")
+		By("a static change restarts asd in place; it reads its file back")
 		start := time.Now()
 		stop := make(chan struct{})
 		seen := sampleUntil(stop, 500*time.Millisecond, func() (loadSample, bool) { return sampleLoad(ns, pods) })
 		_, err := mergePatch(ns, name, `{"spec":{"aerospikeConfig":{"service":{"log-local-time":true}}}}`)
 		Expect(err).NotTo(HaveOccurred())
 		waitRunningObserved(ns, name)
-		awaitRealCluster(ns, name, 3)
+		awaitRealCluster(ns, name, 1)
 		close(stop)
-		reportTime(fmt.Sprintf("real cold start: static change rolled in place over 3 nodes of %d records", realColdStartRecords),
+		reportTime(fmt.Sprintf("real cold start: static change rolled in place, a node of %d records", realColdStartRecords),
 			time.Since(start))
 
 		messages, progress := map[string][]string{}, 0
@@ -85,8 +92,7 @@ var _ = Describe("Real nodes: a file-backed namespace", Label("real"), func() {
 				"the status showed %s's cold start, read from its log", p)
 		}
 		Expect(progress).To(BeNumerically(">", 0), "a ticker line of the real log ({test} loaded: objects N device-pcts (P)) in the status")
-		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
-			pods[0]: "ConfigChanged", pods[1]: "ConfigChanged", pods[2]: "ConfigChanged"}))
+		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{pods[0]: "ConfigChanged"}))
 		for _, p := range pods {
 			Expect(mustField(ns, "asc/"+name, "{.status.pods."+p+".dataLoading}")).To(BeEmpty(), "cleared once %s answers", p)
 		}
