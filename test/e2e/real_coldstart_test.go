@@ -97,7 +97,7 @@ var _ = Describe("Real nodes: a file-backed namespace", Label("real"), func() {
 			Expect(mustField(ns, "asc/"+name, "{.status.pods."+p+".dataLoading}")).To(BeEmpty(), "cleared once %s answers", p)
 		}
 		Expect(kubectl("logs", pods[0], "-n", ns, "-c", "aerospike-server")).To(
-			ContainSubstring("{test} beginning cold start"), "kubectl logs shows what the operator read")
+			ContainSubstring("{test} loaded: objects "), "kubectl logs shows what the operator read")
 		reportRealRSS(ns, pods)
 		Expect(masterObjects(ns, name)).To(BeNumerically(">=", realColdStartRecords), "every record read back")
 		w.expectNothingLost()
