@@ -550,7 +550,7 @@ func waitMigrations(t *testing.T, s *Sim) {
 // CRI log file), and afterwards every record is there. A memory namespace starts at once.
 func TestColdStartLoads(t *testing.T) {
 	opts := realTimings
-	opts.LoadRate, opts.LogDir = loadKeys/6, t.TempDir() // 6 s for the node's records
+	opts.LoadRate, opts.LogDir = loadKeys/12, t.TempDir() // 12 s for the node's records: ticks at 5 and 10 s
 	s, clk := newFakeSim(t, opts)
 	spec := NodeSpec{Name: "ns/db-0", IP: podIP(0), Config: engineConf("device"), Volume: "pvc-db-0"}
 	st := addNode(t, s, spec)
@@ -559,14 +559,14 @@ func TestColdStartLoads(t *testing.T) {
 	if _, err := s.WarmRestart("ns/db-0"); err != nil {
 		t.Fatal(err)
 	}
-	clk.Step(realTimings.RestartDowntime + 3*time.Second) // halfway
+	clk.Step(realTimings.RestartDowntime + 6*time.Second) // halfway
 	if got, _ := s.Node("ns/db-0"); got.Phase != PhaseLoading {
 		t.Fatalf("phase %s while reading the device, want %s", got.Phase, PhaseLoading)
 	}
 	if answered(st) {
 		t.Fatal("asd answers before its data is loaded")
 	}
-	clk.Step(3*time.Second + realTimings.JoinDelay)
+	clk.Step(6*time.Second + realTimings.JoinDelay)
 	if got, _ := s.Node("ns/db-0"); got.Phase != PhaseMember || !answered(st) {
 		t.Fatalf("phase %s after the load, want %s, answering", got.Phase, PhaseMember)
 	}
@@ -575,8 +575,8 @@ func TestColdStartLoads(t *testing.T) {
 	}
 	log, _ := s.Log("ns/db-0")
 	ticks := slices.DeleteFunc(slices.Clone(log), func(l string) bool { return !strings.Contains(l, "{test} loaded: objects ") })
-	if len(ticks) != 2 || !strings.HasSuffix(ticks[0], "loaded: objects 1000 device-pcts (33)") ||
-		!strings.HasSuffix(ticks[1], "loaded: objects 2000 device-pcts (66)") {
+	if len(ticks) != 2 || !strings.HasSuffix(ticks[0], "loaded: objects 1250 device-pcts (41)") ||
+		!strings.HasSuffix(ticks[1], "loaded: objects 2500 device-pcts (83)") {
 		t.Fatalf("ticker lines %q", ticks)
 	}
 	if last := log[len(log)-1]; !strings.HasSuffix(last, "service ready: soon there will be cake!") {

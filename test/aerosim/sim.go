@@ -67,9 +67,10 @@ type Options struct {
 	// LoadRate is how many records a second a starting asd reads back from its persistent namespaces
 	// (Community Edition always cold starts: it rebuilds the index by reading the devices); 0 reads
 	// them at once. Until it has read them all, asd does not listen, and its log ticks the progress
-	// every LoadTick (real: every 2 s, "{ns} loaded ...").
+	// every LoadTick (real: every 5 s, "{ns} loaded: objects N device-pcts (P)", the first 5 s into the
+	// load: a load shorter than that logs no progress at all).
 	LoadRate int64
-	// LoadTick is the period of the loading ticker; default 2 s.
+	// LoadTick is the period of the loading ticker; default 5 s, as asd 8.1.2.0's.
 	LoadTick time.Duration
 	// LogDir, when set, receives each node's log as a file in the CRI format a kubelet serves
 	// (LogFile), for `kubectl logs`.
@@ -255,7 +256,7 @@ func New(opts Options) (*Sim, error) {
 		opts.Clock = clock.RealClock{}
 	}
 	if opts.LoadTick <= 0 {
-		opts.LoadTick = 2 * time.Second
+		opts.LoadTick = 5 * time.Second
 	}
 	tmpl, err := loadTemplates()
 	if err != nil {

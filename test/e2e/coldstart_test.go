@@ -77,14 +77,26 @@ func expectGateClosedWhileLoading(ns, pod, progressed string) {
 	GinkgoHelper()
 	gate, _ := field(ns, "pod/"+pod,
 		`{range .status.conditions[?(@.type=="acko.io/aerospike-ready")]}{.status} {.lastTransitionTime}{end}`)
+	Expect(gateOpenWhileLoading(gate, progressed)).To(BeEmpty(), "the readiness gate of %s", pod)
+}
+
+// gateOpenWhileLoading says why a readiness gate ("<status> <lastTransitionTime>") was open while a load
+// still progressed at progressed (RFC 3339), or "" when it was not.
+func gateOpenWhileLoading(gate, progressed string) string {
 	status, opened, _ := strings.Cut(gate, " ")
 	if status != "True" {
-		return
+		return ""
 	}
 	openedAt, err := time.Parse(time.RFC3339, opened)
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		return fmt.Sprintf("gate %q: %v", gate, err)
+	}
 	progressedAt, err := time.Parse(time.RFC3339, progressed)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(openedAt).NotTo(BeTemporally("<", progressedAt),
-		"the readiness gate of %s opened at %s, while its load still progressed at %s", pod, opened, progressed)
+	if err != nil {
+		return fmt.Sprintf("progressed %q: %v", progressed, err)
+	}
+	if openedAt.Before(progressedAt) {
+		return fmt.Sprintf("opened at %s, while the load still progressed at %s", opened, progressed)
+	}
+	return ""
 }
