@@ -361,9 +361,10 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 		maps.Copy(factors, st.factorChanges(pod))
 	}
 	cluster := st.podsWithAddress()
-	r.Tasks.RunWithin(tasks.Key{Cluster: st.key, Name: togetherTask}, liveconfig.TogetherDeadline, func(ctx context.Context) (string, error) {
+	apply := func(ctx context.Context) (string, error) {
 		return r.Live.ApplyTogether(ctx, targets, cluster, hashes, factors)
-	})
+	}
+	r.Tasks.RunWithin(tasks.Key{Cluster: st.key, Name: togetherTask}, liveconfig.TogetherDeadline, apply)
 	return "applying the replication-factor to every node", nil
 }
 
