@@ -108,7 +108,8 @@ func (r *AerospikeClusterReconciler) localClaims(ctx context.Context, st *cluste
 // its claims deleted. It says what it deleted ("" when the pod has no local volume), or why it may not:
 // with one copy of each partition (replication-factor 1, or a cluster of one node) the volumes hold
 // the only copy of the pod's partitions, and the door's rule (one node down) does not protect them.
-func (r *AerospikeClusterReconciler) giveUpForMove(ctx context.Context, st *clusterState, pod *corev1.Pod) (gaveUp, refused string, err error) {
+func (r *AerospikeClusterReconciler) giveUpForMove(ctx context.Context, st *clusterState,
+	pod *corev1.Pod) (gaveUp, refused string, err error) {
 	claims, err := r.localClaims(ctx, st, pod)
 	if err != nil || len(claims) == 0 {
 		return "", "", err
