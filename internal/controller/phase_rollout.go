@@ -305,11 +305,16 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	o := st.outdated[idx]
 	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
 	return (o.method != u.Method && !fellBack) || u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod) ||
-		u.Method == ackov1alpha1.UpdateEvict && resources.PodReady(o.pod) && st.notReadyOutdated()
+		(u.Method == ackov1alpha1.UpdateEvict || u.Method == ackov1alpha1.UpdateLive) && resources.PodReady(o.pod) &&
+			st.notReadyOutdated()
 }
 
 // notReadyOutdated: an outdated pod with no step is not Ready. It goes first (nextBatch): meanwhile the
-// budget refuses the eviction of any Ready pod, so an eviction recorded before would wait forever.
+// budget refuses the eviction of any Ready pod, and the PodsReady check holds a live change of any other
+// pod, so an eviction or a live change recorded before would wait forever (model seed 40344: a live
+// change of one pod recorded, then a drain recreated another on a config asd refuses, and the sidecar
+// the user added made it outdated too; the live change waited for it to be Ready, its replacement for
+// the live change).
 func (st *clusterState) notReadyOutdated() bool {
 	return slices.ContainsFunc(st.outdated, func(o outdatedPod) bool {
 		return !resources.PodReady(o.pod) && st.cluster.Status.Pods[o.pod.Name].Update == nil
