@@ -117,6 +117,11 @@ func (m *modelRun) mayFault() bool {
 	switch {
 	case m.w.now().Sub(m.lastFault) < modelFaultGap:
 		return false
+	case m.w.now().Sub(m.w.apiDownUntil) < modelFaultGap:
+		// The end of an API outage counts as a fault: a fault during it is one the operator could not
+		// act on (lower a gate or the budget) before then (seed 41861: asd crashed during an outage, and
+		// a drain came 2 s after it, to an operator restarted with no reading yet).
+		return false
 	case m.avoid[1] && (m.scaleDownUnderway() || !m.clusterRunning() && m.w.cluster().Spec.Size < int32(len(m.w.nodes))):
 		return false
 	case m.avoid[4] && m.frozen():

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -203,7 +204,13 @@ func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error 
 	}
 	for _, pod := range st.orphans() {
 		if name := st.cluster.StatefulSetName(rackOf(pod)); st.existingSets[name] == nil {
-			racks[name] = ackov1alpha1.RackPlacement{ID: rackOf(pod)} // sized in removeOldRacks
+			// Its replicas are set in removeOldRacks, up to the highest ordinal that runs; the ConfigMap
+			// holds a file for each pod below it, which the StatefulSet creates again if missing (model
+			// seed 41421: a pod recreated with no file of its own crash-looped, holding the removal).
+			rack := racks[name]
+			ordinal, _ := strconv.ParseInt(strings.TrimPrefix(pod.Name, name+"-"), 10, 32)
+			rack.ID, rack.Size = rackOf(pod), max(rack.Size, int32(ordinal)+1)
+			racks[name] = rack
 		}
 	}
 	for name, rack := range racks {

@@ -440,6 +440,11 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 		return r.followInPlace(ctx, st, pod, u)
 	case !u.Done:
 		return "recording the restart", r.markDone(ctx, st, name, u) // the operator stopped after the act
+	case pod == nil && !slices.Contains(st.cluster.DesiredPodNames(), name):
+		// Gone, and a scale-down (or a rack's removal) since keeps it from being created again: nothing
+		// comes back to wait for (model seeds 41326, 41912: a replaced pod beyond the new size). Should
+		// its StatefulSet still create it, it is a leaving pod like any other.
+		return "", r.clearUpdate(ctx, st, name)
 	case pod == nil || pod.DeletionTimestamp != nil || string(pod.UID) == u.UID:
 		// The same instance after its eviction is a cache behind: the step ends with a new pod only.
 		return "pod is being recreated", nil
