@@ -77,3 +77,20 @@ func TestARemovedRackCreatedAgainHasAFileForEveryPod(t *testing.T) {
 		}
 	}
 }
+
+// Seed 42532: aero-3 was evicted for a new pod spec, and its new instance is kept from Ready by a sidecar;
+// a scale-down since leaves it out. It is not rolled any more (it leaves as it is), so its step is over
+// rather than followed until the progress deadline stalls the cluster for good.
+func TestAFinishedStepOfALeavingPodIsNotFollowed(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(4)))
+	c := f.cluster()
+	setUpdate(&c.Status, "aero-3", &ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateEvict, UID: "uid-aero-3-before",
+		Reason: ackov1alpha1.RestartReasonPodSpecChanged, Started: metav1.NewMicroTime(doorNow), Done: true})
+	f.must(f.c.Status().Update(f.ctx, c))
+	f.pod("aero-3", notReady)
+	f.edit(sized(3))
+	st := f.observe()
+	if fate := st.fateOf("aero-3", st.cluster.Status.Pods["aero-3"].Update); fate != decideAgain {
+		t.Fatalf("aero-3's finished step is %v, want decided again (%d)", fate, decideAgain)
+	}
+}

@@ -268,7 +268,11 @@ func (st *clusterState) fateOf(name string, u *ackov1alpha1.PodUpdate) stepFate 
 		return decideAgain
 	case sameInstance && !u.Done:
 		return stepPending
-	case u.Done && st.isOutdated(name) && st.restartOver(name, u, sameInstance):
+	case u.Done && (st.isOutdated(name) || !slices.Contains(st.cluster.DesiredPodNames(), name)) &&
+		st.restartOver(name, u, sameInstance):
+		// Or a scale-down since leaves the pod out: it leaves as it is, through the door, and is not
+		// rolled (findOutdated), so following it would wait for ever for a spec it never gets (model
+		// seed 42532: a new pod kept from Ready by a sidecar the user then removed).
 		return decideAgain
 	}
 	return followStep
