@@ -51,6 +51,21 @@ var modelEvents = []modelEvent{
 	{"config asd refuses", 1, (*modelRun).editRefusedConfig},
 	{"second budget", 1, (*modelRun).eventForeignPDB},
 	{"volume growth", 2, (*modelRun).eventGrow},
+	{"drain racing a resize", 2, (*modelRun).eventDrainRacingResize},
+}
+
+// eventDrainRacingResize is a drain that races a size change (issue 38): the user raises or lowers the
+// size and a drain evicts a pod at once, or one reconcile later, when the budget may have been written
+// for the new size while its pods do not run yet (or still do).
+func (m *modelRun) eventDrainRacingResize() bool {
+	if m.w.apiDown() || !m.mayFault() || !m.editSize() {
+		return false
+	}
+	m.steps(m.w.rng.IntN(2))
+	if pod := m.pick(slices.Sorted(maps.Keys(m.w.nodes))); pod != "" && len(m.w.violations) == 0 {
+		m.drain(pod)
+	}
+	return true
 }
 
 // eventGrow is a volume growth as growVolumes carries it out (every rack's StatefulSet deleted without its
