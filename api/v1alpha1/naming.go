@@ -31,6 +31,10 @@ const (
 	// AnnotationReplicationFactor is the smallest replication-factor of the config a pod was created
 	// with (the safety rule follows the factor the running nodes have).
 	AnnotationReplicationFactor = "acko.io/replication-factor"
+	// AnnotationFactorChanging is the smallest replication-factor a pod's node may run while a live
+	// change of the factor is under way: set before the change, dropped when the pod records the config
+	// its node runs (a change never recorded leaves the node on a factor its config hash does not say).
+	AnnotationFactorChanging = "acko.io/replication-factor-changing"
 	// AnnotationPodSpecHash is the hash of the pod template (without the config) a pod was created with.
 	AnnotationPodSpecHash = "acko.io/podspec-hash"
 	// AnnotationNodeBlockList on a pod template is spec.nodeBlockList (sorted, comma-separated), whose

@@ -412,6 +412,93 @@ func TestTheRuleFollowsTheRunningReplicationFactor(t *testing.T) {
 	}
 }
 
+// stubLive is a LiveConfigurer whose changes the tests never run (the runner is not started).
+type stubLive struct{}
+
+func (stubLive) Apply(context.Context, *corev1.Pod, string) (string, error) { return "", nil }
+func (stubLive) ApplyTogether(context.Context, []*corev1.Pod, []*corev1.Pod, map[string]string, map[string]string) (string, error) {
+	return "", nil
+}
+
+// Model seed 40089: a live change of the replication-factor from 3 to 2 reached the nodes and was never
+// recorded (the API server away, the operator restarted), then the spec went back to 3: the pods' config
+// hash said 3 while the nodes ran 2, and a batch of 2 evictions took both copies down. The change sets the
+// smaller factor on each pod before any node takes it, and the rule follows it until the pod records the
+// config its node runs.
+func TestAnUnrecordedFactorChangeKeepsTheSmallerFactor(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(5), replicationFactor(3)))
+	f.withConfigMaps()
+	f.r.Live = stubLive{}
+	f.edit(replicationFactor(2))
+	st := f.observe()
+	if name := st.factorPending(); name == "" {
+		t.Fatalf("no pod takes the new factor live: outdated %v", podsOf(st.outdated))
+	}
+	names := podsOf(st.outdated)
+	if _, err := f.r.applyTogether(f.ctx, st, names); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		pod := &corev1.Pod{}
+		f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name}, pod))
+		if got := pod.Annotations[ackov1alpha1.AnnotationFactorChanging]; got != "2" {
+			t.Fatalf("%s: %s = %q before the change ran, want 2", name, ackov1alpha1.AnnotationFactorChanging, got)
+		}
+	}
+	// The change ran on the nodes and was never recorded; the spec goes back to 3 with a new image and a
+	// batch of 2: the pods' config hash is the desired one again.
+	f.edit(func(c *ackov1alpha1.AerospikeCluster) {
+		replicationFactor(3)(c)
+		newImage(c)
+		c.Spec.RollingUpdateBatchSize = ptr.To(int32(2))
+	})
+	st = f.observe()
+	if got := st.runningReplicationFactor(); got != 2 || st.maxDown != 1 {
+		t.Fatalf("running replication factor %d, maxDown %d: want 2 and 1", got, st.maxDown)
+	}
+	if batch, hold := st.nextBatch(); len(batch) != 1 || hold != "" {
+		t.Fatalf("batch %v (hold %q), want one pod", podsOf(batch), hold)
+	}
+	// Recording the config the node runs (a restart, or the change recorded) drops it.
+	pod := &corev1.Pod{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero-0"}, pod))
+	f.must(pods.RecordConfig(f.ctx, f.c, pod, "restarted-in-place"))
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero-0"}, pod))
+	if got, kept := pod.Annotations[ackov1alpha1.AnnotationFactorChanging]; kept {
+		t.Fatalf("after RecordConfig: %s = %q kept", ackov1alpha1.AnnotationFactorChanging, got)
+	}
+}
+
+// Model seed 40344: a live change of aero-2 was recorded, then aero-1 broke (a drain recreated it on a
+// config asd refuses) and another change made it outdated: the live change waited for aero-1 to be Ready
+// (PodsReady), and aero-1's replacement waited behind the live change. A live change not taken yet is
+// decided again while an outdated pod with no step is not Ready, so the broken pod is replaced first.
+func TestALiveChangeGivesWayToABrokenPod(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(3)))
+	f.withConfigMaps()
+	f.r.Live = stubLive{}
+	f.edit(testcluster.WithService("proto-fd-max", int64(20000)))
+	st := f.observe()
+	f.record("aero-2", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateLive, Reason: ackov1alpha1.RestartReasonConfigChanged,
+		Started: metav1.NewMicroTime(doorNow), ConfigHash: st.desiredConfigHash(st.pods["aero-2"])})
+	f.pod("aero-1", func(p *corev1.Pod) {
+		notReady(p)
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			Reason: "CrashLoopBackOff", Message: "asd refused its config"}}
+	})
+	st = f.observe()
+	if fate := st.fateOf("aero-2", st.cluster.Status.Pods["aero-2"].Update); fate != decideAgain {
+		t.Fatalf("the live change of aero-2 is %v, want decided again (%d)", fate, decideAgain)
+	}
+	if inFlight, err := f.r.followUpdates(f.ctx, st); err != nil || inFlight {
+		t.Fatalf("a step is still followed (%v, %v): %+v", inFlight, err, st.work)
+	}
+	batch, hold := st.nextBatch()
+	if len(batch) != 1 || batch[0].pod.Name != "aero-1" || batch[0].method != ackov1alpha1.UpdateReplace || hold != "" {
+		t.Fatalf("batch %v (hold %q), want aero-1 replaced", podsOf(batch), hold)
+	}
+}
+
 // Point 5: a reading older than the decision, or more than a moment old, is not enough to act on: the
 // door asks the prober for a new one and the pod stays. (Against a real asd, the prober's snapshot said
 // stable for 1.75 s after a node was stopped.)

@@ -51,6 +51,21 @@ var modelEvents = []modelEvent{
 	{"config asd refuses", 1, (*modelRun).editRefusedConfig},
 	{"second budget", 1, (*modelRun).eventForeignPDB},
 	{"volume growth", 2, (*modelRun).eventGrow},
+	{"drain racing a resize", 2, (*modelRun).eventDrainRacingResize},
+}
+
+// eventDrainRacingResize is a drain that races a size change (issue 38): the user raises or lowers the
+// size and a drain evicts a pod at once, or one reconcile later, when the budget may have been written
+// for the new size while its pods do not run yet (or still do).
+func (m *modelRun) eventDrainRacingResize() bool {
+	if m.w.apiDown() || !m.mayFault() || !m.editSize() {
+		return false
+	}
+	m.steps(m.w.rng.IntN(2))
+	if pod := m.pick(slices.Sorted(maps.Keys(m.w.nodes))); pod != "" && len(m.w.violations) == 0 {
+		m.drain(pod)
+	}
+	return true
 }
 
 // eventGrow is a volume growth as growVolumes carries it out (every rack's StatefulSet deleted without its
@@ -116,6 +131,11 @@ func (m *modelRun) operationPending() bool {
 func (m *modelRun) mayFault() bool {
 	switch {
 	case m.w.now().Sub(m.lastFault) < modelFaultGap:
+		return false
+	case m.w.now().Sub(m.w.apiDownUntil) < modelFaultGap:
+		// The end of an API outage counts as a fault: a fault during it is one the operator could not
+		// act on (lower a gate or the budget) before then (seed 41861: asd crashed during an outage, and
+		// a drain came 2 s after it, to an operator restarted with no reading yet).
 		return false
 	case m.avoid[1] && (m.scaleDownUnderway() || !m.clusterRunning() && m.w.cluster().Spec.Size < int32(len(m.w.nodes))):
 		return false

@@ -219,7 +219,9 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 		st.setWork(ackov1alpha1.ReasonScaling, "Waiting for %s to leave", strings.Join(leaving, ", "))
 		return current, nil
 	}
-	if len(leaving) > st.maxDown {
+	// Recorded under a larger budget (the running factor went down since), in this rack or with the
+	// other racks' (model seed 41369: one pod leaving in each of two racks, each rack held by the other's).
+	if len(leaving) > st.maxDown || len(st.recordedLeaving()) > st.maxDown {
 		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave fewer at a time", existing.Name, strings.Join(leaving, ", "))
 		return current, r.decideLeavingAgain(ctx, st, leaving)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -203,7 +204,13 @@ func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error 
 	}
 	for _, pod := range st.orphans() {
 		if name := st.cluster.StatefulSetName(rackOf(pod)); st.existingSets[name] == nil {
-			racks[name] = ackov1alpha1.RackPlacement{ID: rackOf(pod)} // sized in removeOldRacks
+			// Its replicas are set in removeOldRacks, up to the highest ordinal that runs; the ConfigMap
+			// holds a file for each pod below it, which the StatefulSet creates again if missing (model
+			// seed 41421: a pod recreated with no file of its own crash-looped, holding the removal).
+			rack := racks[name]
+			ordinal, _ := strconv.ParseInt(strings.TrimPrefix(pod.Name, name+"-"), 10, 32)
+			rack.ID, rack.Size = rackOf(pod), max(rack.Size, int32(ordinal)+1)
+			racks[name] = rack
 		}
 	}
 	for name, rack := range racks {
@@ -282,23 +289,36 @@ func (st *clusterState) replaceLeaving(pod *corev1.Pod) bool {
 }
 
 // runningReplicationFactor is the replication factor every running node has: the smallest over the
-// desired config and the config each pod runs. A pod that runs its rack's desired config has the
-// desired factor; another has the one recorded when it was created (acko.io/replication-factor, dropped
-// when a restart in place or a live change gives it a new config), and without one it is taken at 2,
-// the smallest factor that lets a node go. Once every pod runs the desired config, the factor is the
-// desired one: the nodes that restarted last then migrate, which holds every take-down and the
-// PodDisruptionBudget until the copies are made.
+// desired config and the factor each pod's node may run (podReplicationFactor). Once every pod runs the
+// desired config, the factor is the desired one: the nodes that restarted last then migrate, which holds
+// every take-down and the PodDisruptionBudget until the copies are made.
 func (st *clusterState) runningReplicationFactor() int {
 	rf := config.ReplicationFactor(st.cluster)
 	for _, pod := range st.pods {
-		if pod.Annotations[ackov1alpha1.AnnotationConfigHash] == st.desiredConfigHash(pod) {
-			continue
-		}
+		rf = min(rf, st.podReplicationFactor(pod))
+	}
+	return rf
+}
+
+// podReplicationFactor is the smallest replication factor the pod's node may run. A pod that runs its
+// rack's desired config has the desired factor; another has the one recorded when it was created
+// (acko.io/replication-factor, dropped when a restart in place or a live change gives it a new config),
+// and without one it is taken at 2, the smallest factor that lets a node go. Either way, a live change of
+// the factor that reached the node may not be recorded in its config hash: the factor set before it
+// (acko.io/replication-factor-changing, pods.RecordFactorAhead) counts until the pod records its config
+// (model seed 40089: a change to 2 applied while the API server was away, the spec back at 3, the
+// pods' hash said 3 and a batch of 2 took both copies down).
+func (st *clusterState) podReplicationFactor(pod *corev1.Pod) int {
+	rf := config.ReplicationFactor(st.cluster)
+	if pod.Annotations[ackov1alpha1.AnnotationConfigHash] != st.desiredConfigHash(pod) {
 		running, err := strconv.Atoi(pod.Annotations[ackov1alpha1.AnnotationReplicationFactor])
 		if err != nil || running < 1 {
 			running = 2
 		}
-		rf = min(rf, running)
+		rf = running
+	}
+	if ahead, err := strconv.Atoi(pod.Annotations[ackov1alpha1.AnnotationFactorChanging]); err == nil && ahead >= 1 {
+		rf = min(rf, ahead)
 	}
 	return rf
 }

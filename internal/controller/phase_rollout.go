@@ -280,7 +280,11 @@ func (st *clusterState) fateOf(name string, u *ackov1alpha1.PodUpdate) stepFate 
 		return decideAgain
 	case sameInstance && !u.Done:
 		return stepPending
-	case u.Done && st.isOutdated(name) && st.restartOver(name, u, sameInstance):
+	case u.Done && (st.isOutdated(name) || !slices.Contains(st.cluster.DesiredPodNames(), name)) &&
+		st.restartOver(name, u, sameInstance):
+		// Or a scale-down since leaves the pod out: it leaves as it is, through the door, and is not
+		// rolled (findOutdated), so following it would wait for ever for a spec it never gets (model
+		// seed 42532: a new pod kept from Ready by a sidecar the user then removed).
 		return decideAgain
 	}
 	return followStep
@@ -321,11 +325,16 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	}
 	return (o.method != u.Method && !fellBack) || isMove(o) != movesOff(u) ||
 		u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod) ||
-		u.Method == ackov1alpha1.UpdateEvict && resources.PodReady(o.pod) && st.notReadyOutdated()
+		(u.Method == ackov1alpha1.UpdateEvict || u.Method == ackov1alpha1.UpdateLive) && resources.PodReady(o.pod) &&
+			st.notReadyOutdated()
 }
 
 // notReadyOutdated: an outdated pod with no step is not Ready. It goes first (nextBatch): meanwhile the
-// budget refuses the eviction of any Ready pod, so an eviction recorded before would wait forever.
+// budget refuses the eviction of any Ready pod, and the PodsReady check holds a live change of any other
+// pod, so an eviction or a live change recorded before would wait forever (model seed 40344: a live
+// change of one pod recorded, then a drain recreated another on a config asd refuses, and the sidecar
+// the user added made it outdated too; the live change waited for it to be Ready, its replacement for
+// the live change).
 func (st *clusterState) notReadyOutdated() bool {
 	return slices.ContainsFunc(st.outdated, func(o outdatedPod) bool {
 		return !resources.PodReady(o.pod) && st.cluster.Status.Pods[o.pod.Name].Update == nil
@@ -487,6 +496,11 @@ func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *cluster
 		return r.followInPlace(ctx, st, pod, u)
 	case !u.Done:
 		return "recording the restart", r.markDone(ctx, st, name, u) // the operator stopped after the act
+	case pod == nil && !slices.Contains(st.cluster.DesiredPodNames(), name):
+		// Gone, and a scale-down (or a rack's removal) since keeps it from being created again: nothing
+		// comes back to wait for (model seeds 41326, 41912: a replaced pod beyond the new size). Should
+		// its StatefulSet still create it, it is a leaving pod like any other.
+		return "", r.clearUpdate(ctx, st, name)
 	case pod == nil || pod.DeletionTimestamp != nil || string(pod.UID) == u.UID:
 		// The same instance after its eviction is a cache behind: the step ends with a new pod only.
 		return "pod is being recreated", nil

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
 	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
@@ -284,7 +285,7 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 		case res.Err == nil:
 			st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventConfigApplied, "Configure", pod,
 				"Applied config %s to pod %s with no restart: %s", u.ConfigHash, name, res.Note)
-			return "recording the config the pod runs", pods.RecordConfig(ctx, r.Client, pod, u.ConfigHash)
+			return "recording the config the pod runs", pods.RecordLive(ctx, r.Client, pod, u.ConfigHash)
 		case errors.Is(res.Err, liveconfig.ErrNeedsRestart), errors.Is(res.Err, liveconfig.ErrRefused):
 			return waitingInPlace, r.switchMethod(ctx, st, []string{name}, ackov1alpha1.UpdateInPlace, res.Err)
 		}
@@ -359,6 +360,14 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 	for _, pod := range targets {
 		hashes[pod.Name] = st.desiredConfigHash(pod)
 		maps.Copy(factors, st.factorChanges(pod))
+	}
+	// Before any node takes the new factor: until each pod records the config its node runs, its node
+	// may run the smaller of the two (podReplicationFactor), even if this change is never recorded.
+	for _, pod := range targets {
+		rf := min(st.podReplicationFactor(pod), config.ReplicationFactor(st.cluster))
+		if err := pods.RecordFactorAhead(ctx, r.Client, pod, rf); err != nil {
+			return "", err
+		}
 	}
 	cluster := st.podsWithAddress()
 	apply := func(ctx context.Context) (string, error) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,19 +62,45 @@ func underSeveralBudgets(err error) bool {
 		strings.Contains(status.Status().Message, severalBudgets)
 }
 
+// RecordFactorAhead sets the pod's acko.io/replication-factor-changing annotation to rf (the smallest
+// factor its node may run once a live change of the factor reaches it, or before) unless it says as
+// little already. Until the pod records the config its node runs (RecordRunning drops it), the node may
+// run either factor; a change never recorded (the operator restarted, and the spec went back to the
+// config the pod records) leaves it on a factor its config hash does not say.
+func RecordFactorAhead(ctx context.Context, c client.Client, pod *corev1.Pod, rf int) error {
+	if ahead, err := strconv.Atoi(pod.Annotations[ackov1alpha1.AnnotationFactorChanging]); err == nil && ahead <= rf {
+		return nil
+	}
+	return patchAnnotations(ctx, c, pod, map[string]any{ackov1alpha1.AnnotationFactorChanging: strconv.Itoa(rf)})
+}
+
 // RecordConfig sets the pod's acko.io/config-hash annotation to the identity of the config its node
 // runs now (after a live change or a restart in place).
 func RecordConfig(ctx context.Context, c client.Client, pod *corev1.Pod, hash string) error {
 	return RecordRunning(ctx, c, pod, hash, "")
 }
 
+// RecordLive records the config a live change of other settings than the replication-factor gave the
+// pod's node: a factor a change left unrecorded (acko.io/replication-factor-changing) stays on it, as
+// that change did not set the factor again.
+func RecordLive(ctx context.Context, c client.Client, pod *corev1.Pod, hash string) error {
+	return record(ctx, c, pod, hash, "", true)
+}
+
 // RecordRunning records the config (RecordConfig) and, unless empty, the volume sizes
 // (acko.io/volume-sizes) the pod's node runs with now.
 func RecordRunning(ctx context.Context, c client.Client, pod *corev1.Pod, hash, volumeSizes string) error {
+	return record(ctx, c, pod, hash, volumeSizes, false)
+}
+
+func record(ctx context.Context, c client.Client, pod *corev1.Pod, hash, volumeSizes string, keepFactor bool) error {
 	annotations := map[string]any{}
 	if hash != "" && pod.Annotations[ackov1alpha1.AnnotationConfigHash] != hash {
 		// The factor recorded at creation belonged to the config the pod ran until now.
 		annotations[ackov1alpha1.AnnotationConfigHash], annotations[ackov1alpha1.AnnotationReplicationFactor] = hash, nil
+	}
+	if _, ok := pod.Annotations[ackov1alpha1.AnnotationFactorChanging]; ok && hash != "" && !keepFactor {
+		annotations[ackov1alpha1.AnnotationFactorChanging] = nil // the node runs the factor of the config recorded
 	}
 	if volumeSizes != "" && pod.Annotations[ackov1alpha1.AnnotationVolumeSizes] != volumeSizes {
 		annotations[ackov1alpha1.AnnotationVolumeSizes] = volumeSizes
@@ -81,6 +108,11 @@ func RecordRunning(ctx context.Context, c client.Client, pod *corev1.Pod, hash, 
 	if len(annotations) == 0 {
 		return nil
 	}
+	return patchAnnotations(ctx, c, pod, annotations)
+}
+
+// patchAnnotations sets (or, for nil values, removes) annotations of the pod by a merge patch.
+func patchAnnotations(ctx context.Context, c client.Client, pod *corev1.Pod, annotations map[string]any) error {
 	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		return err
