@@ -84,6 +84,7 @@ func PodService(c *v1alpha1.AerospikeCluster, pod string) *corev1.Service {
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 		svc.Spec.LoadBalancerClass = a.LoadBalancerClass
 	}
+	listOwnedLabels(svc)
 	return svc
 }
 

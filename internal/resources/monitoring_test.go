@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/acko-io/acko/api/v1alpha1"
 )
@@ -153,5 +154,43 @@ func TestPodMonitorLabelRemoved(t *testing.T) {
 	}
 	if NeedsUpdate(existing, desired) {
 		t.Error("updated PodMonitor still needs an update")
+	}
+}
+
+// The same for the Services and spec.podSpec.serviceLabels: a label taken out of the spec leaves every
+// Service the operator makes, a label someone else put on one stays.
+func TestServiceLabelRemoved(t *testing.T) {
+	c := newClusterWithMonitoring()
+	c.Spec.ExternalAccess = &v1alpha1.ExternalAccess{Type: v1alpha1.ExternalNodePort}
+	if c.Spec.PodSpec == nil {
+		c.Spec.PodSpec = &v1alpha1.PodOverrides{}
+	}
+	builders := map[string]func() client.Object{
+		"headless": func() client.Object { return HeadlessService(c) },
+		"client":   func() client.Object { return ClientService(c) },
+		"per pod":  func() client.Object { return PodService(c, c.Name+"-0") },
+	}
+	for name, build := range builders {
+		t.Run(name, func(t *testing.T) {
+			c.Spec.PodSpec.ServiceLabels = map[string]string{"team": "db", "tier": "gold"}
+			existing := build()
+			existing.SetLabels(withLabels(existing.GetLabels(), map[string]string{"argocd.argoproj.io/instance": "db"}))
+			c.Spec.PodSpec.ServiceLabels = map[string]string{"team": "db"}
+			desired := build()
+			if !NeedsUpdate(existing, desired) {
+				t.Fatal("a Service with a label the spec no longer has must be updated")
+			}
+			ApplyOwnedFields(existing, desired)
+			got := existing.GetLabels()
+			if _, ok := got["tier"]; ok {
+				t.Errorf("label tier stayed: %v", got)
+			}
+			if got["team"] != "db" || got["argocd.argoproj.io/instance"] != "db" || !containsAll(got, desired.GetLabels()) {
+				t.Errorf("labels %v", got)
+			}
+			if NeedsUpdate(existing, desired) {
+				t.Error("updated Service still needs an update")
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
@@ -65,6 +66,7 @@ func HeadlessService(c *v1alpha1.AerospikeCluster) *corev1.Service {
 	svc.Spec.ClusterIP = corev1.ClusterIPNone
 	svc.Spec.PublishNotReadyAddresses = true
 	svc.Annotations = serviceAnnotations(c)
+	listOwnedLabels(svc)
 	return svc
 }
 
@@ -72,6 +74,7 @@ func HeadlessService(c *v1alpha1.AerospikeCluster) *corev1.Service {
 func ClientService(c *v1alpha1.AerospikeCluster) *corev1.Service {
 	svc := service(c, c.ClientServiceName(), aerospikePorts[:1])
 	svc.Annotations = serviceAnnotations(c)
+	listOwnedLabels(svc)
 	return svc
 }
 
@@ -175,9 +178,21 @@ func PodMonitor(c *v1alpha1.AerospikeCluster) *unstructured.Unstructured {
 	u.SetNamespace(meta.Namespace)
 	u.SetName(meta.Name)
 	u.SetLabels(meta.Labels)
-	u.SetAnnotations(map[string]string{v1alpha1.AnnotationOwnedLabels: strings.Join(slices.Sorted(maps.Keys(meta.Labels)), ",")})
+	listOwnedLabels(u)
 	u.SetOwnerReferences(meta.OwnerReferences)
 	return u
+}
+
+// listOwnedLabels lists the child's labels in its AnnotationOwnedLabels annotation, for a child whose
+// labels come from the spec (serviceLabels, podMonitor.labels): an update then removes a label the spec
+// no longer has, and keeps the labels others put on it. Called once the child's annotations are set.
+func listOwnedLabels(obj client.Object) {
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[v1alpha1.AnnotationOwnedLabels] = strings.Join(slices.Sorted(maps.Keys(obj.GetLabels())), ",")
+	obj.SetAnnotations(annotations)
 }
 
 func stringMap(m map[string]string) map[string]any {
