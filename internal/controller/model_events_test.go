@@ -52,7 +52,13 @@ var modelEvents = []modelEvent{
 	{"second budget", 1, (*modelRun).eventForeignPDB},
 	{"volume growth", 2, (*modelRun).eventGrow},
 	{"drain racing a resize", 2, (*modelRun).eventDrainRacingResize},
+	// Only for a cluster with local volumes (the others draw as before): model_lost_test.go.
+	{"lost node", 3, (*modelRun).eventLoseNode},
+	{"lost node recovers", 2, (*modelRun).eventNodeRecovers},
 }
+
+// localOnly: the event applies only to clusters with local volumes.
+func localOnly(e modelEvent) bool { return strings.HasPrefix(e.name, "lost node") }
 
 // eventDrainRacingResize is a drain that races a size change (issue 38): the user raises or lowers the
 // size and a drain evicts a pod at once, or one reconcile later, when the budget may have been written
@@ -84,12 +90,14 @@ func (m *modelRun) eventGrow() bool {
 }
 
 func (m *modelRun) randomEvent() {
+	local := localVolumes(m.w.cluster()) != nil
+	events := slices.DeleteFunc(slices.Clone(modelEvents), func(e modelEvent) bool { return localOnly(e) && !local })
 	total := 0
-	for _, e := range modelEvents {
+	for _, e := range events {
 		total += e.weight
 	}
 	pick := m.w.rng.IntN(total)
-	for _, e := range modelEvents {
+	for _, e := range events {
 		if pick -= e.weight; pick < 0 {
 			e.run(m)
 			return

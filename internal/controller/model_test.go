@@ -331,6 +331,7 @@ func (m *modelRun) healWorld() {
 		m.w.heal()
 	}
 	m.w.apiDownUntil = time.Time{}
+	m.w.healNodes()
 	m.w.logf("the world is healthy from here")
 }
 
@@ -424,6 +425,10 @@ func runModelSeed(seed uint64, avoid map[int]bool) *modelRun {
 	m := newModelRun(seed, avoid, size, func(c *ackov1alpha1.AerospikeCluster) {
 		if seed%4 == 1 {
 			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1}, {ID: 2}}}
+		}
+		// One cluster in five has local volumes (not the found seeds: they replay the sequence they were found by).
+		if seed%5 == 3 && !slices.Contains(modelFoundSeeds, seed) {
+			withLocalVolumes(c)
 		}
 	})
 	if !m.bootstrap() {
