@@ -213,6 +213,16 @@ var holeScenarios = []holeScenario{
 		m.w.orphanStatefulSets(context.Background())
 		m.steps(60)
 	}},
+	// 16 and 17 are issue 38's sequences 2 and 3 (model_lost_test.go): two lost nodes at replication-factor
+	// 3, both given up; a node lost while another refills after its give-up, its claim kept (DataLoss else).
+	{point: 16, seed: 1, size: 5, tune: localRF3, run: twoLostAtRF3, outcome: func(m *modelRun) string {
+		if c := m.w.cluster(); c.Status.Pods["aero-3"].VolumesGivenUp == nil && c.Status.Pods["aero-4"].VolumesGivenUp == nil &&
+			len(m.w.lostClaims(context.Background())) > 0 {
+			return "the volumes of aero-3 and aero-4 were never given up"
+		}
+		return ""
+	}},
+	{point: 17, seed: 1, size: 5, tune: withLocalVolumes, run: lostDuringRefill},
 }
 
 // deletePod is kubectl delete pod: the StatefulSet recreates it from the current template.

@@ -297,6 +297,13 @@ func (w *modelWorld) refilled(members []string) {
 	})
 }
 
+// mayDeleteNode: the admin deletes a lost node only when its volumes can be given up without a loss
+// (no more lost claims than the copies allow down, no partition without a copy in the cluster, nothing
+// emptied refilling): else the operator rightly keeps them for ever, waiting for the user's word.
+func (w *modelWorld) mayDeleteNode() bool {
+	return len(w.lostClaims(context.Background())) <= w.copies-1 && len(w.absent) == 0 && len(w.emptied) == 0
+}
+
 // lostNodes are the Kubernetes nodes lost now, sorted.
 func (w *modelWorld) lostNodes() []string { return slices.Sorted(maps.Keys(w.k8sLost)) }
 
@@ -309,7 +316,7 @@ func (m *modelRun) eventLoseNode() bool {
 		}
 	}
 	pod := m.pick(candidates)
-	if pod == "" || len(m.w.k8sLost) >= 2 || m.avoid[16] || !m.mayFault() {
+	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || m.avoid[16] || !m.mayFault() {
 		return false
 	}
 	k8s := m.w.nodes[pod].k8s
@@ -324,7 +331,7 @@ func (m *modelRun) eventNodeRecovers() bool {
 	if k8s == "" {
 		return false
 	}
-	if m.w.rng.IntN(2) == 0 {
+	if m.w.rng.IntN(2) == 0 || !m.w.mayDeleteNode() {
 		m.w.logf("event: Kubernetes node %s is Ready again", k8s)
 		m.w.nodeBack(context.Background(), k8s)
 	} else {
@@ -338,7 +345,7 @@ func (m *modelRun) eventNodeRecovers() bool {
 // operator gives up its volumes.
 func (w *modelWorld) healNodes() {
 	for _, k8s := range w.lostNodes() {
-		if w.rng.IntN(2) == 0 {
+		if w.rng.IntN(2) == 0 || !w.mayDeleteNode() {
 			w.logf("Kubernetes node %s is Ready again", k8s)
 			w.nodeBack(context.Background(), k8s)
 		} else {
@@ -348,28 +355,38 @@ func (w *modelWorld) healNodes() {
 	}
 }
 
-// twoLostAtRF3 is the sequence 2 in the model: two lost nodes at replication-factor 3, given up
-// together or one after the other, no copy lost.
+// twoLostAtRF3 is the sequence 2 in the model: the nodes of pods 3 and 4 lost at replication-factor
+// 3, then deleted by their admin: both claims are given up (together or one after the other), no copy lost.
 func twoLostAtRF3(m *modelRun) {
 	ctx := context.Background()
-	m.w.loseNode(ctx, m.w.nodes["aero-3"].k8s)
-	m.w.loseNode(ctx, m.w.nodes["aero-4"].k8s)
-	m.stepUntil(10*time.Minute, func() bool { return len(m.w.emptied) == 0 && m.w.nodes["aero-3"] != nil && !m.w.nodes["aero-3"].lost &&
-		m.w.nodes["aero-4"] != nil && !m.w.nodes["aero-4"].lost && m.clusterRunning()
-	})
+	three, four := m.w.nodes["aero-3"].k8s, m.w.nodes["aero-4"].k8s
+	m.w.logf("event: Kubernetes nodes of aero-3 and aero-4 are lost")
+	m.w.loseNode(ctx, three)
+	m.w.loseNode(ctx, four)
+	m.steps(10)
+	m.w.logf("event: the admin deletes both")
+	m.w.nodeDeleted(ctx, three)
+	m.w.nodeDeleted(ctx, four)
+	m.stepUntil(10*time.Minute, func() bool { return len(m.w.lostClaims(ctx)) == 0 })
 }
 
-// lostDuringRefill is the sequence 3: pod 2's node is lost and its claim given up; while its
-// successor refills, pod 4's node is lost: its claim holds the last copy of some partitions.
+// lostDuringRefill is the sequence 3: pod 2's node is lost and deleted, its claim given up; while
+// its successor refills, pod 4's node is lost: its claim holds the last copy of some partitions, and must
+// be kept past the grace time (until the node comes back, when the world heals).
 func lostDuringRefill(m *modelRun) {
 	ctx := context.Background()
-	m.w.logf("event: Kubernetes node of aero-2 is lost")
-	m.w.loseNode(ctx, m.w.nodes["aero-2"].k8s)
-	m.stepUntil(5*time.Minute, func() bool { return m.w.emptied["aero-2"] })
-	m.w.logf("event: the admin deletes the lost node of aero-2")
-	m.w.nodeDeleted(ctx, m.w.lostNodes()[0])
-	m.stepUntil(time.Minute, func() bool { return m.w.nodes["aero-2"] != nil && m.w.nodes["aero-2"].serving() })
+	two := m.w.nodes["aero-2"].k8s
+	m.w.logf("event: Kubernetes node of aero-2 is lost, and deleted by its admin")
+	m.w.loseNode(ctx, two)
+	m.w.nodeDeleted(ctx, two)
+	m.stepUntil(5*time.Minute, func() bool { return m.w.emptied["aero-2"] && m.w.nodes["aero-2"] != nil && m.w.nodes["aero-2"].serving() })
 	m.w.logf("event: Kubernetes node of aero-4 is lost while aero-2 refills")
 	m.w.loseNode(ctx, m.w.nodes["aero-4"].k8s)
 	m.steps(120)
+}
+
+// localRF3 is a cluster with local volumes at replication-factor 3.
+func localRF3(c *ackov1alpha1.AerospikeCluster) {
+	withLocalVolumes(c)
+	setReplicationFactor(c, 3)
 }

@@ -703,6 +703,10 @@ func (w *modelWorld) countStep(pod string) {
 	if w.operationRestarts(pod) {
 		step = "operation " + c.Status.OperationStatus.ID + " " + pod
 	}
+	// A give-up of a lost node's volumes is recorded in status.pods[].volumesGivenUp.
+	if g := c.Status.Pods[pod].VolumesGivenUp; g != nil && w.nodes[pod] != nil && g.UID == string(w.nodes[pod].uid) {
+		step = "volumes of " + pod + " given up " + g.UID
+	}
 	if step == "" {
 		w.violate("UnrecordedTakeDown", "%s was taken down with no step recorded in status", pod)
 		return
