@@ -143,7 +143,9 @@ func (w *modelWorld) lostKubelet(ctx context.Context, pod *corev1.Pod) {
 
 // onLostNode: the pod is bound to a Kubernetes node that is Not Ready (its kubelet cannot confirm a
 // deletion).
-func (w *modelWorld) onLostNode(pod *corev1.Pod) bool { return pod.Spec.NodeName != "" && w.k8sLost[pod.Spec.NodeName] }
+func (w *modelWorld) onLostNode(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName != "" && w.k8sLost[pod.Spec.NodeName]
+}
 
 // deleteOnLostNode deletes a pod whose kubelet does not answer: it stays Terminating.
 func (w *modelWorld) deleteOnLostNode(ctx context.Context, pod *corev1.Pod) {
@@ -316,7 +318,8 @@ func (m *modelRun) eventLoseNode() bool {
 		}
 	}
 	pod := m.pick(candidates)
-	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || m.avoid[16] || !m.mayFault() {
+	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || m.avoid[18] && m.operationPending() ||
+		m.avoid[19] && m.spoiltSpec() || !m.mayFault() {
 		return false
 	}
 	k8s := m.w.nodes[pod].k8s
@@ -339,6 +342,23 @@ func (m *modelRun) eventNodeRecovers() bool {
 		m.w.nodeDeleted(context.Background(), k8s)
 	}
 	return true
+}
+
+// spoiltSpec: the spec keeps a pod from Ready (a sidecar never ready, a config asd refuses): point 19
+// avoids a lost node then, and such an edit while a give-up's refill is recorded.
+func (m *modelRun) spoiltSpec() bool {
+	c := m.w.cluster()
+	return c.Spec.PodSpec != nil && len(c.Spec.PodSpec.Sidecars) > 0 || m.refusedConfigSet()
+}
+
+// givenUpRecorded: a lost node exists, or the operator's record of a give-up (its refill not seen ended).
+func (m *modelRun) givenUpRecorded() bool {
+	for _, p := range m.w.cluster().Status.Pods {
+		if p.VolumesGivenUp != nil {
+			return true
+		}
+	}
+	return len(m.w.lostClaims(context.Background())) > 0
 }
 
 // healNodes ends every lost node (the world heals): it comes back, or its admin deletes it and the
@@ -379,7 +399,9 @@ func lostDuringRefill(m *modelRun) {
 	m.w.logf("event: Kubernetes node of aero-2 is lost, and deleted by its admin")
 	m.w.loseNode(ctx, two)
 	m.w.nodeDeleted(ctx, two)
-	m.stepUntil(5*time.Minute, func() bool { return m.w.emptied["aero-2"] && m.w.nodes["aero-2"] != nil && m.w.nodes["aero-2"].serving() })
+	m.stepUntil(5*time.Minute, func() bool {
+		return m.w.emptied["aero-2"] && m.w.nodes["aero-2"] != nil && m.w.nodes["aero-2"].serving()
+	})
 	m.w.logf("event: Kubernetes node of aero-4 is lost while aero-2 refills")
 	m.w.loseNode(ctx, m.w.nodes["aero-4"].k8s)
 	m.steps(120)
