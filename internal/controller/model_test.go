@@ -17,8 +17,9 @@ package controller
 // API server answers them), a cache that lags the API server by a step, asd nodes whose in-memory data
 // does not survive a restart, migrations that take model time, hung nodes, split brains, API outages,
 // operator restarts and kills after any write, and the user's edits of size, image, replication
-// factor, batch size, racks, operations, pause and invalid specs, volume growth, and drains racing a size
-// change. Everything runs on a fake clock and a
+// factor, batch size, racks, operations, pause and invalid specs, volume growth, drains racing a size
+// change, and (one cluster in five) local volumes whose Kubernetes nodes are lost, come back or are
+// deleted (model_lost_test.go). Everything runs on a fake clock and a
 // seeded RNG: a seed replays exactly. Invariants, checked at every act and step:
 //
 //   - SafetyRule: no take-down by the operator (eviction, delete, SIGUSR1, replicas lowered) or by a
@@ -35,6 +36,8 @@ package controller
 //   - NoProgress: once the world is healthy, the cluster is at rest (Running, Paused, Stalled on the
 //     user) or changes something within modelNoProgress.
 //   - FixedSpecNotRunning: a spec the user fixed is Running within modelFixBound.
+//   - DataLoss: the operator never deletes a lost node's claim that holds the last copy of a partition
+//     (its other copies on nodes emptied by an earlier give-up, or on claims it deleted too).
 //
 // Each sequence: a new cluster comes up, modelRandomEvents random events with steps between them, the
 // world heals and the cluster must come to rest, the user fixes the spec and it must be Running. A
