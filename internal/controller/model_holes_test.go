@@ -227,7 +227,8 @@ var holeScenarios = []holeScenario{
 	// replayed. 18 (seed 98): an operation holds the gate of aero-1 and waits for the replication-factor to
 	// reach aero-4, whose node is lost; the give-up of aero-4 waits for aero-1 to be Ready. 19 (seed 50128):
 	// after a give-up, the record of the refill waits for every desired pod to be Ready, and aero-4, kept from
-	// Ready by a sidecar, waits for the roll (behind a scale-down) that the record holds.
+	// Ready by a sidecar, waits for the roll (behind a scale-down) that the record holds. A replayed seed is
+	// only as stable as the generator: a change of modelEvents' weights or draws needs a targeted sequence.
 	{point: 18, seed: 98, want: []string{"NoProgress"}, size: seedSize(98), tune: seedTune(98), run: (*modelRun).randomEvents},
 	{point: 19, seed: 50128, want: []string{"NoProgress"}, size: seedSize(50128), tune: seedTune(50128), run: (*modelRun).randomEvents},
 }
