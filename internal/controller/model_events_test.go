@@ -52,7 +52,13 @@ var modelEvents = []modelEvent{
 	{"second budget", 1, (*modelRun).eventForeignPDB},
 	{"volume growth", 2, (*modelRun).eventGrow},
 	{"drain racing a resize", 2, (*modelRun).eventDrainRacingResize},
+	// Only for a cluster with local volumes (the others draw as before): model_lost_test.go.
+	{"lost node", 3, (*modelRun).eventLoseNode},
+	{"lost node recovers", 2, (*modelRun).eventNodeRecovers},
 }
+
+// localOnly: the event applies only to clusters with local volumes.
+func localOnly(e modelEvent) bool { return strings.HasPrefix(e.name, "lost node") }
 
 // eventDrainRacingResize is a drain that races a size change (issue 38): the user raises or lowers the
 // size and a drain evicts a pod at once, or one reconcile later, when the budget may have been written
@@ -84,12 +90,14 @@ func (m *modelRun) eventGrow() bool {
 }
 
 func (m *modelRun) randomEvent() {
+	local := localVolumes(m.w.cluster()) != nil
+	events := slices.DeleteFunc(slices.Clone(modelEvents), func(e modelEvent) bool { return localOnly(e) && !local })
 	total := 0
-	for _, e := range modelEvents {
+	for _, e := range events {
 		total += e.weight
 	}
 	pick := m.w.rng.IntN(total)
-	for _, e := range modelEvents {
+	for _, e := range events {
 		if pick -= e.weight; pick < 0 {
 			e.run(m)
 			return
@@ -371,7 +379,7 @@ func (m *modelRun) switchLayout(ids []int32) bool {
 // addOperation asks for a WarmRestart or PodRestart of every pod or one; spec.operations is locked
 // while one runs (the webhook's rule), so the user waits for it.
 func (m *modelRun) addOperation() bool {
-	if m.operationPending() {
+	if m.operationPending() || m.avoid[18] && m.givenUpRecorded() {
 		return false
 	}
 	m.opSeq++
@@ -402,7 +410,7 @@ func (m *modelRun) editInvalid() bool {
 }
 
 func (m *modelRun) editSidecar() bool {
-	if m.avoid[7] || !m.mayRoll() {
+	if m.avoid[7] || !m.mayRoll() || m.avoid[19] && m.givenUpRecorded() {
 		return false
 	}
 	return m.edit("adds a sidecar whose readiness probe never passes", addNeverReadySidecar)
@@ -416,7 +424,7 @@ func addNeverReadySidecar(c *ackov1alpha1.AerospikeCluster) {
 }
 
 func (m *modelRun) editRefusedConfig() bool {
-	if m.avoid[8] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() {
+	if m.avoid[8] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() || m.avoid[19] && m.givenUpRecorded() {
 		return false
 	}
 	return m.edit("sets a config asd refuses ("+modelRefusedSetting+")", setRefusedConfig)

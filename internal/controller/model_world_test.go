@@ -69,6 +69,8 @@ type modelNode struct {
 	ip        string
 	crashLoop bool // asd refuses its config
 	refusedAt time.Time
+	k8s       string // the Kubernetes node of its local claim ("" without local volumes)
+	lost      bool   // that node is lost: asd is cut off, its data kept on the claim
 }
 
 type modelWorld struct {
@@ -108,6 +110,13 @@ type modelWorld struct {
 	killed    bool
 	// signalOut decides whether a signal sent by a killed operator's task still went out.
 	signalOut bool
+
+	// Local volumes (model_lost_test.go): the Kubernetes nodes lost now, the pods whose claims the
+	// operator gave up and whose successors did not refill yet, the partitions with no copy in the cluster.
+	k8sSeq  int
+	k8sLost map[string]bool
+	emptied map[string]bool
+	absent  []*absentSet
 
 	steps      int
 	trace      []string
@@ -165,6 +174,7 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 		scheme: s, api: api, tracker: tracker, cache: newLaggingCache(s),
 		nodes: map[string]*modelNode{}, gone: map[string]bool{}, copies: 2,
 		members: map[int][]string{}, instances: map[int][]string{}, migratingUntil: map[int]time.Time{}, stepActs: map[string]int{},
+		k8sLost: map[string]bool{}, emptied: map[string]bool{},
 	}
 	cluster.Generation = 1
 	if err := api.Create(context.Background(), cluster); err != nil {
@@ -289,7 +299,7 @@ func (w *modelWorld) syncStatefulSets(ctx context.Context, pods map[string]*core
 			if !metav1.IsControlledBy(pod, sts) {
 				continue
 			}
-			if o, _ := strconv.Atoi(name[strings.LastIndex(name, "-")+1:]); o >= replicas {
+			if o, _ := strconv.Atoi(name[strings.LastIndex(name, "-")+1:]); o >= replicas && pod.DeletionTimestamp == nil {
 				// Judged when the operator lowered the replicas (judgeLowered).
 				w.takeDown(name, "StatefulSet controller (replicas "+strconv.Itoa(replicas)+")")
 				w.removePod(ctx, pod)
@@ -306,7 +316,7 @@ func (w *modelWorld) syncStatefulSets(ctx context.Context, pods map[string]*core
 	for name, pod := range pods {
 		if ref := metav1.GetControllerOf(pod); ref != nil && !slices.ContainsFunc(sets.Items, func(s appsv1.StatefulSet) bool {
 			return s.UID == ref.UID
-		}) {
+		}) && pod.DeletionTimestamp == nil {
 			w.takeDown(name, "garbage collector")
 			w.removePod(ctx, pod)
 		}
@@ -388,6 +398,7 @@ func (w *modelWorld) createPod(ctx context.Context, sts *appsv1.StatefulSet, nam
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
+	k8s, lost := w.mountClaims(ctx, sts, pod)
 	if err := w.api.Create(ctx, pod); err != nil {
 		panic(err)
 	}
@@ -395,7 +406,7 @@ func (w *modelWorld) createPod(ctx context.Context, sts *appsv1.StatefulSet, nam
 	conf := w.configOf(ctx, pod)
 	refused := conf == "" || refusedConfig(conf)
 	w.nodes[name] = &modelNode{uid: pod.UID, up: !refused, started: w.now(), rf: replicationOf(conf), conf: conf,
-		crashLoop: refused, refusedAt: w.now(), remade: true, ip: fmt.Sprintf("10.0.%d.%d", w.uidSeq/250, w.uidSeq%250+1)}
+		crashLoop: refused, refusedAt: w.now(), remade: true, k8s: k8s, lost: lost, ip: fmt.Sprintf("10.0.%d.%d", w.uidSeq/250, w.uidSeq%250+1)}
 	w.logf("pod %s created (%s)", name, pod.UID)
 }
 
@@ -432,13 +443,20 @@ const modelRefusedSetting = "proto-fd-max 77777"
 func refusedConfig(conf string) bool { return strings.Contains(conf, modelRefusedSetting) }
 
 func (w *modelWorld) removePod(ctx context.Context, pod *corev1.Pod) {
-	if err := client.IgnoreNotFound(w.api.Delete(ctx, pod)); err != nil {
+	if w.onLostNode(pod) {
+		w.deleteOnLostNode(ctx, pod)
+	} else if err := client.IgnoreNotFound(w.api.Delete(ctx, pod)); err != nil {
 		panic(err)
 	}
-	if n := w.nodes[pod.Name]; n == nil || !n.holdsNothing() && (n.serving() || !n.remade) {
-		w.gone[pod.Name] = true
+	w.forget(pod.Name)
+}
+
+// forget is the pod's asd gone with its pod.
+func (w *modelWorld) forget(name string) {
+	if n := w.nodes[name]; n == nil || !n.holdsNothing() && (n.serving() || !n.remade) {
+		w.gone[name] = true
 	}
-	delete(w.nodes, pod.Name)
+	delete(w.nodes, name)
 }
 
 // kubelet runs the pods: the Aerospike container runs (crash-looping on a refused config), ready while
@@ -448,6 +466,10 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 	for name, pod := range pods {
 		n := w.nodes[name]
 		if n == nil || n.uid != pod.UID {
+			continue
+		}
+		if n.lost {
+			w.lostKubelet(ctx, pod)
 			continue
 		}
 		want := pod.Status.DeepCopy()
@@ -546,7 +568,7 @@ func podStatusEqual(a, b *corev1.PodStatus) bool {
 func (n *modelNode) holdsNothing() bool { return n.remade && !n.hasData }
 
 // serving: the node answers and is in a cluster.
-func (n *modelNode) serving() bool { return n.up && !n.hung && !n.crashLoop }
+func (n *modelNode) serving() bool { return n.up && !n.hung && !n.crashLoop && !n.lost }
 
 // aerospike forms the clusters (one per side of a split) and runs the migrations: a membership change
 // starts them, and when they end every member holds its copies and the cluster has the copies its
@@ -597,6 +619,7 @@ func (w *modelWorld) migrationsEnded(side int, members []string) {
 	for name, n := range w.nodes {
 		n.remade = !slices.Contains(members, name)
 	}
+	w.refilled(members)
 	if rf := w.smallestRF(members); rf > 0 {
 		w.copies = min(rf, len(members))
 	}
@@ -679,6 +702,10 @@ func (w *modelWorld) countStep(pod string) {
 	}
 	if w.operationRestarts(pod) {
 		step = "operation " + c.Status.OperationStatus.ID + " " + pod
+	}
+	// A give-up of a lost node's volumes is recorded in status.pods[].volumesGivenUp.
+	if g := c.Status.Pods[pod].VolumesGivenUp; g != nil && w.nodes[pod] != nil && g.UID == string(w.nodes[pod].uid) {
+		step = "volumes of " + pod + " given up " + g.UID
 	}
 	if step == "" {
 		w.violate("UnrecordedTakeDown", "%s was taken down with no step recorded in status", pod)
@@ -1049,6 +1076,12 @@ func (w *modelWorld) judgeLowered(ctx context.Context, obj client.Object, do fun
 }
 
 func (w *modelWorld) operatorDelete(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+	if pvc, isClaim := obj.(*corev1.PersistentVolumeClaim); isClaim {
+		current := &corev1.PersistentVolumeClaim{}
+		if err := w.api.Get(ctx, client.ObjectKeyFromObject(pvc), current); err == nil {
+			w.claimDeleted(ctx, current)
+		}
+	}
 	pod, isPod := obj.(*corev1.Pod)
 	if !isPod {
 		return c.Delete(ctx, obj, opts...)
@@ -1063,6 +1096,11 @@ func (w *modelWorld) operatorDelete(ctx context.Context, c client.WithWatch, obj
 		return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, pod.Name, errors.New("UID precondition failed"))
 	}
 	w.takeDown(pod.Name, "operator (delete)")
+	if do.GracePeriodSeconds != nil && *do.GracePeriodSeconds == 0 {
+		w.forceDelete(ctx, current)
+		w.forget(current.Name)
+		return nil
+	}
 	w.removePod(ctx, current)
 	return nil
 }
