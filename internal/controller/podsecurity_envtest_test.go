@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/test/testcluster"
@@ -35,7 +36,12 @@ var _ = Describe("The restricted sample under the API server's PodSecurity admis
 			pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: claim.Name, VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name + "-" + pod.Name}}})
 		}
-		return k8s.Create(ctx, pod)
+		err = k8s.Create(ctx, pod)
+		if err == nil {
+			// envtest deletes no namespace's contents: the pod goes by hand, so that no later spec sees it.
+			DeferCleanup(func() { _ = k8s.Delete(ctx, pod, client.GracePeriodSeconds(0)) })
+		}
+		return err
 	}
 
 	It("admits its pods under baseline and refuses them under restricted for runAsNonRoot alone", func() {
