@@ -132,64 +132,45 @@ func TestExporterEnv(t *testing.T) {
 	}
 }
 
-// A label taken out of monitoring.podMonitor.labels leaves the PodMonitor (a Prometheus that selects on
-// it must stop finding it); a label someone else put on the PodMonitor stays.
-func TestPodMonitorLabelRemoved(t *testing.T) {
-	c := newClusterWithMonitoring()
-	c.Spec.Monitoring.PodMonitor = &v1alpha1.PodMonitorSpec{Labels: map[string]string{"release": "prom", "team": "db"}}
-	existing := PodMonitor(c)
-	existing.SetLabels(withLabels(existing.GetLabels(), map[string]string{"argocd.argoproj.io/instance": "db"}))
-	c.Spec.Monitoring.PodMonitor.Labels = map[string]string{"release": "prom"}
-	desired := PodMonitor(c)
-	if !NeedsUpdate(existing, desired) {
-		t.Fatal("a PodMonitor with a label the spec no longer has must be updated")
-	}
-	ApplyOwnedFields(existing, desired)
-	got := existing.GetLabels()
-	if _, ok := got["team"]; ok {
-		t.Errorf("label team stayed: %v", got)
-	}
-	if got["release"] != "prom" || got["argocd.argoproj.io/instance"] != "db" || !containsAll(got, c.SelectorLabels()) {
-		t.Errorf("labels %v", got)
-	}
-	if NeedsUpdate(existing, desired) {
-		t.Error("updated PodMonitor still needs an update")
-	}
-}
-
-// The same for the Services and spec.podSpec.serviceLabels: a label taken out of the spec leaves every
-// Service the operator makes, a label someone else put on one stays.
-func TestServiceLabelRemoved(t *testing.T) {
+// A label taken out of the spec (monitoring.podMonitor.labels, podSpec.serviceLabels) leaves the child
+// that carried it (a Prometheus that selects on it must stop finding the PodMonitor); a label someone
+// else put on the child stays.
+func TestOwnedLabelRemoved(t *testing.T) {
 	c := newClusterWithMonitoring()
 	c.Spec.ExternalAccess = &v1alpha1.ExternalAccess{Type: v1alpha1.ExternalNodePort}
 	if c.Spec.PodSpec == nil {
 		c.Spec.PodSpec = &v1alpha1.PodOverrides{}
 	}
+	setLabels := func(labels map[string]string) {
+		c.Spec.Monitoring.PodMonitor = &v1alpha1.PodMonitorSpec{Labels: labels}
+		c.Spec.PodSpec.ServiceLabels = labels
+	}
 	builders := map[string]func() client.Object{
-		"headless": func() client.Object { return HeadlessService(c) },
-		"client":   func() client.Object { return ClientService(c) },
-		"per pod":  func() client.Object { return PodService(c, c.Name+"-0") },
+		"PodMonitor":       func() client.Object { return PodMonitor(c) },
+		"headless Service": func() client.Object { return HeadlessService(c) },
+		"client Service":   func() client.Object { return ClientService(c) },
+		"per-pod Service":  func() client.Object { return PodService(c, c.Name+"-0") },
 	}
 	for name, build := range builders {
 		t.Run(name, func(t *testing.T) {
-			c.Spec.PodSpec.ServiceLabels = map[string]string{"team": "db", "tier": "gold"}
+			setLabels(map[string]string{"release": "prom", "team": "db"})
 			existing := build()
 			existing.SetLabels(withLabels(existing.GetLabels(), map[string]string{"argocd.argoproj.io/instance": "db"}))
-			c.Spec.PodSpec.ServiceLabels = map[string]string{"team": "db"}
+			setLabels(map[string]string{"release": "prom"})
 			desired := build()
 			if !NeedsUpdate(existing, desired) {
-				t.Fatal("a Service with a label the spec no longer has must be updated")
+				t.Fatal("a child with a label the spec no longer has must be updated")
 			}
 			ApplyOwnedFields(existing, desired)
 			got := existing.GetLabels()
-			if _, ok := got["tier"]; ok {
-				t.Errorf("label tier stayed: %v", got)
+			if _, ok := got["team"]; ok {
+				t.Errorf("label team stayed: %v", got)
 			}
-			if got["team"] != "db" || got["argocd.argoproj.io/instance"] != "db" || !containsAll(got, desired.GetLabels()) {
+			if got["release"] != "prom" || got["argocd.argoproj.io/instance"] != "db" || !containsAll(got, desired.GetLabels()) {
 				t.Errorf("labels %v", got)
 			}
 			if NeedsUpdate(existing, desired) {
-				t.Error("updated Service still needs an update")
+				t.Error("the updated child still needs an update")
 			}
 		})
 	}
