@@ -309,22 +309,15 @@ func outOfServiceWait(p pinnedPod) string {
 // decided here deletes data.
 func (r *AerospikeClusterReconciler) pinnedBy(ctx context.Context, pod *corev1.Pod, classes []string) (*pinnedPod, error) {
 	var claims []*corev1.PersistentVolumeClaim
-	node, gone := pod.Spec.NodeName, false
-	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim == nil {
-			continue
-		}
-		pvc := &corev1.PersistentVolumeClaim{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName}, pvc)
-		if apierrors.IsNotFound(err) {
-			// Given up already (an earlier attempt, where no protection finalizer held it): the pod
-			// cannot start again on it either.
-			gone = true
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		if pvc.Spec.StorageClassName == nil || !slices.Contains(classes, *pvc.Spec.StorageClassName) {
+	node := pod.Spec.NodeName
+	// A claim gone was given up already (an earlier attempt, where no protection finalizer held it): the
+	// pod cannot start again on it either.
+	all, gone, err := r.podClaims(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	for _, pvc := range all {
+		if !ofClass(pvc, classes) {
 			continue
 		}
 		claims = append(claims, pvc)
@@ -349,6 +342,33 @@ func (r *AerospikeClusterReconciler) pinnedBy(ctx context.Context, pod *corev1.P
 		return nil, nil
 	}
 	return &pinnedPod{pod: pod, node: node, lost: lost, since: since, claims: claims, outOfService: outOfService(n)}, nil
+}
+
+// podClaims reads the pod's claims from the API server (what is decided from them deletes data); gone
+// says whether one of them no longer exists.
+func (r *AerospikeClusterReconciler) podClaims(ctx context.Context, pod *corev1.Pod) (claims []*corev1.PersistentVolumeClaim,
+	gone bool, err error) {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		pvc := &corev1.PersistentVolumeClaim{}
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName}, pvc)
+		switch {
+		case apierrors.IsNotFound(err):
+			gone = true
+		case err != nil:
+			return nil, false, err
+		default:
+			claims = append(claims, pvc)
+		}
+	}
+	return claims, gone, nil
+}
+
+// ofClass: the claim is of one of the storage classes (spec.storage.localVolumes.storageClasses).
+func ofClass(pvc *corev1.PersistentVolumeClaim, classes []string) bool {
+	return pvc.Spec.StorageClassName != nil && slices.Contains(classes, *pvc.Spec.StorageClassName)
 }
 
 // claimNode is the node a claim's volume lives on: the scheduler's choice for a provisioned volume, or

@@ -74,20 +74,13 @@ func (r *AerospikeClusterReconciler) localClaims(ctx context.Context, st *cluste
 	if lv := localVolumes(st.cluster); lv != nil {
 		classes = lv.StorageClasses
 	}
+	all, _, err := r.podClaims(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
 	var out []*corev1.PersistentVolumeClaim
-	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim == nil {
-			continue
-		}
-		pvc := &corev1.PersistentVolumeClaim{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName}, pvc)
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return nil, err
-		}
-		local := pvc.Spec.StorageClassName != nil && slices.Contains(classes, *pvc.Spec.StorageClassName)
+	for _, pvc := range all {
+		local := ofClass(pvc, classes)
 		if !local && pvc.Spec.VolumeName != "" {
 			pv := &corev1.PersistentVolume{}
 			if err := r.APIReader.Get(ctx, types.NamespacedName{Name: pvc.Spec.VolumeName}, pv); client.IgnoreNotFound(err) != nil {
