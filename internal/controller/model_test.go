@@ -80,8 +80,7 @@ import (
 // knownHoles are the points of issue 22 that the code at hand still has (see the top of this file):
 // delete a point once its fix has landed.
 var knownHoles = map[int]string{
-	18: "a lost node's give-up and an operation wait for each other (issue 38, model seeds 98, 50028)",
-	19: "a give-up's refill record waits for every pod Ready; a pod the spec keeps from Ready waits for the roll it holds (model seeds 50128, 50173, 50113)",
+	20: "a lost node's give-up, an operation holding a pod's gate and a pod the user's spec broke wait on each other (model seed 50028)",
 }
 
 var (

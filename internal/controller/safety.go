@@ -233,10 +233,7 @@ func (st *clusterState) view() *takeDownView {
 func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, now time.Time) *takeDownView {
 	down, serving := maps.Clone(st.heldPods()), map[string]bool{}
 	desired := st.cluster.DesiredPodNames()
-	var inCluster []string
-	if groups, _ := st.health.Groups(members); len(groups) > 0 {
-		inCluster = groups[0].Pods
-	}
+	inCluster := st.largestGroup(members)
 	for name, pod := range pods {
 		_, held := down[name]
 		switch {
@@ -260,6 +257,29 @@ func (st *clusterState) viewOf(pods map[string]*corev1.Pod, members []string, no
 	}
 	return &takeDownView{desired: desired, pods: pods, members: members, down: down, serving: serving, health: st.health,
 		now: now, maxDown: st.maxDown, split: st.split}
+}
+
+// largestGroup are the members in the largest cluster the readings show (none without readings).
+func (st *clusterState) largestGroup(members []string) []string {
+	if groups, _ := st.health.Groups(members); len(groups) > 0 {
+		return groups[0].Pods
+	}
+	return nil
+}
+
+// heldServing: a pod whose gate the operator holds for a step not taken yet (or taken and already back
+// in the cluster) still holds its copies while its node is in the cluster. A give-up takes no node down
+// that is not down already: it need not wait for such a pod to be Ready, as the safety rule counts the
+// pod as leaving. Else the give-up and the step would wait for each other (model hole 18: an operation
+// held aero-1's gate and waited for the lost aero-4 to take a new replication-factor; the give-up of
+// aero-4 waited for aero-1 to be Ready).
+func (v *takeDownView) heldServing(st *clusterState, pods map[string]*corev1.Pod) {
+	inCluster := st.largestGroup(v.members)
+	for name := range st.heldPods() {
+		if resources.PodRunning(pods[name]) && slices.Contains(inCluster, name) {
+			v.serving[name] = true
+		}
+	}
 }
 
 // mayTakeDown runs the checks of a decision on this reconcile's observations; it returns the name of
@@ -332,6 +352,9 @@ func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterS
 		members = slices.DeleteFunc(members, func(m string) bool { return slices.Contains(act.absent, m) })
 	}
 	v := st.viewOf(pods, members, now)
+	if act.kind == actGiveUp {
+		v.heldServing(st, pods)
+	}
 	if act.acceptLoss {
 		for _, name := range st.refilling() {
 			if v.down[name] == stateRefilling {
