@@ -80,7 +80,7 @@ import (
 // knownHoles are the points of issue 22 that the code at hand still has (see the top of this file):
 // delete a point once its fix has landed.
 var knownHoles = map[int]string{
-	20: "a lost node's give-up, an operation holding a pod's gate and a pod the user's spec broke wait on each other (model seed 50028)",
+	20: "a lost node's give-up is held by a pod a refused config breaks, which an image change made outdated: no stall is reported, Reconciling until the user fixes the spec (model seed 50028)",
 }
 
 var (
