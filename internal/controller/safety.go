@@ -267,16 +267,18 @@ func (st *clusterState) largestGroup(members []string) []string {
 	return nil
 }
 
-// heldServing: a pod whose gate the operator holds for a step not taken yet (or taken and already back
-// in the cluster) still holds its copies while its node is in the cluster. A give-up takes no node down
-// that is not down already: it need not wait for such a pod to be Ready, as the safety rule counts the
-// pod as leaving. Else the give-up and the step would wait for each other (model hole 18: an operation
-// held aero-1's gate and waited for the lost aero-4 to take a new replication-factor; the give-up of
-// aero-4 waited for aero-1 to be Ready).
+// heldServing: a give-up takes no node down that is not down already. A pod whose gate the operator
+// holds for a step (not taken yet, or taken and back) still holds its copies while its node is in the
+// cluster, and the stability check holds the give-up while any node migrates: the give-up counts such a
+// pod neither down nor not Ready. The step, when it comes, counts the refilling successor as down. Else
+// the give-up and the step wait for each other (model hole 18: an operation held aero-1's gate and waited
+// for the lost aero-4 to take a new replication-factor, the give-up of aero-4 for aero-1 to be Ready;
+// seed 50458: at replication-factor 2, for aero-1 to be back).
 func (v *takeDownView) heldServing(st *clusterState, pods map[string]*corev1.Pod) {
 	inCluster := st.largestGroup(v.members)
 	for name := range st.heldPods() {
 		if resources.PodRunning(pods[name]) && slices.Contains(inCluster, name) {
+			delete(v.down, name)
 			v.serving[name] = true
 		}
 	}
