@@ -206,6 +206,7 @@ func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.Po
 	if n, ok := st.health.Nodes[name]; ok && n.Err == nil && n.Facts.NodeID != "" {
 		p.NodeID = n.Facts.NodeID
 	}
+	p.SplitOff = st.splitOff(name, p.SplitOff)
 	if st.addresses != nil { // resolved in this reconcile
 		p.ExternalAddress, p.AwaitingAddress = "", st.awaiting[name]
 		if a, ok := st.addresses[name]; ok {
@@ -215,6 +216,24 @@ func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.Po
 		p.ExternalAddress, p.AwaitingAddress = "", ""
 	}
 	return p
+}
+
+// splitOff is when the pod's node was first seen answering from outside the largest cluster of a split
+// (nil once it answers from inside, or with no split). A node that does not answer keeps what it last
+// showed: a node split off and then lost may hold writes only it took (issue 38; model seed 50603).
+func (st *clusterState) splitOff(name string, since *metav1.Time) *metav1.Time {
+	n, ok := st.health.Nodes[name]
+	if !ok || n.Err != nil {
+		return since
+	}
+	if !st.split || slices.Contains(st.largestGroup(st.members), name) {
+		return nil
+	}
+	if since == nil {
+		at := metav1.NewTime(st.now)
+		since = &at
+	}
+	return since
 }
 
 // specHash identifies the spec without `paused`, to tell whether changes wait for resume.

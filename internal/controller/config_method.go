@@ -2,8 +2,11 @@ package controller
 
 import (
 	"context"
+	"maps"
+	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,9 +47,20 @@ func (r *AerospikeClusterReconciler) keepRunningConfigs(ctx context.Context, st 
 			known[config.Hash(text)] = text
 		}
 	}
-	for _, pod := range st.pods {
-		hash := pod.Annotations[ackov1alpha1.AnnotationConfigHash]
-		if text, ok := known[hash]; ok && hash != desired && rackOf(pod) == rack {
+	delete(known, desired)
+	running := runningHashes(st.pods, rack)
+	if !allIn(known, running) {
+		// A file is about to be dropped: the cache may lag a pod's record of the file it runs (model seed
+		// 50724: a record made one step before was not seen, the file was dropped, the pod's file was
+		// unknown ever after, and a replication-factor change went to it alone). Ask the API server.
+		pods, err := r.readPods(ctx, st)
+		if err != nil {
+			return err
+		}
+		maps.Copy(running, runningHashes(pods, rack))
+	}
+	for hash, text := range known {
+		if running[hash] {
 			cm.Data[runningKey(hash)] = text
 			st.configs[hash] = text
 		}
@@ -54,19 +68,57 @@ func (r *AerospikeClusterReconciler) keepRunningConfigs(ctx context.Context, st 
 	return nil
 }
 
-// keepPodFiles gives every pod of the rack that exists its own file, beyond the spec's size: a pod that
-// leaves in a scale-down may still be recreated (a drain) before its StatefulSet shrinks, and its init
-// container copies its file.
-func (st *clusterState) keepPodFiles(cm *corev1.ConfigMap, rack int32) {
-	for name, pod := range st.pods {
-		if rackOf(pod) != rack {
-			continue
+// runningHashes are the config hashes the rack's pods record.
+func runningHashes(pods map[string]*corev1.Pod, rack int32) map[string]bool {
+	hashes := map[string]bool{}
+	for _, pod := range pods {
+		if rackOf(pod) == rack {
+			hashes[pod.Annotations[ackov1alpha1.AnnotationConfigHash]] = true
 		}
+	}
+	return hashes
+}
+
+// allIn: every key of known is in set.
+func allIn(known map[string]string, set map[string]bool) bool {
+	for k := range known {
+		if !set[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// keepPodFiles gives a file of its own, beyond the spec's size, to every pod the rack's StatefulSet may
+// create or recreate: each ordinal below its replicas, and below the highest pod that exists (a
+// StatefulSet created again over its pods asks for them all, replicasToCreate). A pod that leaves in a
+// scale-down may still be recreated (a drain, a delete) before its StatefulSet shrinks, and its init
+// container copies its file (model seed 51575: a pod deleted below a leaving one was recreated by the
+// StatefulSet created again, with no file, and crash-looped for good).
+func (r *AerospikeClusterReconciler) keepPodFiles(ctx context.Context, st *clusterState, cm *corev1.ConfigMap, rack int32) error {
+	setName := st.cluster.StatefulSetName(rack)
+	count := int32(0)
+	sts := &appsv1.StatefulSet{}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: st.cluster.Namespace, Name: setName}, sts); {
+	case err == nil && sts.Spec.Replicas != nil:
+		count = *sts.Spec.Replicas
+	case err != nil && !apierrors.IsNotFound(err):
+		return err
+	}
+	for name, pod := range st.pods {
+		if o, err := strconv.ParseInt(strings.TrimPrefix(name, setName+"-"), 10, 32); err == nil &&
+			strings.HasPrefix(name, setName+"-") && rackOf(pod) == rack {
+			count = max(count, int32(o)+1)
+		}
+	}
+	for ordinal := range count {
+		name := ackov1alpha1.StatefulSetPodName(setName, ordinal)
 		key, content, ok := resources.PodConfigFile(st.cluster, name, cm.Data[config.FileName], st.addresses.Of(name))
 		if ok && cm.Data[key] == "" {
 			cm.Data[key] = content
 		}
 	}
+	return nil
 }
 
 // configMapSize is what the API server holds to its limit (corev1.MaxSecretSize): every key and value.

@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
@@ -221,8 +223,8 @@ func TestOpenFileLimitsKeepOnlyThePodsThatExist(t *testing.T) {
 }
 
 // Issue 24: each pod's own file names its node id; a pod that leaves in a scale-down keeps its file
-// until it is gone (a drain may recreate it first, and its init container copies it). The status shows
-// the node id each node reports.
+// while its StatefulSet may create it again (a drain or a delete first; model seed 51575), and loses it
+// once it is gone and its StatefulSet asks for it no more. The status shows the node id each node reports.
 func TestEveryExistingPodHasItsFile(t *testing.T) {
 	f := newDoorFixture(t, testcluster.Build(sized(3)))
 	f.edit(sized(2))
@@ -234,8 +236,15 @@ func TestEveryExistingPodHasItsFile(t *testing.T) {
 		}
 	}
 	f.must(f.c.Delete(f.ctx, st.pods["aero-2"]))
+	if data := configMapOf(t, f.observe()).Data; data[config.PodFileKey("aero-2", "")] == "" {
+		t.Errorf("the file of a pod its StatefulSet recreates is dropped: %v", keys(data))
+	}
+	sts := &appsv1.StatefulSet{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero"}, sts))
+	sts.Spec.Replicas = ptr.To(int32(2))
+	f.must(f.c.Update(f.ctx, sts))
 	if data := configMapOf(t, f.observe()).Data; data[config.PodFileKey("aero-2", "")] != "" {
-		t.Errorf("the file of a pod neither desired nor existing is kept: %v", keys(data))
+		t.Errorf("the file of a pod neither desired nor existing nor asked for is kept: %v", keys(data))
 	}
 	s := st.cluster.Status.DeepCopy()
 	st.summarizePods(s)
@@ -265,5 +274,29 @@ func TestAConfigTooLargeForItsConfigMapIsRefused(t *testing.T) {
 	st = newClusterState(withSets(1000), doorNow)
 	if stop, err := f.r.renderChildren(f.ctx, st); err != nil || stop {
 		t.Fatalf("1000 sets: stop %v, err %v, invalid %q", stop, err, st.invalid)
+	}
+}
+
+// A file the pods run is dropped from the ConfigMap only when the API server says no pod records it: the
+// cache may lag a record made a moment ago (model seed 50724: the pod's file was unknown ever after).
+func TestRunningFileKeptWhileTheCacheLags(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(3)))
+	f.withConfigMaps()
+	running := f.observe().desiredConfigHash(f.observe().pods["aero-0"])
+	f.edit(testcluster.WithService("proto-fd-max", int64(20000)))
+	st := f.observe()
+	desired := st.desiredConfigHash(st.pods["aero-0"])
+	for name, pod := range st.pods { // the cache says every pod records the desired file already
+		stale := pod.DeepCopy()
+		stale.Annotations[ackov1alpha1.AnnotationConfigHash] = desired
+		st.pods[name] = stale
+	}
+	cm := configMapOf(t, st).DeepCopy()
+	delete(cm.Data, runningKey(running))
+	if err := f.r.keepRunningConfigs(f.ctx, st, cm, 0); err != nil {
+		t.Fatal(err)
+	}
+	if kept, ok := cm.Data[runningKey(running)]; !ok || config.Hash(kept) != running {
+		t.Fatalf("the file the pods run (%s) was dropped on a stale cache: %v", running, keys(cm.Data))
 	}
 }

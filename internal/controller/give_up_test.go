@@ -263,3 +263,58 @@ func TestAPodOfADeletedNodeIsForceDeleted(t *testing.T) {
 		t.Fatalf("pod of a deleted node not force-deleted (graces %v); NodeLost says: %s", *graces, said)
 	}
 }
+
+// A node seen answering from outside the largest cluster of a split may take writes alone (AP mode): its
+// status records it split off, a node that then falls silent keeps the record, and one that answers
+// from inside clears it.
+func TestSplitOffIsRecordedUntilTheNodeAnswersFromInside(t *testing.T) {
+	f := newDoorFixture(t, localCluster(5, 2))
+	f.node("aero-4", func(h *aerospike.NodeHealth) { h.Facts.ClusterKey, h.Facts.ClusterSize = "K-alone", 1 })
+	f.prober.health.SplitSettled = true
+	since := f.observe().splitOff("aero-4", nil)
+	if since == nil || !since.Time.Equal(doorNow) {
+		t.Fatalf("aero-4 answers alone in a split: splitOff %v, want %v", since, doorNow)
+	}
+	if got := f.observe().splitOff("aero-0", nil); got != nil {
+		t.Fatalf("aero-0 answers from the largest cluster: splitOff %v", got)
+	}
+	f.node("aero-4", func(h *aerospike.NodeHealth) { h.Err = aerospike.ErrUnreachable })
+	if got := f.observe().splitOff("aero-4", since); got != since {
+		t.Fatalf("a silent node keeps what it last showed: splitOff %v, want %v", got, since)
+	}
+	f.prober.health.SplitSettled = false
+	f.node("aero-4", func(h *aerospike.NodeHealth) { h.Err, h.Facts.ClusterKey, h.Facts.ClusterSize = nil, "", 5 })
+	if got := f.observe().splitOff("aero-4", since); got != nil {
+		t.Fatalf("aero-4 answers from inside: splitOff %v, want none", got)
+	}
+}
+
+// Model seed 50603: the mesh split aero-4 off alone, then its Kubernetes node was lost. The others form
+// one stable cluster, but aero-4's volume may hold the writes it took alone: it is kept, NodeLost says why
+// and how to give it up anyway, and the annotation does (the record going with the volumes).
+func TestALostNodeSplitOffIsKept(t *testing.T) {
+	f := newDoorFixture(t, localCluster(5, 2))
+	c := f.cluster()
+	ps := c.Status.Pods["aero-4"]
+	ps.SplitOff = &metav1.Time{Time: doorNow.Add(-2 * time.Hour)}
+	c.Status.Pods = map[string]ackov1alpha1.PodStatus{"aero-4": ps}
+	f.must(f.c.Status().Update(f.ctx, c))
+	f.loseNode("aero-4")
+	said := f.giveUpPass()
+	if !f.claimExists("data-aero-4") || !f.exists("aero-4") {
+		t.Fatalf("the volumes of aero-4, split off before its node was lost, were given up; NodeLost says: %s", said)
+	}
+	for _, want := range []string{"aero-4 (split off since", "kubectl annotate pod aero-4 " + ackov1alpha1.AnnotationAcceptDataLoss + "=true"} {
+		if !strings.Contains(said, want) {
+			t.Fatalf("NodeLost says %q, want it to name %q", said, want)
+		}
+	}
+	f.pod("aero-4", func(p *corev1.Pod) { p.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] = "true" })
+	said = f.giveUpPass()
+	if f.claimExists("data-aero-4") {
+		t.Fatalf("the user accepted the loss, but aero-4's claim was kept; NodeLost says: %s", said)
+	}
+	if got := f.cluster().Status.Pods["aero-4"].SplitOff; got != nil {
+		t.Fatalf("the split-off record outlived the volumes: %v", got)
+	}
+}

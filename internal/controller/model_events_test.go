@@ -379,7 +379,7 @@ func (m *modelRun) switchLayout(ids []int32) bool {
 // addOperation asks for a WarmRestart or PodRestart of every pod or one; spec.operations is locked
 // while one runs (the webhook's rule), so the user waits for it.
 func (m *modelRun) addOperation() bool {
-	if m.operationPending() || m.nearHole20() {
+	if m.operationPending() {
 		return false
 	}
 	m.opSeq++
@@ -410,7 +410,7 @@ func (m *modelRun) editInvalid() bool {
 }
 
 func (m *modelRun) editSidecar() bool {
-	if m.avoid[7] || !m.mayRoll() || m.nearHole20() {
+	if m.avoid[7] || !m.mayRoll() {
 		return false
 	}
 	return m.edit("adds a sidecar whose readiness probe never passes", addNeverReadySidecar)
@@ -424,7 +424,7 @@ func addNeverReadySidecar(c *ackov1alpha1.AerospikeCluster) {
 }
 
 func (m *modelRun) editRefusedConfig() bool {
-	if m.avoid[8] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() || m.nearHole20() {
+	if m.avoid[8] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() {
 		return false
 	}
 	return m.edit("sets a config asd refuses ("+modelRefusedSetting+")", setRefusedConfig)

@@ -183,6 +183,7 @@ func (w *modelWorld) loseNode(ctx context.Context, k8s string) {
 		if n := w.nodes[name]; n.k8s == k8s {
 			w.takeDown(name, "node "+k8s+" lost")
 			n.lost = true
+			w.splitOff[k8s] = w.splitOff[k8s] || n.side != 0
 		}
 	}
 	w.noteAbsent(ctx)
@@ -192,6 +193,7 @@ func (w *modelWorld) loseNode(ctx context.Context, k8s string) {
 // confirms the deletion of its Terminating pods.
 func (w *modelWorld) nodeBack(ctx context.Context, k8s string) {
 	delete(w.k8sLost, k8s)
+	delete(w.splitOff, k8s)
 	w.setNodeReady(ctx, k8s, true)
 	for _, n := range w.nodes {
 		if n.k8s == k8s {
@@ -205,6 +207,7 @@ func (w *modelWorld) nodeBack(ctx context.Context, k8s string) {
 // it; the claims stay.
 func (w *modelWorld) nodeDeleted(ctx context.Context, k8s string) {
 	delete(w.k8sLost, k8s)
+	delete(w.splitOff, k8s)
 	if err := w.api.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k8s}}); err != nil {
 		panic(err)
 	}
@@ -301,9 +304,11 @@ func (w *modelWorld) refilled(members []string) {
 
 // mayDeleteNode: the admin deletes a lost node only when its volumes can be given up without a loss
 // (no more lost claims than the copies allow down, no partition without a copy in the cluster, nothing
-// emptied refilling): else the operator rightly keeps them for ever, waiting for the user's word.
+// emptied refilling, no node lost while split off): else the operator rightly keeps them for ever,
+// waiting for the user's word.
 func (w *modelWorld) mayDeleteNode() bool {
-	return len(w.lostClaims(context.Background())) <= w.copies-1 && len(w.absent) == 0 && len(w.emptied) == 0
+	return len(w.lostClaims(context.Background())) <= w.copies-1 && len(w.absent) == 0 && len(w.emptied) == 0 &&
+		len(w.splitOff) == 0
 }
 
 // lostNodes are the Kubernetes nodes lost now, sorted.
@@ -318,7 +323,7 @@ func (m *modelRun) eventLoseNode() bool {
 		}
 	}
 	pod := m.pick(candidates)
-	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || m.nearHole20() || !m.mayFault() {
+	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || !m.mayFault() {
 		return false
 	}
 	k8s := m.w.nodes[pod].k8s
@@ -341,18 +346,6 @@ func (m *modelRun) eventNodeRecovers() bool {
 		m.w.nodeDeleted(context.Background(), k8s)
 	}
 	return true
-}
-
-// nearHole20: two of the three that make known hole 20 hold (an operation pending, a lost node or a
-// give-up's refill recorded, a spec that keeps a pod from Ready): the generator adds no third.
-func (m *modelRun) nearHole20() bool {
-	n := 0
-	for _, holds := range []bool{m.operationPending(), m.givenUpRecorded(), m.spoiltSpec()} {
-		if holds {
-			n++
-		}
-	}
-	return m.avoid[20] && n >= 2
 }
 
 // spoiltSpec: the spec keeps a pod from Ready (a sidecar never ready, a config asd refuses).

@@ -39,6 +39,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/internal/resources"
 )
@@ -113,10 +114,13 @@ type modelWorld struct {
 
 	// Local volumes (model_lost_test.go): the Kubernetes nodes lost now, the pods whose claims the
 	// operator gave up and whose successors did not refill yet, the partitions with no copy in the cluster.
-	k8sSeq  int
-	k8sLost map[string]bool
-	emptied map[string]bool
-	absent  []*absentSet
+	// splitOff: the lost nodes whose pod was on the other side of a split when they were lost (its side's
+	// writes are on its claim only).
+	k8sSeq   int
+	k8sLost  map[string]bool
+	splitOff map[string]bool
+	emptied  map[string]bool
+	absent   []*absentSet
 
 	steps      int
 	trace      []string
@@ -174,7 +178,7 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 		scheme: s, api: api, tracker: tracker, cache: newLaggingCache(s),
 		nodes: map[string]*modelNode{}, gone: map[string]bool{}, copies: 2,
 		members: map[int][]string{}, instances: map[int][]string{}, migratingUntil: map[int]time.Time{}, stepActs: map[string]int{},
-		k8sLost: map[string]bool{}, emptied: map[string]bool{},
+		k8sLost: map[string]bool{}, splitOff: map[string]bool{}, emptied: map[string]bool{},
 	}
 	cluster.Generation = 1
 	if err := api.Create(context.Background(), cluster); err != nil {
@@ -921,7 +925,13 @@ func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, _ string) (stri
 	if err != nil {
 		return "", err
 	}
-	n.conf = w.configOf(ctx, pod)
+	// As the real applier (liveconfig.Apply): a replication-factor goes to every node together, never to one.
+	conf := w.configOf(ctx, pod)
+	if replicationOf(conf) != replicationOf(n.conf) {
+		return "", fmt.Errorf("%w: replication-factor %d goes to every node together, then the cluster reclusters",
+			liveconfig.ErrNeedsRestart, replicationOf(conf))
+	}
+	n.conf = conf
 	return "applied live", nil
 }
 

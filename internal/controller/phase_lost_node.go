@@ -216,6 +216,9 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 		}
 		accepted = accepted && p.pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] == "true"
 	}
+	if why := st.splitOffKept(due); why != "" {
+		return why, nil
+	}
 	why, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes of " + strings.Join(names, ", "), kind: actGiveUp,
 		pods: names, decided: decided, absent: lost, acceptLoss: accepted})
 	if err != nil || why != "" {
@@ -241,6 +244,28 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 	return "deleted " + strings.Join(done, "; "), nil
 }
 
+// splitOffKept says why the volumes of due pods are kept ("" when they are not): a pod whose node last
+// answered from outside the largest cluster may have taken writes, alone, that no other node has; a
+// stable cluster without it proves nothing of them. Kept until the node comes back and rejoins, or the
+// user accepts the loss on the pod.
+func (st *clusterState) splitOffKept(due []pinnedPod) string {
+	var kept, names []string
+	for _, p := range due {
+		since := st.cluster.Status.Pods[p.pod.Name].SplitOff
+		if since != nil && p.pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] != "true" {
+			kept = append(kept, fmt.Sprintf("%s (split off since %s)", p.pod.Name, since.UTC().Format(time.RFC3339)))
+			names = append(names, p.pod.Name)
+		}
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the volumes are kept: %s last answered from outside the cluster, and may hold writes "+
+		"no other node has; they are kept until the node comes back and rejoins; to give them up anyway, "+
+		"accepting that loss: kubectl annotate pod %s %s=true", strings.Join(kept, ", "),
+		strings.Join(names, " "), ackov1alpha1.AnnotationAcceptDataLoss)
+}
+
 // recordGivenUp records the pods whose volumes are about to be given up (before anything is deleted).
 func (r *AerospikeClusterReconciler) recordGivenUp(ctx context.Context, st *clusterState, due []pinnedPod) error {
 	at := metav1.NewTime(st.now)
@@ -250,6 +275,7 @@ func (r *AerospikeClusterReconciler) recordGivenUp(ctx context.Context, st *clus
 			if ps.VolumesGivenUp == nil || ps.VolumesGivenUp.UID != string(p.pod.UID) {
 				ps.VolumesGivenUp = &ackov1alpha1.VolumesGivenUp{UID: string(p.pod.UID), At: at}
 			}
+			ps.SplitOff = nil // what it may have taken alone goes with its volumes
 			if s.Pods == nil {
 				s.Pods = map[string]ackov1alpha1.PodStatus{}
 			}

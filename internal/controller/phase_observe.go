@@ -75,7 +75,9 @@ func (r *AerospikeClusterReconciler) renderChildren(ctx context.Context, st *clu
 		if err := r.keepRunningConfigs(ctx, st, cm, rack.ID); err != nil {
 			return true, err
 		}
-		st.keepPodFiles(cm, rack.ID)
+		if err := r.keepPodFiles(ctx, st, cm, rack.ID); err != nil {
+			return true, err
+		}
 		if size := configMapSize(cm); size > corev1.MaxSecretSize {
 			st.invalid, st.invalidReason = fmt.Sprintf("the ConfigMap %s of rack %d would hold %d bytes (the config "+
 				"once for the rack and once per pod), more than the %d bytes Kubernetes allows: make aerospikeConfig "+

@@ -94,21 +94,11 @@ var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
 
 		By("the node's kubelet stops, and the pod's asd with it")
 		start := time.Now()
-		kubectl("label", "node", node, localcluster.LabelKwok+"-")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, err := sim().SetFault(ctx, simclient.NodeName(ns, victim), aerosim.FaultHang)
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() (string, error) {
-			return field(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].message}`)
-		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
-			ContainSubstring("pod " + victim + ": its local volumes are on node " + node + ", not Ready since"))
+		loseNode(ns, victim, node)
+		expectNodeLost(ns, name, "pod "+victim+": its local volumes are on node "+node+", not Ready since")
 
 		By("given up: the claim is deleted, the pod waits Terminating for its node (asd may run there, cut off)")
-		Eventually(func() (string, error) {
-			return field(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].message}`)
-		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(
-			ContainSubstring("pod " + victim + " is Terminating until the kubelet of node " + node))
+		expectNodeLost(ns, name, "pod "+victim+" is Terminating until the kubelet of node "+node)
 
 		By("the node is tainted out-of-service: the pod goes at once and comes back on another node with a new claim")
 		kubectl("taint", "nodes", node, "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
@@ -122,6 +112,111 @@ var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
 		Expect(strings.Join(eventMessages(ns, name, "NodeLost"), "\n")).To(ContainSubstring(node))
 		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].status}`)).To(BeEmpty(),
 			"no stale NodeLost condition")
+		w.expectNothingLost()
+	})
+})
+
+// loseNode stops the kubelet of the pod's Kubernetes node (kwok no longer manages it, so the node
+// controller marks it not Ready) and hangs the pod's asd with it.
+func loseNode(ns, pod, node string) {
+	GinkgoHelper()
+	kubectl("label", "node", node, localcluster.LabelKwok+"-")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := sim().SetFault(ctx, simclient.NodeName(ns, pod), aerosim.FaultHang)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// nodeBack is loseNode undone: the kubelet manages the node again and the pod's asd answers.
+func nodeBack(ns, pod, node string) {
+	GinkgoHelper()
+	kubectl("label", "node", node, localcluster.LabelKwok+"=tini", "--overwrite")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := sim().SetFault(ctx, simclient.NodeName(ns, pod), aerosim.FaultNone)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// expectNodeLost waits until the cluster's NodeLost condition says want.
+func expectNodeLost(ns, name, want string) {
+	GinkgoHelper()
+	Eventually(func() (string, error) {
+		return field(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].message}`)
+	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(ContainSubstring(want))
+}
+
+// Issue 38, sequences 2 and 3 under the workload: two lost nodes at replication-factor 3 are given up in
+// one act; a node lost while another refills after its give-up is kept, saying why, until it comes back.
+var _ = Describe("Local volumes on lost nodes", Label("storage"), func() {
+	It("gives up two lost nodes together at replication-factor 3, and loses nothing", func() {
+		const ns, name, taint = "e2e-losttwo", "losttwo", "e2e-lost-two"
+		ownKwokNodes("kwok-losttwo", taint, 7) // five for the pods, two for the pods that come back
+		applyYAML(strings.Replace(clusterYAMLEngine(ns, name, 5, deviceEngine,
+			onOwnNodes(taint, name, "      nodeLostAfterSeconds: 5\n")), "replication-factor: 2", "replication-factor: 3", 1))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		waitRunningObserved(ns, name)
+		w := withWorkload(ns, name)
+		victims := []string{name + "-3", name + "-4"}
+		nodes, claims := map[string]string{}, claimUIDs(ns, victims)
+
+		By("the nodes of two pods stop, out of service")
+		start := time.Now()
+		for _, v := range victims {
+			nodes[v] = mustField(ns, "pod/"+v, "{.spec.nodeName}")
+			loseNode(ns, v, nodes[v])
+			kubectl("taint", "nodes", nodes[v], "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
+		}
+
+		By("both given up: each comes back on another node with a new claim")
+		for _, v := range victims {
+			Eventually(func() string { return claimUIDs(ns, []string{v})[v] }).WithTimeout(3 * time.Minute).
+				WithPolling(time.Second).ShouldNot(Or(BeEmpty(), Equal(claims[v])))
+		}
+		waitRunningObserved(ns, name)
+		reportTime("two nodes lost at replication-factor 3 to the cluster Running again", time.Since(start))
+		for _, v := range victims {
+			Expect(mustField(ns, "pod/"+v, "{.spec.nodeName}")).NotTo(Equal(nodes[v]))
+		}
+		Expect(strings.Join(eventMessages(ns, name, "LocalVolumesDeleted"), "\n")).To(
+			And(ContainSubstring("data-"+victims[0]), ContainSubstring("data-"+victims[1])))
+		w.expectNothingLost()
+	})
+
+	It("keeps a lost node's claim while another node refills after its give-up, and loses nothing", func() {
+		const ns, name, taint = "e2e-lostrefill", "lostrefill", "e2e-lost-refill"
+		// One node a pod and no spare: the first pod given up waits, Pending, until a node is added, so
+		// its refill lasts as long as the spec needs.
+		ownKwokNodes("kwok-lostrefill", taint, 4)
+		applyYAML(clusterYAMLEngine(ns, name, 4, deviceEngine, onOwnNodes(taint, name, "      nodeLostAfterSeconds: 5\n")))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		waitRunningObserved(ns, name)
+		w := withWorkload(ns, name)
+		first, second := name+"-1", name+"-3"
+		firstNode, secondNode := mustField(ns, "pod/"+first, "{.spec.nodeName}"), mustField(ns, "pod/"+second, "{.spec.nodeName}")
+		secondClaim := claimUIDs(ns, []string{second})[second]
+
+		By("the first node stops, out of service: given up, its pod waits for a node to refill on")
+		loseNode(ns, first, firstNode)
+		kubectl("taint", "nodes", firstNode, "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
+		Eventually(func() []string { return eventMessages(ns, name, "LocalVolumesDeleted") }).WithTimeout(3 * time.Minute).
+			WithPolling(time.Second).Should(ContainElement(ContainSubstring("data-" + first)))
+
+		By("the second node stops while the first refills: its claim is kept, and NodeLost says why")
+		loseNode(ns, second, secondNode)
+		expectNodeLost(ns, name, "the volumes are kept: "+first+" refill after their volumes were given up")
+		expectNodeLost(ns, name, "kubectl annotate pod "+second+" acko.io/accept-data-loss=true")
+		Consistently(func() string { return claimUIDs(ns, []string{second})[second] }).WithTimeout(15 * time.Second).
+			WithPolling(time.Second).Should(Equal(secondClaim))
+
+		By("the second node comes back with its data, then a node for the first: the refill ends")
+		start := time.Now()
+		nodeBack(ns, second, secondNode)
+		ownKwokNodes("kwok-lostrefill-spare", taint, 1)
+		waitRunningObserved(ns, name)
+		reportTime("a kept node back and a new node for the refill to the cluster Running", time.Since(start))
+		Expect(claimUIDs(ns, []string{second})[second]).To(Equal(secondClaim))
+		Expect(mustField(ns, "asc/"+name, "{.status.pods."+first+".volumesGivenUp}")).To(BeEmpty(), "the refill record ended")
+		Expect(mustField(ns, "asc/"+name, `{.status.conditions[?(@.type=="NodeLost")].status}`)).To(BeEmpty())
 		w.expectNothingLost()
 	})
 })
