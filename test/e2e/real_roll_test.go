@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/acko-io/acko/test/localcluster"
 	"github.com/acko-io/acko/test/workload"
 )
 
@@ -116,6 +117,38 @@ var _ = Describe("Real nodes roll", Label("real"), Ordered, func() {
 		Expect(lastRestartReasons(ns, name)).To(Equal(map[string]string{
 			pods[0]: "ManualRestart", pods[1]: "ManualRestart", pods[2]: "ManualRestart"}))
 		awaitRealCluster(ns, name, 3)
+		w.expectNothingLost()
+	})
+
+	// The real tier has one Kubernetes node (localcluster.RealNode): each drain evicts what the budget
+	// allows, the evicted pod waits Pending while the node is cordoned, and the drain gives up after 20 s
+	// and uncordons, again and again, while the operator's own evictions ask the same budget.
+	It("rolls an image change while a loop drains the node, one asd down at a time, nothing lost", func() {
+		awaitRealCluster(ns, name, 3)
+		w := withWorkload(ns, name)
+		uids, start := podUIDs(ns, name), time.Now()
+		drain := startDrainLoopWithin("app.kubernetes.io/instance="+name, []string{localcluster.RealNode}, 20*time.Second)
+		stopped := false
+		DeferCleanup(func() {
+			if !stopped {
+				_, _ = fmt.Fprintf(GinkgoWriter, "the drain loop:\n%s", drain.stop())
+			}
+		})
+		_, err := mergePatch(ns, name, `{"spec":{"image":"aerospike:ce-8.1.1.1"}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int { return restartedPods(ns, name, uids) }).WithTimeout(6 * time.Minute).Should(Equal(3))
+		Eventually(func() string { return mustField(ns, "asc/"+name, "{.status.phase}") }).
+			WithTimeout(6 * time.Minute).WithPolling(time.Second).Should(Equal("Running"))
+		out := drain.stop()
+		stopped = true
+		_, _ = fmt.Fprintf(GinkgoWriter, "the drain loop:\n%s", out)
+		waitRunningObserved(ns, name)
+		awaitRealCluster(ns, name, 3)
+		reportTime("real: image change rolled over 3 pods during a drain loop", time.Since(start))
+		Expect(out).To(ContainSubstring("evicting pod "+ns+"/"), "the drains evicted pods")
+		for _, p := range pods {
+			Expect(mustField(ns, "pod/"+p, `{.spec.containers[?(@.name=="aerospike-server")].image}`)).To(Equal("aerospike:ce-8.1.1.1"), p)
+		}
 		w.expectNothingLost()
 	})
 

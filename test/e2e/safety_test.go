@@ -64,6 +64,11 @@ type drainLoop struct {
 }
 
 func startDrainLoop(selector string, nodes []string) *drainLoop {
+	return startDrainLoopWithin(selector, nodes, 2*time.Minute)
+}
+
+// startDrainLoopWithin is startDrainLoop with each drain given up after timeout.
+func startDrainLoopWithin(selector string, nodes []string, timeout time.Duration) *drainLoop {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &drainLoop{cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -72,7 +77,7 @@ func startDrainLoop(selector string, nodes []string) *drainLoop {
 		for i := 0; ctx.Err() == nil; i++ {
 			node := nodes[i%len(nodes)]
 			d.run(ctx, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--pod-selector="+selector,
-				"--timeout=2m")
+				"--timeout="+timeout.String())
 			d.run(context.Background(), "uncordon", node) // even when stopped: leave no node cordoned
 		}
 	}()

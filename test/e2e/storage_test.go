@@ -113,6 +113,42 @@ var _ = Describe("Persistent storage", Label("storage"), func() {
 		_, err = grow("1Gi")
 		Expect(err).To(MatchError(ContainSubstring(`volume "data" size 2Gi -> 1Gi: a volume cannot shrink`)))
 	})
+
+	// Issue 38, sequence 1: growing the volumes deletes the StatefulSet without its pods; created again, it
+	// must ask for every pod not yet removed through the door, so the scale-down in the same edit goes one
+	// checked step at a time, never by the StatefulSet controller deleting the highest pods at once.
+	It("grows the volumes and scales down in one edit, one pod at a time, and loses nothing", func() {
+		const ns, name = "e2e-growshrink", "grow"
+		applyYAML(clusterYAMLEngine(ns, name, 5, deviceEngine, `  storage:
+    volumes:
+      - name: data
+        path: /dev/xvdb
+        size: 1Gi
+        volumeMode: Block
+        storageClassName: kwok-expandable
+`))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		waitRunningObserved(ns, name)
+		w := withWorkload(ns, name)
+
+		_, err := mergePatch(ns, name, `{"spec":{"size":3,"storage":{"volumes":[{"name":"data","path":"/dev/xvdb","size":"2Gi",`+
+			`"volumeMode":"Block","storageClassName":"kwok-expandable"}]}}}`)
+		Expect(err).NotTo(HaveOccurred())
+		start := time.Now()
+		Eventually(func() string { return mustField(ns, "statefulset/"+name, "{.spec.replicas}") }).
+			WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Equal("3"))
+		waitRunningObserved(ns, name)
+		reportTime("size 5 -> 3 with volumes 1Gi -> 2Gi in one edit, to Running", time.Since(start))
+		Expect(mustField(ns, "statefulset/"+name, "{.spec.volumeClaimTemplates[0].spec.resources.requests.storage}")).To(Equal("2Gi"))
+		for _, p := range []string{name + "-0", name + "-1", name + "-2"} {
+			Expect(mustField(ns, "pvc/data-"+p, "{.status.capacity.storage}")).To(Equal("2Gi"))
+		}
+		Expect(eventMessages(ns, name, "Scaled")).To(ContainElements(
+			HavePrefix("Scaling "+name+" down from 5 to 4 pods: "+name+"-4 leave the cluster"),
+			HavePrefix("Scaling "+name+" down from 4 to 3 pods: "+name+"-3 leave the cluster")),
+			"one pod a step (replication-factor 2), each through the safety checks")
+		w.expectNothingLost()
+	})
 })
 
 // claimUIDs maps each pod to the UID of its data claim ("" when it has none now).
