@@ -51,6 +51,15 @@ func (f *doorFixture) loseNode(name string) {
 	f.reform()
 }
 
+// onlyPodStatus writes a status that records one pod, changed by change.
+func (f *doorFixture) onlyPodStatus(name string, change func(*ackov1alpha1.PodStatus)) {
+	c := f.cluster()
+	ps := c.Status.Pods[name]
+	change(&ps)
+	c.Status.Pods = map[string]ackov1alpha1.PodStatus{name: ps}
+	f.must(f.c.Status().Update(f.ctx, c))
+}
+
 // reform: the nodes that answer form one stable cluster of their number.
 func (f *doorFixture) reform() {
 	n := 0
@@ -118,11 +127,9 @@ func TestTwoLostNodesAtReplicationFactor2AreKept(t *testing.T) {
 // last copy: it is kept, the status says why and how to give it up anyway, and the annotation does.
 func TestALostNodeIsKeptWhileAnEmptiedNodeRefills(t *testing.T) {
 	f := newDoorFixture(t, localCluster(5, 2))
-	c := f.cluster()
-	ps := c.Status.Pods["aero-2"]
-	ps.VolumesGivenUp = &ackov1alpha1.VolumesGivenUp{UID: "uid-aero-2-before", At: metav1.NewTime(doorNow.Add(-time.Hour))}
-	c.Status.Pods = map[string]ackov1alpha1.PodStatus{"aero-2": ps}
-	f.must(f.c.Status().Update(f.ctx, c))
+	f.onlyPodStatus("aero-2", func(ps *ackov1alpha1.PodStatus) {
+		ps.VolumesGivenUp = &ackov1alpha1.VolumesGivenUp{UID: "uid-aero-2-before", At: metav1.NewTime(doorNow.Add(-time.Hour))}
+	})
 	f.loseNode("aero-4")
 	said := f.giveUpPass()
 	if !f.claimExists("data-aero-4") || !f.exists("aero-4") {
@@ -294,11 +301,7 @@ func TestSplitOffIsRecordedUntilTheNodeAnswersFromInside(t *testing.T) {
 // and how to give it up anyway, and the annotation does (the record going with the volumes).
 func TestALostNodeSplitOffIsKept(t *testing.T) {
 	f := newDoorFixture(t, localCluster(5, 2))
-	c := f.cluster()
-	ps := c.Status.Pods["aero-4"]
-	ps.SplitOff = &metav1.Time{Time: doorNow.Add(-2 * time.Hour)}
-	c.Status.Pods = map[string]ackov1alpha1.PodStatus{"aero-4": ps}
-	f.must(f.c.Status().Update(f.ctx, c))
+	f.onlyPodStatus("aero-4", func(ps *ackov1alpha1.PodStatus) { ps.SplitOff = &metav1.Time{Time: doorNow.Add(-2 * time.Hour)} })
 	f.loseNode("aero-4")
 	said := f.giveUpPass()
 	if !f.claimExists("data-aero-4") || !f.exists("aero-4") {

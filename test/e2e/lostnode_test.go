@@ -118,22 +118,21 @@ var _ = Describe("Local volumes on a lost node", Label("storage"), func() {
 
 // loseNode stops the kubelet of the pod's Kubernetes node (kwok no longer manages it, so the node
 // controller marks it not Ready) and hangs the pod's asd with it.
-func loseNode(ns, pod, node string) {
-	GinkgoHelper()
-	kubectl("label", "node", node, localcluster.LabelKwok+"-")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := sim().SetFault(ctx, simclient.NodeName(ns, pod), aerosim.FaultHang)
-	Expect(err).NotTo(HaveOccurred())
-}
+func loseNode(ns, pod, node string) { setNodeLost(ns, pod, node, true) }
 
 // nodeBack is loseNode undone: the kubelet manages the node again and the pod's asd answers.
-func nodeBack(ns, pod, node string) {
+func nodeBack(ns, pod, node string) { setNodeLost(ns, pod, node, false) }
+
+func setNodeLost(ns, pod, node string, lost bool) {
 	GinkgoHelper()
-	kubectl("label", "node", node, localcluster.LabelKwok+"=tini", "--overwrite")
+	label, fault := localcluster.LabelKwok+"=tini", aerosim.FaultNone
+	if lost {
+		label, fault = localcluster.LabelKwok+"-", aerosim.FaultHang
+	}
+	kubectl("label", "node", node, label, "--overwrite")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := sim().SetFault(ctx, simclient.NodeName(ns, pod), aerosim.FaultNone)
+	_, err := sim().SetFault(ctx, simclient.NodeName(ns, pod), fault)
 	Expect(err).NotTo(HaveOccurred())
 }
 

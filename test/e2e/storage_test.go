@@ -18,18 +18,21 @@ import (
 // runs on it; pods recreated on their claims keep their records (the simulator keeps a persistent
 // namespace's records with the claim), and a claim deleted with its pod comes back new, prepared and
 // empty, refilled by migrations from the other copies. The official client counts what is lost.
-var _ = Describe("Persistent storage", Label("storage"), func() {
-	It("prepares each claim once, keeps the records of pods recreated on their claims, and loses nothing "+
-		"when a pod's claim is replaced while the other copies are up", func() {
-		const ns, name = "e2e-storage", "stor"
-		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", `  storage:
+// expandableVolume is the spec part of a Block volume of 1Gi whose class can grow.
+const expandableVolume = `  storage:
     volumes:
       - name: data
         path: /dev/xvdb
         size: 1Gi
         volumeMode: Block
         storageClassName: kwok-expandable
-`))
+`
+
+var _ = Describe("Persistent storage", Label("storage"), func() {
+	It("prepares each claim once, keeps the records of pods recreated on their claims, and loses nothing "+
+		"when a pod's claim is replaced while the other copies are up", func() {
+		const ns, name = "e2e-storage", "stor"
+		applyYAML(clusterYAMLEngine(ns, name, 3, "type: device\n          devices: [/dev/xvdb]", expandableVolume))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
 		waitRunningObserved(ns, name)
 		pods := []string{name + "-0", name + "-1", name + "-2"}
@@ -119,14 +122,7 @@ var _ = Describe("Persistent storage", Label("storage"), func() {
 	// checked step at a time, never by the StatefulSet controller deleting the highest pods at once.
 	It("grows the volumes and scales down in one edit, one pod at a time, and loses nothing", func() {
 		const ns, name = "e2e-growshrink", "grow"
-		applyYAML(clusterYAMLEngine(ns, name, 5, deviceEngine, `  storage:
-    volumes:
-      - name: data
-        path: /dev/xvdb
-        size: 1Gi
-        volumeMode: Block
-        storageClassName: kwok-expandable
-`))
+		applyYAML(clusterYAMLEngine(ns, name, 5, deviceEngine, expandableVolume))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
 		waitRunningObserved(ns, name)
 		w := withWorkload(ns, name)
