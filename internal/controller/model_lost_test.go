@@ -348,22 +348,6 @@ func (m *modelRun) eventNodeRecovers() bool {
 	return true
 }
 
-// spoiltSpec: the spec keeps a pod from Ready (a sidecar never ready, a config asd refuses).
-func (m *modelRun) spoiltSpec() bool {
-	c := m.w.cluster()
-	return c.Spec.PodSpec != nil && len(c.Spec.PodSpec.Sidecars) > 0 || m.refusedConfigSet()
-}
-
-// givenUpRecorded: a lost node exists, or the operator's record of a give-up (its refill not seen ended).
-func (m *modelRun) givenUpRecorded() bool {
-	for _, p := range m.w.cluster().Status.Pods {
-		if p.VolumesGivenUp != nil {
-			return true
-		}
-	}
-	return len(m.w.lostClaims(context.Background())) > 0
-}
-
 // healNodes ends every lost node (the world heals): it comes back, or its admin deletes it and the
 // operator gives up its volumes.
 func (w *modelWorld) healNodes() {
