@@ -131,7 +131,8 @@ var _ = Describe("Persistent storage", Label("storage"), func() {
 			`"volumeMode":"Block","storageClassName":"kwok-expandable"}]}}}`)
 		Expect(err).NotTo(HaveOccurred())
 		start := time.Now()
-		Eventually(func() string { return mustField(ns, "statefulset/"+name, "{.spec.replicas}") }).
+		// The StatefulSet is deleted (without its pods) and created again on the way: a NotFound is a wait.
+		Eventually(func() (string, error) { return field(ns, "statefulset/"+name, "{.spec.replicas}") }).
 			WithTimeout(5 * time.Minute).WithPolling(time.Second).Should(Equal("3"))
 		waitRunningObserved(ns, name)
 		reportTime("size 5 -> 3 with volumes 1Gi -> 2Gi in one edit, to Running", time.Since(start))
