@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"maps"
-	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -106,9 +105,8 @@ func (r *AerospikeClusterReconciler) keepPodFiles(ctx context.Context, st *clust
 		return err
 	}
 	for name, pod := range st.pods {
-		if o, err := strconv.ParseInt(strings.TrimPrefix(name, setName+"-"), 10, 32); err == nil &&
-			strings.HasPrefix(name, setName+"-") && rackOf(pod) == rack {
-			count = max(count, int32(o)+1)
+		if o, ok := podOrdinal(setName, name); ok && rackOf(pod) == rack {
+			count = max(count, o+1)
 		}
 	}
 	for ordinal := range count {

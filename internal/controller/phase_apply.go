@@ -271,18 +271,24 @@ func (r *AerospikeClusterReconciler) rackReplicas(ctx context.Context, st *clust
 func (st *clusterState) replicasToCreate(name string, desired int32) int32 {
 	replicas := desired
 	for podName, pod := range st.pods {
-		o, err := strconv.ParseInt(strings.TrimPrefix(podName, name+"-"), 10, 32)
-		if err != nil || !strings.HasPrefix(podName, name+"-") || int32(o) < replicas ||
-			pod.DeletionTimestamp != nil && slices.Contains(st.recordedLeaving(), podName) {
+		o, ok := podOrdinal(name, podName)
+		if !ok || o < replicas || pod.DeletionTimestamp != nil && slices.Contains(st.recordedLeaving(), podName) {
 			continue
 		}
-		replicas = int32(o) + 1
+		replicas = o + 1
 	}
 	if replicas > desired {
 		st.setWork(ackov1alpha1.ReasonScaling, "Creating StatefulSet %s with %d replicas over its running pods; "+
 			"the scale down to %d goes on through the safety checks", name, replicas, desired)
 	}
 	return replicas
+}
+
+// podOrdinal is the ordinal of a pod of the StatefulSet named set (false when the pod is not one of its).
+func podOrdinal(set, pod string) (int32, bool) {
+	rest, found := strings.CutPrefix(pod, set+"-")
+	o, err := strconv.ParseInt(rest, 10, 32)
+	return int32(o), found && err == nil
 }
 
 // unrecordedFrom lists the StatefulSet's pods from ordinal next up that are not recorded leaving as the
@@ -292,8 +298,8 @@ func (st *clusterState) replicasToCreate(name string, desired int32) int32 {
 func (st *clusterState) unrecordedFrom(sts *appsv1.StatefulSet, next int32) []string {
 	var out []string
 	for name, pod := range st.pods {
-		o, err := strconv.ParseInt(strings.TrimPrefix(name, sts.Name+"-"), 10, 32)
-		if err != nil || int32(o) < next || !metav1.IsControlledBy(pod, sts) || pod.DeletionTimestamp != nil {
+		o, ok := podOrdinal(sts.Name, name)
+		if !ok || o < next || !metav1.IsControlledBy(pod, sts) || pod.DeletionTimestamp != nil {
 			continue
 		}
 		if u := st.cluster.Status.Pods[name].Update; u == nil || u.Method != ackov1alpha1.UpdateRemove || u.UID != string(pod.UID) {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -210,8 +209,8 @@ func (r *AerospikeClusterReconciler) renderRemovedRacks(st *clusterState) error 
 			// holds a file for each pod below it, which the StatefulSet creates again if missing (model
 			// seed 41421: a pod recreated with no file of its own crash-looped, holding the removal).
 			rack := racks[name]
-			ordinal, _ := strconv.ParseInt(strings.TrimPrefix(pod.Name, name+"-"), 10, 32)
-			rack.ID, rack.Size = rackOf(pod), max(rack.Size, int32(ordinal)+1)
+			ordinal, _ := podOrdinal(name, pod.Name)
+			rack.ID, rack.Size = rackOf(pod), max(rack.Size, ordinal+1)
 			racks[name] = rack
 		}
 	}
