@@ -2,13 +2,17 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/resources"
@@ -237,6 +241,24 @@ var holeScenarios = []holeScenario{
 	// holds the writes aero-3 took alone (AP mode). Now its status records it split off (splitOff) and the
 	// volumes are kept until it comes back, or the user accepts the loss.
 	{point: 21, seed: 50603, size: seedSize(50603), tune: seedTune(50603), run: (*modelRun).randomEvents},
+	// 22 is issue 38's sequence 4: 2 pods at replication-factor 3 hold 2 copies of each partition, so one may
+	// be down. The scale-up to 5 wrote the budget from the desired size (min(3, 5) − 1 = 2) before a new pod
+	// ran; with the StatefulSet's update refused (an admission policy), the budget let a drain evict both
+	// pods, both copies.
+	{point: 22, seed: 1, want: []string{"SafetyRule", "BudgetAboveCopies"}, size: 2, tune: rf3, run: func(m *modelRun) {
+		m.w.refuseUpdate = func(obj client.Object) error {
+			if _, ok := obj.(*appsv1.StatefulSet); ok {
+				return apierrors.NewForbidden(appsv1.Resource("statefulsets"), obj.GetName(), errors.New("denied by policy"))
+			}
+			return nil
+		}
+		m.w.editSpec("size 2 -> 5 (the StatefulSet's update refused by an admission policy)", func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = 5 })
+		m.steps(3)
+		m.drain("aero-0")
+		m.drain("aero-1")
+		m.w.refuseUpdate = nil
+		m.steps(30)
+	}},
 }
 
 // deletePod is kubectl delete pod: the StatefulSet recreates it from the current template.
@@ -245,6 +267,8 @@ func (m *modelRun) deletePod(pod string) {
 	m.w.takeDown(pod, "kubectl delete pod")
 	m.w.removePod(context.Background(), m.w.pods()[pod])
 }
+
+func rf3(c *ackov1alpha1.AerospikeCluster) { setReplicationFactor(c, 3) }
 
 func twoRacks(c *ackov1alpha1.AerospikeCluster) {
 	c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1}, {ID: 2}}}

@@ -111,6 +111,9 @@ type modelWorld struct {
 	killed    bool
 	// signalOut decides whether a signal sent by a killed operator's task still went out.
 	signalOut bool
+	// refuseUpdate, when set, refuses the operator's updates and patches of the objects it names (an
+	// admission policy, a quota): its error is the API server's answer.
+	refuseUpdate func(client.Object) error
 
 	// Local volumes (model_lost_test.go): the Kubernetes nodes lost now, the pods whose claims the
 	// operator gave up and whose successors did not refill yet, the partitions with no copy in the cluster.
@@ -987,6 +990,16 @@ func (w *modelWorld) callAllowed() error {
 	return nil
 }
 
+// updateAllowed runs the update unless refuseUpdate refuses it.
+func (w *modelWorld) updateAllowed(obj client.Object, update func() error) error {
+	if w.refuseUpdate != nil {
+		if err := w.refuseUpdate(obj); err != nil {
+			return err
+		}
+	}
+	return update()
+}
+
 // written counts a write of the reconciler toward its kill.
 func (w *modelWorld) written() {
 	if w.killAfter > 0 {
@@ -1034,10 +1047,14 @@ func (w *modelWorld) operatorClient() client.Client {
 			})
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			return write(func() error { return w.judgeLowered(ctx, obj, func() error { return c.Update(ctx, obj, opts...) }) })
+			return write(func() error {
+				return w.judgeLowered(ctx, obj, func() error { return w.updateAllowed(obj, func() error { return c.Update(ctx, obj, opts...) }) })
+			})
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
-			return write(func() error { return w.judgeLowered(ctx, obj, func() error { return c.Patch(ctx, obj, p, opts...) }) })
+			return write(func() error {
+				return w.judgeLowered(ctx, obj, func() error { return w.updateAllowed(obj, func() error { return c.Patch(ctx, obj, p, opts...) }) })
+			})
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			return write(func() error { return w.operatorDelete(ctx, c, obj, opts...) })

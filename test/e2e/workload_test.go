@@ -49,6 +49,13 @@ func withWorkloadConfig(namespace, name string, cfg workload.Config) *workloadRu
 	GinkgoHelper()
 	if len(cfg.Seeds) == 0 {
 		cfg.Seeds = podSeeds(namespace, name)
+		cfg.CurrentSeeds = func() []string {
+			seeds, err := runningPodSeeds(namespace, name)
+			if err != nil {
+				_, _ = fmt.Fprintf(GinkgoWriter, "workload: the pods' addresses: %v\n", err)
+			}
+			return seeds
+		}
 	}
 	// The seeds stay in the client: a pod recreated meanwhile may leave its IP to a pod of another
 	// cluster, whose nodes the client must not take for ours (the cluster-name is the cluster's name).
@@ -79,13 +86,20 @@ func withWorkloadConfig(namespace, name string, cfg workload.Config) *workloadRu
 // podSeeds lists the IPs of a cluster's running pods at the service port.
 func podSeeds(namespace, name string) []string {
 	GinkgoHelper()
-	out := kubectl("get", "pods", "-n", namespace, "-l", "app.kubernetes.io/instance="+name,
+	seeds, err := runningPodSeeds(namespace, name)
+	Expect(err).NotTo(HaveOccurred())
+	return seeds
+}
+
+// runningPodSeeds is podSeeds without failing the spec (for code that runs outside its assertions).
+func runningPodSeeds(namespace, name string) ([]string, error) {
+	out, err := kubectlErr("get", "pods", "-n", namespace, "-l", "app.kubernetes.io/instance="+name,
 		"--field-selector=status.phase=Running", "-o", `jsonpath={range .items[*]}{.status.podIP}{" "}{end}`)
 	var seeds []string
 	for _, ip := range strings.Fields(out) {
 		seeds = append(seeds, ip+":3000")
 	}
-	return seeds
+	return seeds, err
 }
 
 // stop ends the load, verifies every acknowledged key and prints the figures (in the spec's output

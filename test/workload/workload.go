@@ -43,6 +43,11 @@ type Config struct {
 	// ProbeNodes measures how reachable the client's nodes are: once per tend interval, a TCP dial
 	// to every node the client holds; Report.MaxUnreachableNode is the longest one stayed unreachable.
 	ProbeNodes bool
+	// CurrentSeeds, when set, is asked at Stop for where the nodes are now ("host:port"); the
+	// verification tries those first. Pods replaced during the load have new addresses, and the
+	// load's client may still hold a node at the address it left: it follows a node by its id, and
+	// the other nodes keep naming that id.
+	CurrentSeeds func() []string
 }
 
 // Defaults of Config.
@@ -204,6 +209,11 @@ func (r *Run) Stop(ctx context.Context) (Report, error) {
 	r.cancel()
 	r.workers.Wait()
 	hosts := r.seedsAndNodes()
+	var held []string
+	for _, n := range r.client.GetNodes() {
+		held = append(held, n.GetName()+"@"+n.GetHost().String())
+	}
+	_, _ = fmt.Fprintf(r.cfg.Log, "workload: the load's client ends with nodes %v; the verification connects to %v\n", held, hosts)
 	r.client.Close()
 	r.mu.Lock()
 	r.end = time.Now()
@@ -219,15 +229,29 @@ func (r *Run) Stop(ctx context.Context) (Report, error) {
 	return rep, nil
 }
 
-// seedsAndNodes is where the verification's client connects: the seeds, and the nodes the
-// load's client knows now (a seed's pod may have moved to another address meanwhile).
+// seedsAndNodes is where the verification's client connects: the current seeds, the seeds, and
+// the nodes the load's client knows now (a seed's pod may have moved to another address meanwhile).
 func (r *Run) seedsAndNodes() []*as.Host {
-	hosts := slices.Clone(r.hosts)
-	for _, n := range r.client.GetNodes() {
-		h := n.GetHost()
+	var hosts []*as.Host
+	add := func(h *as.Host) {
 		if !slices.ContainsFunc(hosts, func(o *as.Host) bool { return o.Name == h.Name && o.Port == h.Port }) {
 			hosts = append(hosts, h)
 		}
+	}
+	if r.cfg.CurrentSeeds != nil {
+		current, err := as.NewHosts(r.cfg.CurrentSeeds()...)
+		if err != nil {
+			_, _ = fmt.Fprintf(r.cfg.Log, "workload: current seeds: %v\n", err)
+		}
+		for _, h := range current {
+			add(h)
+		}
+	}
+	for _, h := range r.hosts {
+		add(h)
+	}
+	for _, n := range r.client.GetNodes() {
+		add(n.GetHost())
 	}
 	return hosts
 }
