@@ -136,6 +136,26 @@ func setNodeLost(ns, pod, node string, lost bool) {
 	Expect(err).NotTo(HaveOccurred())
 }
 
+// printLostNodesOnFailure prints, when the spec fails, what holds a give-up: the cluster's conditions
+// and pods' status, its events, the pods and the Kubernetes nodes (registered before the namespace's
+// deletion runs, so it runs first).
+func printLostNodesOnFailure(ns, name string) {
+	DeferCleanup(func() {
+		if !CurrentSpecReport().Failed() {
+			return
+		}
+		for _, args := range [][]string{
+			{"get", "asc/" + name, "-n", ns, "-o", "jsonpath={.status.conditions}{\"\\n\"}{.status.pods}"},
+			{"get", "events", "-n", ns, "--sort-by=.lastTimestamp"},
+			{"get", "pods,pvc", "-n", ns, "-o", "wide"},
+			{"get", "nodes", "-o", "wide"},
+		} {
+			out, err := kubectlErr(args...)
+			_, _ = fmt.Fprintf(GinkgoWriter, "%s\n%v\n", out, err)
+		}
+	})
+}
+
 // expectNodeLost waits until the cluster's NodeLost condition says want.
 func expectNodeLost(ns, name, want string) {
 	GinkgoHelper()
@@ -144,9 +164,44 @@ func expectNodeLost(ns, name, want string) {
 	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(ContainSubstring(want))
 }
 
-// Issue 38, sequence 3 under the workload: a node lost while another refills after its give-up is kept,
-// saying why, until it comes back.
+// Issue 38, sequences 2 and 3 under the workload: two lost nodes at replication-factor 3 are both given
+// up; a node lost while another refills after its give-up is kept, saying why, until it comes back.
 var _ = Describe("Local volumes on lost nodes", Label("storage"), func() {
+	It("gives up two lost nodes at replication-factor 3, and loses nothing", func() {
+		const ns, name, taint = "e2e-losttwo", "losttwo", "e2e-lost-two"
+		ownKwokNodes("kwok-losttwo", taint, 7) // five for the pods, two for the pods that come back
+		applyYAML(strings.Replace(clusterYAMLEngine(ns, name, 5, deviceEngine,
+			onOwnNodes(taint, name, "      nodeLostAfterSeconds: 5\n")), "replication-factor: 2", "replication-factor: 3", 1))
+		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		printLostNodesOnFailure(ns, name)
+		waitRunningObserved(ns, name)
+		w := withWorkload(ns, name)
+		victims := []string{name + "-3", name + "-4"}
+		nodes, claims := map[string]string{}, claimUIDs(ns, victims)
+
+		By("the nodes of two pods stop, out of service")
+		start := time.Now()
+		for _, v := range victims {
+			nodes[v] = mustField(ns, "pod/"+v, "{.spec.nodeName}")
+			loseNode(ns, v, nodes[v])
+			kubectl("taint", "nodes", nodes[v], "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
+		}
+
+		By("both given up: each comes back on another node with a new claim")
+		for _, v := range victims {
+			Eventually(func() string { return claimUIDs(ns, []string{v})[v] }).WithTimeout(3 * time.Minute).
+				WithPolling(time.Second).ShouldNot(Or(BeEmpty(), Equal(claims[v])))
+		}
+		waitRunningObserved(ns, name)
+		reportTime("two nodes lost at replication-factor 3 to the cluster Running again", time.Since(start))
+		for _, v := range victims {
+			Expect(mustField(ns, "pod/"+v, "{.spec.nodeName}")).NotTo(Equal(nodes[v]))
+		}
+		Expect(strings.Join(eventMessages(ns, name, "LocalVolumesDeleted"), "\n")).To(
+			And(ContainSubstring("data-"+victims[0]), ContainSubstring("data-"+victims[1])))
+		w.expectNothingLost()
+	})
+
 	It("keeps a lost node's claim while another node refills after its give-up, and loses nothing", func() {
 		const ns, name, taint = "e2e-lostrefill", "lostrefill", "e2e-lost-refill"
 		// One node a pod and no spare: the first pod given up waits, Pending, until a node is added, so
@@ -154,6 +209,7 @@ var _ = Describe("Local volumes on lost nodes", Label("storage"), func() {
 		ownKwokNodes("kwok-lostrefill", taint, 4)
 		applyYAML(clusterYAMLEngine(ns, name, 4, deviceEngine, onOwnNodes(taint, name, "      nodeLostAfterSeconds: 5\n")))
 		DeferCleanup(kubectl, "delete", "namespace", ns, "--wait=false")
+		printLostNodesOnFailure(ns, name)
 		waitRunningObserved(ns, name)
 		w := withWorkload(ns, name)
 		first, second := name+"-1", name+"-3"
