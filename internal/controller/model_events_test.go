@@ -55,10 +55,21 @@ var modelEvents = []modelEvent{
 	// Only for a cluster with local volumes (the others draw as before): model_lost_test.go.
 	{"lost node", 3, (*modelRun).eventLoseNode},
 	{"lost node recovers", 2, (*modelRun).eventNodeRecovers},
+	// Only for a cluster with external access: model_external_test.go.
+	{"external address moves", 2, (*modelRun).eventLoadBalancerMoves},
 }
 
-// localOnly: the event applies only to clusters with local volumes.
-func localOnly(e modelEvent) bool { return strings.HasPrefix(e.name, "lost node") }
+// drawnFor: the event applies to the cluster (a cluster without local volumes or external access draws
+// its events as before they existed).
+func drawnFor(e modelEvent, c *ackov1alpha1.AerospikeCluster) bool {
+	switch {
+	case strings.HasPrefix(e.name, "lost node"):
+		return localVolumes(c) != nil
+	case strings.HasPrefix(e.name, "external"):
+		return c.Spec.ExternalAccess != nil
+	}
+	return true
+}
 
 // eventDrainRacingResize is a drain that races a size change (issue 38): the user raises or lowers the
 // size and a drain evicts a pod at once, or one reconcile later, when the budget may have been written
@@ -90,8 +101,8 @@ func (m *modelRun) eventGrow() bool {
 }
 
 func (m *modelRun) randomEvent() {
-	local := localVolumes(m.w.cluster()) != nil
-	events := slices.DeleteFunc(slices.Clone(modelEvents), func(e modelEvent) bool { return localOnly(e) && !local })
+	c := m.w.cluster()
+	events := slices.DeleteFunc(slices.Clone(modelEvents), func(e modelEvent) bool { return !drawnFor(e, c) })
 	total := 0
 	for _, e := range events {
 		total += e.weight

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -259,6 +260,32 @@ var holeScenarios = []holeScenario{
 		m.w.refuseUpdate = nil
 		m.steps(30)
 	}},
+	// 23: the model's external access (model_external_test.go) does what the operator expects: the cloud
+	// moves a pod's load balancer, and the pod is recreated to advertise the new address (AddressChanged),
+	// through the door.
+	{point: 23, seed: 1, size: 3, tune: withLoadBalancers, run: func(m *modelRun) {
+		m.w.logf("event: the cloud moves the load balancer of aero-1")
+		svc := &corev1.Service{}
+		if err := m.w.api.Get(context.Background(), client.ObjectKey{Namespace: m.w.ns, Name: "aero-1"}, svc); err != nil {
+			panic(err)
+		}
+		m.w.setIngress(context.Background(), svc)
+		m.stepUntil(3*time.Minute, func() bool { return m.advertisesItsAddress("aero-1") && m.clusterRunning() })
+	}, outcome: func(m *modelRun) string {
+		if r := m.w.cluster().Status.Pods["aero-1"].LastRestartReason; r != ackov1alpha1.RestartReasonAddressChanged || !m.advertisesItsAddress("aero-1") {
+			return fmt.Sprintf("aero-1 advertises %q (last restart %q), not its load balancer's new address",
+				advertisedAlternate(m.w.nodes["aero-1"].conf), r)
+		}
+		return ""
+	}},
+}
+
+// advertisesItsAddress: the pod's node advertises its load balancer's ingress IP now.
+func (m *modelRun) advertisesItsAddress(pod string) bool {
+	svc := &corev1.Service{}
+	n := m.w.nodes[pod]
+	return n != nil && m.w.api.Get(context.Background(), client.ObjectKey{Namespace: m.w.ns, Name: pod}, svc) == nil &&
+		len(svc.Status.LoadBalancer.Ingress) > 0 && advertisedAlternate(n.conf) == svc.Status.LoadBalancer.Ingress[0].IP+":3000"
 }
 
 // deletePod is kubectl delete pod: the StatefulSet recreates it from the current template.

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -189,11 +190,15 @@ func (w *modelWorld) loseNode(ctx context.Context, k8s string) {
 	w.noteAbsent(ctx)
 }
 
-// nodeBack is the lost node Ready again: its asd answer with the data of their claims, its kubelet
-// confirms the deletion of its Terminating pods.
+// nodeBack is the lost node Ready again (its admin takes the out-of-service taint off): its asd answer
+// with the data of their claims, its kubelet confirms the deletion of its Terminating pods.
 func (w *modelWorld) nodeBack(ctx context.Context, k8s string) {
 	delete(w.k8sLost, k8s)
 	delete(w.splitOff, k8s)
+	if w.outOfService[k8s] {
+		delete(w.outOfService, k8s)
+		w.setOutOfService(ctx, k8s, false)
+	}
 	w.setNodeReady(ctx, k8s, true)
 	for _, n := range w.nodes {
 		if n.k8s == k8s {
@@ -208,12 +213,42 @@ func (w *modelWorld) nodeBack(ctx context.Context, k8s string) {
 func (w *modelWorld) nodeDeleted(ctx context.Context, k8s string) {
 	delete(w.k8sLost, k8s)
 	delete(w.splitOff, k8s)
+	delete(w.outOfService, k8s)
 	if err := w.api.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k8s}}); err != nil {
 		panic(err)
 	}
+	w.podsGoneFrom(ctx, k8s, "pod garbage collector (node "+k8s+" deleted)")
+}
+
+// shutDown is the lost node shut down by its admin and tainted node.kubernetes.io/out-of-service (as
+// NodeLost advises): its asd stop, their data kept on the claims; the taint evicts the pods bound there and
+// the pod garbage collector force-deletes them (their successors, pinned there by their claims, wait).
+func (w *modelWorld) shutDown(ctx context.Context, k8s string) {
+	w.outOfService[k8s] = true
+	w.setOutOfService(ctx, k8s, true)
+	w.podsGoneFrom(ctx, k8s, "out-of-service taint on node "+k8s)
+}
+
+func (w *modelWorld) setOutOfService(ctx context.Context, k8s string, on bool) {
+	node := &corev1.Node{}
+	if err := w.api.Get(ctx, client.ObjectKey{Name: k8s}, node); err != nil {
+		panic(err)
+	}
+	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeOutOfService })
+	if on {
+		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown",
+			Effect: corev1.TaintEffectNoExecute})
+	}
+	if err := w.api.Update(ctx, node); err != nil {
+		panic(err)
+	}
+}
+
+// podsGoneFrom removes every pod bound to the Kubernetes node at once (by: who).
+func (w *modelWorld) podsGoneFrom(ctx context.Context, k8s, by string) {
 	for name, pod := range w.pods() {
 		if pod.Spec.NodeName == k8s && pod.DeletionTimestamp == nil {
-			w.takeDown(name, "pod garbage collector (node "+k8s+" deleted)")
+			w.takeDown(name, by)
 			delete(w.nodes, name)
 		}
 	}
@@ -275,17 +310,26 @@ func (w *modelWorld) claimDeleted(ctx context.Context, pvc *corev1.PersistentVol
 	w.noteAbsent(ctx)
 	w.logf("operator deletes claim %s (on node %s)", pvc.Name, pvc.Annotations[annotationSelectedNode])
 	w.emptied[pod] = true
-	for _, a := range w.absent {
+	w.absent = slices.DeleteFunc(w.absent, func(a *absentSet) bool {
 		if !a.lost[pod] {
-			continue
+			return false
 		}
 		delete(a.lost, pod)
 		a.destroyed[pod] = true
-		if len(a.destroyed) >= a.copies {
-			w.violate("DataLoss", "the operator deleted claim %s: partitions whose %d copies were on %v have none left",
-				pvc.Name, a.copies, slices.Sorted(maps.Keys(a.destroyed)))
+		switch {
+		case len(a.destroyed) < a.copies:
+			return false
+		case w.accepted[pod]:
+			// The model's sets are coarse: the whole set is taken as lost by the user's word.
+			w.logf("partitions whose %d copies were on %v are gone: the user accepted the loss of %s",
+				a.copies, slices.Sorted(maps.Keys(a.destroyed)), pod)
+			return true
 		}
-	}
+		w.violate("DataLoss", "the operator deleted claim %s: partitions whose %d copies were on %v have none left",
+			pvc.Name, a.copies, slices.Sorted(maps.Keys(a.destroyed)))
+		return false
+	})
+	delete(w.accepted, pod)
 }
 
 // refilled: migrations ended on the main side with these members: an emptied member holds what the cluster
@@ -346,6 +390,117 @@ func (m *modelRun) eventNodeRecovers() bool {
 		m.w.nodeDeleted(context.Background(), k8s)
 	}
 	return true
+}
+
+// localAdmin is what the people around a cluster with local volumes do about a lost node besides deleting
+// it or bringing it back (drawn per sequence, seedAdmin).
+type localAdmin struct {
+	// shutDownAfter (0: never): once a lost node has been lost that long, or a pod given up waits
+	// Terminating there (NodeLost says to), the admin shuts it down and taints it out-of-service. Before the
+	// give-up (20 s, under modelNodeLostAfter) the taint evicts the pods, whose successors wait pinned.
+	shutDownAfter time.Duration
+	// acceptsLoss: once NodeLost has asked for modelAcceptAfter to annotate a lost pod whose volumes it
+	// keeps, the user does: acko.io/accept-data-loss=true.
+	acceptsLoss bool
+}
+
+// modelAcceptAfter is how long the user reads NodeLost's advice before accepting the loss.
+const modelAcceptAfter = 2 * time.Minute
+
+// seedAdmin: in a sequence with local volumes, the admin shuts lost nodes down in one in two, the user
+// accepts losses in one in three (never in the replayed seeds: they replay the sequence they were found by).
+func seedAdmin(seed uint64) localAdmin {
+	if seed%5 != 3 || slices.Contains(modelFoundSeeds, seed) || slices.Contains(modelHoleSeeds, seed) {
+		return localAdmin{}
+	}
+	a := localAdmin{acceptsLoss: seed/10%3 == 0}
+	if seed/5%2 == 0 {
+		a.shutDownAfter = []time.Duration{20 * time.Second, 3 * time.Minute}[seed/10%2]
+	}
+	return a
+}
+
+// adminActs runs the admin's and the user's acts that are due.
+func (m *modelRun) adminActs() {
+	ctx := context.Background()
+	if m.admin.shutDownAfter > 0 {
+		for _, k8s := range m.w.lostNodes() {
+			if !m.w.outOfService[k8s] && (m.w.terminatingOn(k8s) || m.w.now().Sub(m.w.lostSince(ctx, k8s)) >= m.admin.shutDownAfter) {
+				m.w.logf("event: the admin shuts lost node %s down and taints it out-of-service", k8s)
+				m.w.shutDown(ctx, k8s)
+			}
+		}
+	}
+	if !m.admin.acceptsLoss {
+		return
+	}
+	asked := acceptAsked(meta.FindStatusCondition(m.w.cluster().Status.Conditions, ackov1alpha1.ConditionNodeLost))
+	for pod := range m.w.acceptAsked {
+		if !slices.Contains(asked, pod) {
+			delete(m.w.acceptAsked, pod)
+		}
+	}
+	for _, pod := range asked {
+		since, ok := m.w.acceptAsked[pod]
+		if !ok {
+			m.w.acceptAsked[pod] = m.w.now()
+			continue
+		}
+		if m.w.accepted[pod] || m.w.now().Sub(since) < modelAcceptAfter {
+			continue
+		}
+		p := &corev1.Pod{}
+		if m.w.api.Get(ctx, client.ObjectKey{Namespace: m.w.ns, Name: pod}, p) != nil {
+			continue
+		}
+		m.w.logf("event: the user accepts the loss: kubectl annotate pod %s %s=true", pod, ackov1alpha1.AnnotationAcceptDataLoss)
+		metav1.SetMetaDataAnnotation(&p.ObjectMeta, ackov1alpha1.AnnotationAcceptDataLoss, "true")
+		if err := m.w.api.Update(ctx, p); err != nil {
+			panic(err)
+		}
+		m.w.accepted[pod] = true
+	}
+}
+
+// acceptAsked are the pods NodeLost asks the user to annotate to give their volumes up anyway.
+func acceptAsked(c *metav1.Condition) []string {
+	if c == nil {
+		return nil
+	}
+	const ask = "kubectl annotate pod "
+	var pods []string
+	for rest := c.Message; ; {
+		i := strings.Index(rest, ask)
+		if i < 0 {
+			return pods
+		}
+		rest = rest[i+len(ask):]
+		j := strings.Index(rest, " "+ackov1alpha1.AnnotationAcceptDataLoss+"=true")
+		if j < 0 {
+			return pods
+		}
+		pods = append(pods, strings.Fields(rest[:j])...)
+		rest = rest[j:]
+	}
+}
+
+// terminatingOn: a pod bound to the Kubernetes node is Terminating (given up, its kubelet away).
+func (w *modelWorld) terminatingOn(k8s string) bool {
+	for _, pod := range w.pods() {
+		if pod.Spec.NodeName == k8s && pod.DeletionTimestamp != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// lostSince is when the Kubernetes node became Not Ready.
+func (w *modelWorld) lostSince(ctx context.Context, k8s string) time.Time {
+	node := &corev1.Node{}
+	if err := w.api.Get(ctx, client.ObjectKey{Name: k8s}, node); err != nil || len(node.Status.Conditions) == 0 {
+		return w.now()
+	}
+	return node.Status.Conditions[0].LastTransitionTime.Time
 }
 
 // healNodes ends every lost node (the world heals): it comes back, or its admin deletes it and the

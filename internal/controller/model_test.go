@@ -18,8 +18,10 @@ package controller
 // does not survive a restart, migrations that take model time, hung nodes, split brains, API outages,
 // operator restarts and kills after any write, and the user's edits of size, image, replication
 // factor, batch size, racks, operations, pause and invalid specs, volume growth, drains racing a size
-// change, and (one cluster in five) local volumes whose Kubernetes nodes are lost, come back or are
-// deleted (model_lost_test.go). Everything runs on a fake clock and a
+// change, (one cluster in five) local volumes whose Kubernetes nodes are lost, come back or are
+// deleted, shut down and tainted out-of-service by their admin, or whose kept data the user accepts to
+// lose (model_lost_test.go), and (one in seven) a LoadBalancer Service per pod whose load balancer the
+// cloud moves (model_external_test.go). Everything runs on a fake clock and a
 // seeded RNG: a seed replays exactly. Invariants, checked at every act and step:
 //
 //   - SafetyRule: no take-down by the operator (eviction, delete, SIGUSR1, replicas lowered) or by a
@@ -117,6 +119,8 @@ type modelRun struct {
 	lastFault  time.Time
 	// budgetOverSince: the budget has allowed more than the copies permit since then (zero: it does not).
 	budgetOverSince time.Time
+	// admin: what the people around a cluster with local volumes do about lost nodes (model_lost_test.go).
+	admin localAdmin
 }
 
 type modelOperator struct {
@@ -211,6 +215,7 @@ func (m *modelRun) describe() {
 func (m *modelRun) step(dt time.Duration) {
 	ctx := context.Background()
 	m.w.tick(ctx, dt)
+	m.adminActs()
 	// The cache lags the pods and their children at one step in four. The cluster lags more rarely: a
 	// status write on a stale cluster sleeps through client-go's conflict retries in real time.
 	switch {
@@ -425,6 +430,7 @@ func (m *modelRun) removeForeignPDB() {
 
 func runModelSeed(seed uint64, avoid map[int]bool) *modelRun {
 	m := newModelRun(seed, avoid, seedSize(seed), seedTune(seed))
+	m.admin = seedAdmin(seed)
 	if !m.bootstrap() {
 		return m
 	}
@@ -446,6 +452,10 @@ func seedTune(seed uint64) func(*ackov1alpha1.AerospikeCluster) {
 		// One cluster in five has local volumes (not the found seeds: they replay the sequence they were found by).
 		if seed%5 == 3 && !slices.Contains(modelFoundSeeds, seed) {
 			withLocalVolumes(c)
+		}
+		// One in seven has a LoadBalancer Service per pod (model_external_test.go), not the replayed seeds.
+		if seed%7 == 4 && !slices.Contains(modelFoundSeeds, seed) && !slices.Contains(modelHoleSeeds, seed) {
+			withLoadBalancers(c)
 		}
 	}
 }
@@ -518,6 +528,9 @@ func avoidedPoints(spec string) map[int]bool {
 // the replication-factor change then went to that pod alone, live (which the real applier refuses). 51575: a
 // StatefulSet created again over its pods (after a volume growth, during a scale-down) recreated a pod
 // deleted below a leaving one; the ConfigMap had no file for it, and it crash-looped for good.
+// modelHoleSeeds are the seeds TestModelFindsKnownHoles replays (holeScenarios).
+var modelHoleSeeds = []uint64{98, 50128, 50603}
+
 var modelFoundSeeds = []uint64{64, 105, 114, 158, 189, 196, 603, 739, 494, 610, 723, 738, 941, 1549, 1634, 2653,
 	2658, 3011, 5040, 5115, 5198, 10381, 20006, 20305, 40089, 40344, 41326, 41369, 41421, 41861, 41912, 42532, 50458, 50724,
 	51575}

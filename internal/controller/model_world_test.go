@@ -56,6 +56,9 @@ type modelNode struct {
 	up      bool      // asd runs (false for the seconds of a crash)
 	upAt    time.Time // when a crashed asd comes back
 	started time.Time
+	// containerAt is when the container started (its status's startedAt): a restart in place restarts
+	// asd under tini, not the container.
+	containerAt time.Time
 	// hasData: the node holds every partition copy the cluster placed on it (false from a restart
 	// until the migrations that follow end: in-memory data does not survive asd).
 	hasData bool
@@ -105,6 +108,7 @@ type modelWorld struct {
 	fresh      bool // poll at every step (stale readings off)
 
 	uidSeq       int
+	lbSeq        int // load-balancer ingress IPs given
 	apiDownUntil time.Time
 	// killAfter, when > 0, kills the operator after that many more API writes of the reconciler.
 	killAfter int
@@ -124,6 +128,12 @@ type modelWorld struct {
 	splitOff map[string]bool
 	emptied  map[string]bool
 	absent   []*absentSet
+	// outOfService: the lost nodes tainted node.kubernetes.io/out-of-service (shut down by their admin);
+	// accepted: the pods the user annotated acko.io/accept-data-loss=true, and since when the operator
+	// asked for it (acceptAsked).
+	outOfService map[string]bool
+	accepted     map[string]bool
+	acceptAsked  map[string]time.Time
 
 	steps      int
 	trace      []string
@@ -182,6 +192,7 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 		nodes: map[string]*modelNode{}, gone: map[string]bool{}, copies: 2,
 		members: map[int][]string{}, instances: map[int][]string{}, migratingUntil: map[int]time.Time{}, stepActs: map[string]int{},
 		k8sLost: map[string]bool{}, splitOff: map[string]bool{}, emptied: map[string]bool{},
+		outOfService: map[string]bool{}, accepted: map[string]bool{}, acceptAsked: map[string]time.Time{},
 	}
 	cluster.Generation = 1
 	if err := api.Create(context.Background(), cluster); err != nil {
@@ -270,6 +281,7 @@ func (w *modelWorld) tick(ctx context.Context, dt time.Duration) {
 	pods := w.pods()
 	w.kubelet(ctx, pods)
 	w.disruptionController(ctx, pods)
+	w.loadBalancers(ctx)
 	w.aerospike()
 	w.poll()
 }
@@ -412,7 +424,7 @@ func (w *modelWorld) createPod(ctx context.Context, sts *appsv1.StatefulSet, nam
 	// Without its file the init container's cp fails: the pod crash-loops like on a refused config.
 	conf := w.configOf(ctx, pod)
 	refused := conf == "" || refusedConfig(conf)
-	w.nodes[name] = &modelNode{uid: pod.UID, up: !refused, started: w.now(), rf: replicationOf(conf), conf: conf,
+	w.nodes[name] = &modelNode{uid: pod.UID, up: !refused, started: w.now(), containerAt: w.now(), rf: replicationOf(conf), conf: conf,
 		crashLoop: refused, refusedAt: w.now(), remade: true, k8s: k8s, lost: lost, ip: fmt.Sprintf("10.0.%d.%d", w.uidSeq/250, w.uidSeq%250+1)}
 	w.logf("pod %s created (%s)", name, pod.UID)
 }
@@ -479,10 +491,13 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 			w.lostKubelet(ctx, pod)
 			continue
 		}
+		if n.conf == "" {
+			w.copyFileAgain(ctx, pod, n)
+		}
 		want := pod.Status.DeepCopy()
 		want.Phase, want.PodIP = corev1.PodRunning, n.ip
 		aero := corev1.ContainerStatus{Name: ackov1alpha1.AerospikeContainerName, Image: resources.AerospikeImage(pod),
-			Ready: n.up && !n.crashLoop, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+			Ready: n.up && !n.crashLoop, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(n.containerAt)}}}
 		if n.crashLoop && w.now().Sub(n.refusedAt) >= modelBackOffAfter {
 			aero.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 				Message: "asd refused its config"}}
@@ -509,6 +524,19 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 			panic(err)
 		}
 	}
+}
+
+// copyFileAgain is the kubelet retrying the init container of a pod that found no file of its own (one
+// waits for its external address): once the file is there, asd starts on it.
+func (w *modelWorld) copyFileAgain(ctx context.Context, pod *corev1.Pod, n *modelNode) {
+	conf := w.configOf(ctx, pod)
+	if conf == "" {
+		return
+	}
+	refused := refusedConfig(conf)
+	n.conf, n.rf, n.crashLoop, n.up, n.started, n.refusedAt = conf, replicationOf(conf), refused, !refused, w.now(), w.now()
+	n.containerAt = w.now()
+	w.logf("the init container of %s copies its file at last", pod.Name)
 }
 
 // disruptionController counts each budget like Kubernetes' disruption controller: the pods its
@@ -828,6 +856,7 @@ func (w *modelWorld) read(t aerospike.Target, asked int) aerospike.NodeHealth {
 	if w.migrating(n.side) {
 		f.MigratePartitionsRemaining = 64
 	}
+	f.ServiceAlt = advertisedAlternate(n.conf)
 	switch {
 	case len(members) != asked:
 		f.ClusterStableErr = &aerospike.InfoError{Command: "cluster-stable", Code: 7, Message: "cluster not specified size"}

@@ -178,8 +178,16 @@ func (r *AerospikeClusterReconciler) createChild(ctx context.Context, st *cluste
 	obj client.Object) (bool, error) {
 	err := r.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
-		// Not in our label-selected cache, so not ours.
-		return r.conflict(st, kind, obj.GetName())
+		// Not in our label-selected cache: someone else's, or ours created a moment ago and not in the
+		// cache yet (a reconcile that ran before its watch event): the API server tells.
+		existing, ok := obj.DeepCopyObject().(client.Object)
+		if !ok {
+			return true, fmt.Errorf("cannot copy %s", kind)
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+			return true, fmt.Errorf("read %s %s after its create was refused: %w", kind, obj.GetName(), err)
+		}
+		return r.updateChild(ctx, st, kind, existing, obj)
 	}
 	if err != nil {
 		return true, err

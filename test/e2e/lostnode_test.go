@@ -179,15 +179,23 @@ var _ = Describe("Local volumes on lost nodes", Label("storage"), func() {
 		victims := []string{name + "-3", name + "-4"}
 		nodes, claims := map[string]string{}, claimUIDs(ns, victims)
 
-		By("the nodes of two pods stop, out of service")
+		By("the nodes of two pods stop")
 		start := time.Now()
 		for _, v := range victims {
 			nodes[v] = mustField(ns, "pod/"+v, "{.spec.nodeName}")
 			loseNode(ns, v, nodes[v])
-			kubectl("taint", "nodes", nodes[v], "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
 		}
 
-		By("both given up: each comes back on another node with a new claim")
+		// The out-of-service taint comes once the give-up waits for it, as NodeLost advises: put on at once,
+		// it evicts the pods, and the test bed's volumes (not pinned to a node, unlike real local volumes)
+		// let their successors run elsewhere on the old claims before the give-up.
+		By("both given up together; once their pods wait Terminating, the nodes are tainted out of service")
+		for _, v := range victims {
+			expectNodeLost(ns, name, "pod "+v+" is Terminating until the kubelet of node "+nodes[v])
+		}
+		for _, v := range victims {
+			kubectl("taint", "nodes", nodes[v], "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
+		}
 		for _, v := range victims {
 			Eventually(func() string { return claimUIDs(ns, []string{v})[v] }).WithTimeout(3 * time.Minute).
 				WithPolling(time.Second).ShouldNot(Or(BeEmpty(), Equal(claims[v])))
@@ -216,8 +224,9 @@ var _ = Describe("Local volumes on lost nodes", Label("storage"), func() {
 		firstNode, secondNode := mustField(ns, "pod/"+first, "{.spec.nodeName}"), mustField(ns, "pod/"+second, "{.spec.nodeName}")
 		secondClaim := claimUIDs(ns, []string{second})[second]
 
-		By("the first node stops, out of service: given up, its pod waits for a node to refill on")
+		By("the first node stops; given up, then out of service: its pod waits for a node to refill on")
 		loseNode(ns, first, firstNode)
+		expectNodeLost(ns, name, "pod "+first+" is Terminating until the kubelet of node "+firstNode)
 		kubectl("taint", "nodes", firstNode, "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute")
 		Eventually(func() []string { return eventMessages(ns, name, "LocalVolumesDeleted") }).WithTimeout(3 * time.Minute).
 			WithPolling(time.Second).Should(ContainElement(ContainSubstring("data-" + first)))

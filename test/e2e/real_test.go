@@ -14,6 +14,7 @@ import (
 
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/test/localcluster"
+	"github.com/acko-io/acko/test/workload"
 )
 
 // realPlacement is the spec.podSpec of a cluster whose pods run real asd (localcluster.RealNode),
@@ -88,6 +89,36 @@ var _ = Describe("Real nodes", Label("real"), func() {
 		}
 		AddReportEntry("real: scale sequence", time.Since(began).Round(time.Second).String())
 		w.expectNothingLost()
+	})
+
+	// The client outside Kubernetes on real asd: each node advertises its node's ExternalIP and its own
+	// NodePort Service's port as alternate-access-address/-port (CE has both), the kube-proxy stand-in
+	// forwards them, and the client told to use the alternate addresses reaches every node only there,
+	// also after every pod is recreated.
+	It("serves a client through the NodePort alternate addresses while every pod is recreated, and loses nothing", func() {
+		const ns, name = "real-nodeport", "realnp"
+		pods := []string{name + "-0", name + "-1", name + "-2"}
+		began := time.Now()
+		createCluster(ns, name, 3, realPlacement+`  externalAccess:
+    type: NodePort
+    nodeAddress: ExternalIP
+`)
+		awaitRealCluster(ns, name, 3)
+		seeds := expectExternalAddresses(ns, name, pods)
+		reportTime("real: 3 nodes with NodePort addresses Running", time.Since(began))
+		w := withWorkloadConfig(ns, name, workload.Config{Seeds: seeds, UseServicesAlternate: true, ProbeNodes: true})
+
+		uids := podUIDs(ns, name)
+		_, err := mergePatch(ns, name, `{"spec":{"operations":[{"kind":"PodRestart","id":"real-np"}]}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(operationPhase(ns, name)).WithTimeout(5 * time.Minute).WithPolling(500 * time.Millisecond).
+			Should(Equal("real-np Completed"))
+		Expect(restartedPods(ns, name, uids)).To(Equal(3))
+		awaitRealCluster(ns, name, 3)
+		Expect(expectExternalAddresses(ns, name, pods)).To(ConsistOf(seeds), "the node ports stay with their Services")
+		rep := w.expectNothingLost()
+		reportFigure("real: NodePort client through a PodRestart", summary(rep)+
+			", longest a held node did not answer "+rep.MaxUnreachableNode.String())
 	})
 })
 
