@@ -372,7 +372,7 @@ func (m *modelRun) eventLoseNode() bool {
 		return false
 	}
 	switch {
-	case m.avoid[24] && m.w.copies < int(config.ReplicationFactor(m.w.cluster())):
+	case m.avoid[24] && m.w.copies < config.ReplicationFactor(m.w.cluster()):
 		return false // a raise of the factor whose copies are not made yet
 	case m.avoid[26] && m.w.nodes[pod].side != 0 && m.w.now().Sub(m.op.startedAt) < time.Minute:
 		return false // split off, and the operator started since too recently to have seen the split settle
