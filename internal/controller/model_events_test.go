@@ -36,13 +36,7 @@ var modelEvents = []modelEvent{
 	{"hang", 2, (*modelRun).eventHang},
 	{"drain", 4, (*modelRun).eventDrain},
 	{"split", 2, (*modelRun).eventSplit},
-	{"restart operator", 2, func(m *modelRun) bool {
-		if m.avoid[25] && m.w.cluster().Spec.ExternalAccess != nil {
-			return false
-		}
-		m.restartOperator("event")
-		return true
-	}},
+	{"restart operator", 2, func(m *modelRun) bool { m.restartOperator("event"); return true }},
 	{"kill operator", 3, (*modelRun).eventKill},
 	{"api outage", 1, (*modelRun).eventOutage},
 	{"edit size", 4, (*modelRun).editSize},
@@ -268,9 +262,6 @@ func (m *modelRun) split(pod string, lasting time.Duration) {
 }
 
 func (m *modelRun) eventKill() bool {
-	if m.avoid[25] && m.w.cluster().Spec.ExternalAccess != nil {
-		return false
-	}
 	m.w.killAfter, m.w.signalOut = 1+m.w.rng.IntN(4), m.w.rng.IntN(2) == 0
 	m.w.logf("event: the operator will be killed after %d more writes", m.w.killAfter)
 	return true

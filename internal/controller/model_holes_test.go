@@ -284,8 +284,10 @@ var holeScenarios = []holeScenario{
 	// refilled; its node and then another were lost before the third copies were made; the two others became
 	// stable, and the give-up counted factor 3 (two may go) and deleted the claim that held the last copy of
 	// the partitions both lost nodes shared. 25 (seed 62059): the cloud moved a load balancer, the operator
-	// decided aero-0's AddressChanged step and was killed, an operation arrived, and the eviction went out
-	// with no step recorded. 26 (seed 62573): aero-1-1 split off alone, the operator restarted, and the node
+	// decided aero-0's AddressChanged step and was killed; the restarted operator decided it again and
+	// cleared its record, then followed the old record from a cluster object its cache had not updated and
+	// evicted aero-0 with no step recorded. Fixed: the door reads the records from the API server before
+	// the act (recordsHeld). 26 (seed 62573): aero-1-1 split off alone, the operator restarted, and the node
 	// was lost 8 s later, before the restarted prober saw the split settle (splitOff is recorded only for a
 	// settled split): the give-up deleted the claim that held its lone writes.
 	{point: 24, seed: 60478, want: []string{"DataLoss"}, size: seedSize(60478), tune: seedTune(60478), run: (*modelRun).randomEvents},

@@ -83,7 +83,6 @@ import (
 // delete a point once its fix has landed.
 var knownHoles = map[int]string{
 	24: "a give-up of two lost nodes counts a replication-factor raise whose copies were never made (seed 60478)",
-	25: "an eviction for AddressChanged with no step recorded, after an operator kill and an operation (seed 62059)",
 	26: "a node split off, then lost before a restarted operator saw the split settle: its lone writes given up (seed 62573)",
 }
 

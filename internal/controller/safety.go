@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/resources"
 )
@@ -368,7 +369,7 @@ func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterS
 		if check, why := v.run(act.kind, act.pods); check != "" {
 			return holdReason(act.what, check, why), nil
 		}
-		return "", nil
+		return r.recordsHeld(ctx, st, act.pods)
 	}
 	id := act.what + "/" + strings.Join(act.pods, ",")
 	if why := v.stale(act.decided); why != "" {
@@ -386,6 +387,27 @@ func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterS
 		return lookingAgain + act.what, nil
 	}
 	r.looks.remove(st.key, id)
+	return r.recordsHeld(ctx, st, act.pods)
+}
+
+// recordsHeld says why the act may not go out after all ("" when it may): the API server must hold each
+// pod's step as this reconcile read it. The cache can lag behind a record cleared a moment ago (a step
+// decided again after a restart), and an act on it would take a node down with no step recorded (model
+// hole 25). Read only when the act is about to go: one request per act.
+func (r *AerospikeClusterReconciler) recordsHeld(ctx context.Context, st *clusterState, names []string) (string, error) {
+	fresh := &ackov1alpha1.AerospikeCluster{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(st.cluster), fresh); err != nil {
+		return "", err
+	}
+	for _, name := range names {
+		read, held := st.cluster.Status.Pods[name].Update, fresh.Status.Pods[name].Update
+		if read == nil {
+			continue
+		}
+		if held == nil || held.UID != read.UID || held.Method != read.Method || !held.Started.Equal(&read.Started) {
+			return fmt.Sprintf("the step of %s read from the cache is no longer the one recorded: read again", name), nil
+		}
+	}
 	return "", nil
 }
 
