@@ -16,11 +16,15 @@ var (
 	ErrEnterpriseOnly = errors.New("enterprise only")
 	// ErrUnrecognizedCommand matches an *InfoError for ERROR:4:unrecognized command.
 	ErrUnrecognizedCommand = errors.New("unrecognized command")
+	// ErrMigrating matches an *InfoError for cluster-stable's ERROR:7:unstable cluster: the node is in a
+	// cluster of the size asked, whose migrations are not done (or whose exchange is not settled).
+	ErrMigrating = errors.New("unstable cluster")
 )
 
 // Result codes asd puts in ERROR answers (as_result_code in the server, types.ResultCode in the client).
 const (
 	codeParameter      = 4
+	codeClusterStable  = 7
 	codeEnterpriseOnly = 25
 )
 
@@ -43,6 +47,8 @@ func (e *InfoError) Is(target error) bool {
 		return e.Code == codeEnterpriseOnly
 	case ErrUnrecognizedCommand:
 		return e.Code == codeParameter && e.Message == "unrecognized command"
+	case ErrMigrating:
+		return e.Code == codeClusterStable && e.Message == "unstable cluster"
 	}
 	return false
 }

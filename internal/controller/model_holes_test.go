@@ -93,9 +93,8 @@ var holeScenarios = []holeScenario{
 		// aero-2 is back, every pod Ready, and the readings say the cluster is stable: the next reconcile
 		// takes aero-1. After that reading and before the next, asd of aero-0 restarts in place (empty),
 		// faster than the kubelet's readiness probe notices.
-		ctx := context.Background()
 		for range 300 {
-			m.w.tick(ctx, time.Second)
+			m.tick(time.Second)
 			m.w.cache.sync(m.w)
 			if m.betweenBatches("aero-1", modelImages[1]) {
 				m.w.logf("event: asd of aero-0 restarts in place, empty, right after a poll")

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
-	"github.com/acko-io/acko/internal/config"
 )
 
 // Local volumes and lost Kubernetes nodes in the model (issue 38). A cluster with local volumes has one
@@ -371,10 +370,7 @@ func (m *modelRun) eventLoseNode() bool {
 	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || !m.mayFault() {
 		return false
 	}
-	switch {
-	case m.avoid[24] && m.w.copies < config.ReplicationFactor(m.w.cluster()):
-		return false // a raise of the factor whose copies are not made yet
-	case m.avoid[26] && m.w.nodes[pod].side != 0 && m.w.now().Sub(m.op.startedAt) < time.Minute:
+	if m.avoid[26] && m.w.nodes[pod].side != 0 && m.w.now().Sub(m.op.startedAt) < time.Minute {
 		return false // split off, and the operator started since too recently to have seen the split settle
 	}
 	k8s := m.w.nodes[pod].k8s

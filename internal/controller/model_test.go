@@ -58,6 +58,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,7 +83,6 @@ import (
 // knownHoles are the points of issue 22 that the code at hand still has (see the top of this file):
 // delete a point once its fix has landed.
 var knownHoles = map[int]string{
-	24: "a give-up of two lost nodes counts a replication-factor raise whose copies were never made (seed 60478)",
 	26: "a node split off, then lost before a restarted operator saw the split settle: its lone writes given up (seed 62573)",
 }
 
@@ -155,7 +155,7 @@ func waitRunnerStarted(r *tasks.Runner) {
 	probe := tasks.Key{Cluster: client.ObjectKey{Namespace: "model", Name: "probe"}, Name: "probe"}
 	for {
 		r.Run(probe, func(context.Context) (string, error) { return "", nil })
-		waitTasks(r, probe.Cluster)
+		waitTasks(r, probe.Cluster, nil)
 		if res := r.Take(probe.Cluster)[probe.Name]; res.Err == nil {
 			return
 		}
@@ -163,10 +163,11 @@ func waitRunnerStarted(r *tasks.Runner) {
 	}
 }
 
-// waitTasks returns once the cluster has no task running: the model steps tasks to their end.
-func waitTasks(r *tasks.Runner, key client.ObjectKey) {
+// waitTasks returns once the cluster has no task running, or only one parked (waiting for the world's
+// steps): the model steps tasks to their end.
+func waitTasks(r *tasks.Runner, key client.ObjectKey, parked *atomic.Bool) {
 	for {
-		if _, busy := r.Busy(key); !busy {
+		if _, busy := r.Busy(key); !busy || parked != nil && parked.Load() {
 			return
 		}
 		time.Sleep(20 * time.Microsecond)
@@ -175,8 +176,9 @@ func waitTasks(r *tasks.Runner, key client.ObjectKey) {
 
 // restartOperator is a new operator process: nothing survives but what the API server holds.
 func (m *modelRun) restartOperator(why string) {
-	waitTasks(m.op.runner, m.key)
+	waitTasks(m.op.runner, m.key, &m.w.parked)
 	m.op.cancel()
+	m.w.abandonTogether()
 	m.w.Stop(m.key)
 	m.w.killed, m.w.killAfter = false, 0
 	m.w.logf("operator restarted (%s)", why)
@@ -189,7 +191,7 @@ func (m *modelRun) reconcile() {
 	if _, err := m.op.r.Reconcile(modelLog, ctrl.Request{NamespacedName: m.key}); err != nil {
 		m.w.logf("reconcile error: %v", err)
 	}
-	waitTasks(m.op.runner, m.key)
+	waitTasks(m.op.runner, m.key, &m.w.parked)
 	if m.w.killed {
 		m.restartOperator("killed")
 	}
@@ -217,8 +219,7 @@ func (m *modelRun) describe() {
 
 // step lets dt pass, lets the cache catch up (or not), runs one reconcile and checks the invariants.
 func (m *modelRun) step(dt time.Duration) {
-	ctx := context.Background()
-	m.w.tick(ctx, dt)
+	m.tick(dt)
 	m.adminActs()
 	// The cache lags the pods and their children at one step in four. The cluster lags more rarely: a
 	// status write on a stale cluster sleeps through client-go's conflict retries in real time.
@@ -232,6 +233,14 @@ func (m *modelRun) step(dt time.Duration) {
 	m.checkDeadlines()
 	m.checkBudget()
 	m.w.steps++
+}
+
+// tick lets dt pass in the world; a task it let go ends before the operator reconciles.
+func (m *modelRun) tick(dt time.Duration) {
+	m.w.tick(context.Background(), dt)
+	if m.w.releaseTogether() {
+		waitTasks(m.op.runner, m.key, &m.w.parked)
+	}
 }
 
 // modelBudgetLag is how long the operator's budget may stay above what the copies permit after they went

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -118,6 +119,10 @@ type modelWorld struct {
 	// refuseUpdate, when set, refuses the operator's updates and patches of the objects it names (an
 	// admission policy, a quota): its error is the API server's answer.
 	refuseUpdate func(client.Object) error
+	// together is the operator's ApplyTogether waiting for the migrations it started (a task that spans
+	// steps); parked says that it waits, for the model's step, which waits for the other tasks to end.
+	together *togetherWait
+	parked   atomic.Bool
 
 	// Local volumes (model_lost_test.go): the Kubernetes nodes lost now, the pods whose claims the
 	// operator gave up and whose successors did not refill yet, the partitions with no copy in the cluster.
@@ -968,24 +973,95 @@ func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, _ string) (stri
 }
 
 // ApplyTogether implements LiveConfigurer: every node takes the new replication-factor live, then the
-// cluster reclusters, and its migrations make (or drop) the copies. Nothing is set unless every node
-// answers.
+// cluster reclusters (unless every node had the factor already: a run again after the recluster), and its
+// migrations make (or drop) the copies. Nothing is set unless every node answers. As the real applier
+// (liveconfig.awaitStable), it returns only once the cluster of exactly these nodes is stable with its
+// migrations done, or fails at its deadline: until then the pods do not record the new config, so the
+// factor they may run stays the smaller one (model hole 24: a stand-in that returned at the recluster let
+// a raise count while its copies were still being made).
 func (w *modelWorld) ApplyTogether(ctx context.Context, pods, _ []*corev1.Pod, _, _ map[string]string) (string, error) {
 	for _, pod := range pods {
 		if _, err := w.liveNode(pod); err != nil {
 			return "", err
 		}
 	}
+	changed := false
 	for _, pod := range pods {
 		n := w.nodes[pod.Name]
 		n.conf = w.configOf(ctx, pod)
+		changed = changed || n.rf != replicationOf(n.conf)
 		n.rf = replicationOf(n.conf)
 	}
-	// The recluster: a new exchange of the main side, whose migrations begin at once (asd rebalances
-	// before it reports the new factor in effect, which the applier waits for).
-	w.migratingUntil[0] = maxTime(w.migratingUntil[0], w.now().Add(time.Duration(10+w.rng.IntN(50))*time.Second))
-	w.logf("operator sets replication-factor %d on %d nodes live, then reclusters", w.nodes[pods[0].Name].rf, len(pods))
-	return "reclustered", nil
+	if changed {
+		// The recluster: a new exchange of the main side, whose migrations begin at once.
+		w.migratingUntil[0] = maxTime(w.migratingUntil[0], w.now().Add(time.Duration(10+w.rng.IntN(50))*time.Second))
+		w.logf("operator sets replication-factor %d on %d nodes live, then reclusters", w.nodes[pods[0].Name].rf, len(pods))
+	}
+	wait := &togetherWait{pods: pods, deadline: w.now().Add(liveconfig.TogetherDeadline), done: make(chan error, 1)}
+	w.together = wait
+	w.parked.Store(true)
+	select {
+	case err := <-wait.done:
+		if err != nil {
+			return "", err
+		}
+		return "reclustered; stable (migrations done)", nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// togetherWait is an ApplyTogether waiting for the cluster of its nodes to be stable with its migrations
+// done. The model's step lets it go (releaseTogether) when that is so, or at its deadline.
+type togetherWait struct {
+	pods     []*corev1.Pod
+	deadline time.Time
+	gone     time.Time // since when its nodes have not formed one cluster of them all
+	done     chan error
+}
+
+// releaseTogether ends a waiting ApplyTogether when the main cluster is exactly its nodes (the same asd
+// pods) with no migrations; with an error when they have not formed that cluster for
+// liveconfig.ClusterGonePatience, or at its deadline. It says whether it ended one.
+func (w *modelWorld) releaseTogether() bool {
+	if !w.parked.Load() {
+		return false
+	}
+	wait := w.together
+	var names []string
+	for _, pod := range wait.pods {
+		if n := w.nodes[pod.Name]; n != nil && n.uid == pod.UID && n.serving() && n.side == 0 {
+			names = append(names, pod.Name)
+		}
+	}
+	slices.Sort(names)
+	formed := len(names) == len(wait.pods) && slices.Equal(names, w.members[0])
+	switch {
+	case formed:
+		wait.gone = time.Time{}
+	case wait.gone.IsZero():
+		wait.gone = w.now()
+	}
+	var err error
+	switch {
+	case formed && !w.migrating(0):
+	case !wait.gone.IsZero() && w.now().Sub(wait.gone) > liveconfig.ClusterGonePatience:
+		err = fmt.Errorf("%w: after the recluster, the nodes no longer form one cluster of them all", liveconfig.ErrRefused)
+	case w.now().Before(wait.deadline):
+		return false
+	default:
+		err = fmt.Errorf("%w: after the recluster, the cluster is not stable", liveconfig.ErrRefused)
+	}
+	w.together = nil
+	w.parked.Store(false)
+	wait.done <- err
+	return true
+}
+
+// abandonTogether forgets a waiting ApplyTogether whose operator is gone (its context ends it).
+func (w *modelWorld) abandonTogether() {
+	w.together = nil
+	w.parked.Store(false)
 }
 
 // liveNode is the pod's node when it answers an info request now.

@@ -351,6 +351,30 @@ func TestApplyTogetherWaitsForTheRebalance(t *testing.T) {
 	}
 }
 
+// A node that leaves while the change waits for its migrations ends the wait once it has been gone for
+// the patience, not at the 15 minutes' deadline: the cluster of those nodes will not be stable again,
+// and the change is run again over the nodes there are.
+func TestApplyTogetherEndsWhenANodeLeaves(t *testing.T) {
+	defer func(p time.Duration) { clusterGonePatience = p }(clusterGonePatience)
+	clusterGonePatience = time.Second
+	sim, pods, _, hashes, a, _ := togetherSetupWith(t, aerosim.Options{MigrationDuration: time.Minute,
+		JoinDelay: 100 * time.Millisecond, DropDelay: 100 * time.Millisecond})
+	go func() {
+		time.Sleep(time.Second)
+		if err := sim.RemoveNode(pods[2].Name); err != nil {
+			t.Error(err)
+		}
+	}()
+	start := time.Now()
+	_, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no longer form one cluster of them all") {
+		t.Fatalf("ApplyTogether with a node gone: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the wait ended %s after the change began, not within the patience of the node's leaving", took)
+	}
+}
+
 // stuckSetup is togetherSetup with the exchange stuck: the first two nodes took replication-factor 3 by
 // set-config, then the third restarted on its file's 2.
 func stuckSetup(t *testing.T) ([]*corev1.Pod, podsFiles, map[string]string, *Applier) {

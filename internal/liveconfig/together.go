@@ -14,6 +14,9 @@ import (
 	"github.com/acko-io/acko/internal/config/live"
 )
 
+// clusterGonePatience is ClusterGonePatience (a test shortens it).
+var clusterGonePatience = ClusterGonePatience
+
 // Recluster answers: the principal reforms the cluster (a new cluster key, one exchange and rebalance
 // with every node's configured values); every other node ignores it.
 const (
@@ -31,6 +34,10 @@ const (
 	// bounded by the client's timeout), with a minute to spare. A caller that bounds it more cuts the
 	// rebalance short, and the change is run again from the recluster.
 	TogetherDeadline   = reclusterPatience + rebalanceDeadline + stableDeadline + time.Minute
+	// ClusterGonePatience is how long the wait for the migrations goes on while the nodes do not form the
+	// cluster it waits for (one does not answer, or is in a cluster of another size or key): longer
+	// than an exchange takes, so only a node that left or joined ends it.
+	ClusterGonePatience = 30 * time.Second
 	effectiveRFStat    = "effective_replication_factor"
 	namespaceSizeStat  = "ns_cluster_size"
 	replicationFactorK = "replication-factor"
@@ -210,34 +217,29 @@ func (a *Applier) outsideOneCluster(ctx context.Context, pods []*corev1.Pod) []s
 
 // awaitStable waits, to stableDeadline, until every node answers cluster-stable for a cluster of them
 // all with its migrations done, with one cluster key: only then has the new factor's rebalance ended.
-// Nodes that show a stuck exchange end it with a *StuckExchangeError (stuckWatch).
+// Nodes that show a stuck exchange end it with a *StuckExchangeError (stuckWatch). Nodes that stop being
+// that cluster for ClusterGonePatience (one does not answer, or is in a cluster of another size or key: a
+// node left or joined since the recluster) end it at once: the cluster it waits for is gone, and the
+// change is run again over the nodes there are (model hole 24's strict applier waited 15 minutes on a
+// pod since replaced).
 func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod, watch *stuckWatch) (time.Duration, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, stableDeadline)
 	defer cancel()
 	cmd := aerospike.ClusterStableCommand(len(pods), false)
+	var elsewhere time.Time // since when the nodes were last seen not to form the cluster waited for
 	for {
-		why := ""
-		keys := map[string]bool{}
-		for _, pod := range pods {
-			answer, err := a.one(ctx, nodeAddr(pod), cmd)
-			key, stableErr := aerospike.ParseClusterStable(answer)
-			switch {
-			case err != nil:
-				why = fmt.Sprintf("pod %s: %v", pod.Name, err)
-			case stableErr != nil:
-				why = fmt.Sprintf("pod %s: %s: %v", pod.Name, cmd, stableErr)
-			}
-			if why != "" {
-				break
-			}
-			keys[key] = true
-		}
-		if why == "" && len(keys) == 1 {
+		why, migrating := a.stableOnce(ctx, pods, cmd)
+		switch {
+		case why == "":
 			return time.Since(start), nil
-		}
-		if why == "" {
-			why = fmt.Sprintf("the nodes answer %d cluster keys", len(keys))
+		case migrating:
+			elsewhere = time.Time{}
+		case elsewhere.IsZero():
+			elsewhere = time.Now()
+		case time.Since(elsewhere) > clusterGonePatience:
+			return 0, fmt.Errorf("%w: after the recluster, the nodes no longer form one cluster of them all: %s (for %s)",
+				ErrRefused, why, time.Since(elsewhere).Round(time.Second))
 		}
 		if err := watch.check(ctx, a); err != nil {
 			return 0, err
@@ -249,6 +251,33 @@ func (a *Applier) awaitStable(ctx context.Context, pods []*corev1.Pod, watch *st
 		case <-time.After(rebalancePoll):
 		}
 	}
+}
+
+// stableOnce asks every node cmd (cluster-stable) once; it says why the cluster is not stable yet ("" when
+// it is), and whether that is only its migrations (every node in the cluster asked for, none done).
+func (a *Applier) stableOnce(ctx context.Context, pods []*corev1.Pod, cmd string) (why string, migrating bool) {
+	keys, migrating := map[string]bool{}, false
+	for _, pod := range pods {
+		answer, err := a.one(ctx, nodeAddr(pod), cmd)
+		key, stableErr := aerospike.ParseClusterStable(answer)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("pod %s: %v", pod.Name, err), false
+		case errors.Is(stableErr, aerospike.ErrMigrating):
+			why, migrating = fmt.Sprintf("pod %s: %s: %v", pod.Name, cmd, stableErr), true
+		case stableErr != nil:
+			return fmt.Sprintf("pod %s: %s: %v", pod.Name, cmd, stableErr), false
+		default:
+			keys[key] = true
+		}
+	}
+	switch {
+	case migrating:
+		return why, true
+	case len(keys) != 1:
+		return fmt.Sprintf("the nodes answer %d cluster keys", len(keys)), false
+	}
+	return "", false
 }
 
 // awaitFactors waits, to a deadline, until every node reports each namespace's new factor in its config
