@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/resources"
 )
 
@@ -218,22 +219,33 @@ func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.Po
 	return p
 }
 
-// splitOff is when the pod's node was first seen answering from outside the largest cluster of a split
-// (nil once it answers from inside, or with no split). A node that does not answer keeps what it last
-// showed: a node split off and then lost may hold writes only it took (issue 38; model seed 50603).
+// splitOff is when the pod's node was first seen answering from outside the largest cluster (nil once it
+// answers from inside). Seen in a settled split, or, before the split settles, from a cluster of its own
+// (cluster_size at least 1: it takes writes) with asd up longer than a join takes: a node cut off and then
+// lost may be gone before the split settles (model hole 26: an operator restarted between the two saw the
+// node alone for 7 s). A node that does not answer keeps what it last showed: a node split off and then
+// lost may hold writes only it took (issue 38; model seed 50603).
 func (st *clusterState) splitOff(name string, since *metav1.Time) *metav1.Time {
 	n, ok := st.health.Nodes[name]
 	if !ok || n.Err != nil {
 		return since
 	}
-	if !st.split || slices.Contains(st.largestGroup(st.members), name) {
+	// The node is judged among the members with it: a lost node's pod is no member any more, and its last
+	// reading may still show it in the cluster it was in.
+	withIt := st.members
+	if !slices.Contains(withIt, name) {
+		withIt = append(slices.Clone(withIt), name)
+	}
+	switch {
+	case slices.Contains(st.largestGroup(withIt), name):
 		return nil
-	}
-	if since == nil {
+	case since != nil:
+		return since
+	case st.split || n.Facts.ClusterSize > 0 && n.Facts.Uptime > aerospike.DefaultSplitGrace:
 		at := metav1.NewTime(st.now)
-		since = &at
+		return &at
 	}
-	return since
+	return nil
 }
 
 // specHash identifies the spec without `paused`, to tell whether changes wait for resume.

@@ -290,9 +290,38 @@ func TestSplitOffIsRecordedUntilTheNodeAnswersFromInside(t *testing.T) {
 		t.Fatalf("a silent node keeps what it last showed: splitOff %v, want %v", got, since)
 	}
 	f.prober.health.SplitSettled = false
-	f.node("aero-4", func(h *aerospike.NodeHealth) { h.Err, h.Facts.ClusterKey, h.Facts.ClusterSize = nil, "", 5 })
+	f.node("aero-4", func(h *aerospike.NodeHealth) { h.Err, h.Facts.ClusterKey, h.Facts.ClusterSize = nil, "K", 5 })
 	if got := f.observe().splitOff("aero-4", since); got != nil {
 		t.Fatalf("aero-4 answers from inside: splitOff %v, want none", got)
+	}
+}
+
+// Model hole 26: before the split settles, a node seen answering from a cluster of its own with asd up
+// longer than a join takes is recorded split off (a restarted operator saw aero-1-1 alone for 7 s before its
+// Kubernetes node was lost); a node that just started, or is in no cluster, is not; nor is a lost node's
+// pod, no member any more, whose last reading shows it in the cluster of the others.
+func TestSplitOffIsRecordedBeforeTheSplitSettles(t *testing.T) {
+	f := newDoorFixture(t, localCluster(5, 2))
+	alone := func(uptime time.Duration, size int) *metav1.Time {
+		f.node("aero-4", func(h *aerospike.NodeHealth) {
+			h.Facts.ClusterKey, h.Facts.ClusterSize, h.Facts.Uptime = "K-alone", size, uptime
+		})
+		return f.observe().splitOff("aero-4", nil)
+	}
+	if since := alone(aerospike.DefaultSplitGrace+time.Second, 1); since == nil || !since.Time.Equal(doorNow) {
+		t.Fatalf("aero-4 up for long, alone in a cluster of its own, split not settled: splitOff %v, want %v", since, doorNow)
+	}
+	if since := alone(3*time.Second, 1); since != nil {
+		t.Fatalf("aero-4 started 3 s ago and is not in the cluster yet: splitOff %v, want none", since)
+	}
+	if since := alone(time.Hour, 0); since != nil {
+		t.Fatalf("aero-4 in no cluster takes no write: splitOff %v, want none", since)
+	}
+	f.node("aero-4", func(h *aerospike.NodeHealth) { h.Facts.ClusterKey, h.Facts.ClusterSize = "K", 5 })
+	st := f.observe()
+	st.members = slices.DeleteFunc(st.members, func(m string) bool { return m == "aero-4" })
+	if since := st.splitOff("aero-4", nil); since != nil {
+		t.Fatalf("a lost pod whose last reading is in the others' cluster: splitOff %v, want none", since)
 	}
 }
 

@@ -370,9 +370,6 @@ func (m *modelRun) eventLoseNode() bool {
 	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || !m.mayFault() {
 		return false
 	}
-	if m.avoid[26] && m.w.nodes[pod].side != 0 && m.w.now().Sub(m.op.startedAt) < time.Minute {
-		return false // split off, and the operator started since too recently to have seen the split settle
-	}
 	k8s := m.w.nodes[pod].k8s
 	m.w.logf("event: Kubernetes node %s of %s is lost (Not Ready)", k8s, pod)
 	m.w.loseNode(context.Background(), k8s)

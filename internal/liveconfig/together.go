@@ -33,14 +33,14 @@ const (
 	// TogetherDeadline bounds a whole ApplyTogether: its waits in turn (the per-node requests are
 	// bounded by the client's timeout), with a minute to spare. A caller that bounds it more cuts the
 	// rebalance short, and the change is run again from the recluster.
-	TogetherDeadline   = reclusterPatience + rebalanceDeadline + stableDeadline + time.Minute
+	TogetherDeadline = reclusterPatience + rebalanceDeadline + stableDeadline + time.Minute
 	// ClusterGonePatience is how long the wait for the migrations goes on while the nodes do not form the
 	// cluster it waits for (one does not answer, or is in a cluster of another size or key): longer
 	// than an exchange takes, so only a node that left or joined ends it.
 	ClusterGonePatience = 30 * time.Second
-	effectiveRFStat    = "effective_replication_factor"
-	namespaceSizeStat  = "ns_cluster_size"
-	replicationFactorK = "replication-factor"
+	effectiveRFStat     = "effective_replication_factor"
+	namespaceSizeStat   = "ns_cluster_size"
+	replicationFactorK  = "replication-factor"
 )
 
 // ApplyTogether makes every pod's node run the config of its rack's ConfigMap whose identity is
