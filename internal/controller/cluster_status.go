@@ -220,11 +220,10 @@ func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.Po
 }
 
 // splitOff is when the pod's node was first seen answering from outside the largest cluster (nil once it
-// answers from inside). Seen in a settled split, or, before the split settles, from a cluster of its own
-// (cluster_size at least 1: it takes writes) with asd up longer than a join takes: a node cut off and then
-// lost may be gone before the split settles (model hole 26: an operator restarted between the two saw the
-// node alone for 7 s). A node that does not answer keeps what it last showed: a node split off and then
-// lost may hold writes only it took (issue 38; model seed 50603).
+// answers from inside): in a settled split, or before the split settles from a cluster of its own
+// (ownCluster), as a node cut off and then lost may be gone before then (model hole 26: an operator
+// restarted between the two saw the node alone for 7 s). A node that does not answer keeps what it last
+// showed: a node split off and then lost may hold writes only it took (issue 38; model seed 50603).
 func (st *clusterState) splitOff(name string, since *metav1.Time) *metav1.Time {
 	n, ok := st.health.Nodes[name]
 	if !ok || n.Err != nil {
@@ -241,11 +240,19 @@ func (st *clusterState) splitOff(name string, since *metav1.Time) *metav1.Time {
 		return nil
 	case since != nil:
 		return since
-	case st.split || n.Facts.ClusterSize > 0 && n.Facts.Uptime > aerospike.DefaultSplitGrace:
+	case st.split || ownCluster(n, len(withIt)):
 		at := metav1.NewTime(st.now)
 		return &at
 	}
 	return nil
+}
+
+// ownCluster: the node answers from a cluster of its own that takes writes (at least itself) and is
+// smaller than the nodes that run (a node shutting down may still answer from the cluster it was in, at
+// its old size), with asd up longer than a node takes to join (a node that has just started is briefly
+// alone).
+func ownCluster(n aerospike.NodeHealth, running int) bool {
+	return n.Facts.ClusterSize > 0 && n.Facts.ClusterSize < running && n.Facts.Uptime > aerospike.DefaultSplitGrace
 }
 
 // specHash identifies the spec without `paused`, to tell whether changes wait for resume.

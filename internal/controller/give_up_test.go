@@ -298,8 +298,9 @@ func TestSplitOffIsRecordedUntilTheNodeAnswersFromInside(t *testing.T) {
 
 // Model hole 26: before the split settles, a node seen answering from a cluster of its own with asd up
 // longer than a join takes is recorded split off (a restarted operator saw aero-1-1 alone for 7 s before its
-// Kubernetes node was lost); a node that just started, or is in no cluster, is not; nor is a lost node's
-// pod, no member any more, whose last reading shows it in the cluster of the others.
+// Kubernetes node was lost); a node that just started, is in no cluster or answers from the cluster it was in
+// (shutting down) is not; nor is a lost node's pod, no member any more, whose last reading shows it in the
+// cluster of the others.
 func TestSplitOffIsRecordedBeforeTheSplitSettles(t *testing.T) {
 	f := newDoorFixture(t, localCluster(5, 2))
 	alone := func(uptime time.Duration, size int) *metav1.Time {
@@ -316,6 +317,9 @@ func TestSplitOffIsRecordedBeforeTheSplitSettles(t *testing.T) {
 	}
 	if since := alone(time.Hour, 0); since != nil {
 		t.Fatalf("aero-4 in no cluster takes no write: splitOff %v, want none", since)
+	}
+	if since := alone(time.Hour, 5); since != nil {
+		t.Fatalf("aero-4 answers from the cluster of 5 it was in (shutting down): splitOff %v, want none", since)
 	}
 	f.node("aero-4", func(h *aerospike.NodeHealth) { h.Facts.ClusterKey, h.Facts.ClusterSize = "K", 5 })
 	st := f.observe()
