@@ -1,0 +1,168 @@
+// Package arch checks directions of the house that the compiler does not: which code may take an
+// Aerospike node down (../shared/ARCHITECTURE.md, issue 41).
+package arch
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+const module = "github.com/acko-io/acko"
+
+// actSites are the functions that take an Aerospike node down today, by act ("file: function: act").
+// Issue 41's actuator brings them into one room; until then this list is the ratchet: a new act anywhere
+// else fails the test (a path that could forget the door), and a site that no longer acts must leave the
+// list, so the list only shrinks. The mechanisms themselves (pods.Remove's eviction, podexec's signal)
+// and the pure builders (internal/resources: they hold no client, their callers apply what they build)
+// are not sites: their callers are.
+var actSites = []string{
+	"internal/controller/phase_apply.go: (*AerospikeClusterReconciler).applyChildren: set replicas",
+	"internal/controller/phase_apply.go: (*AerospikeClusterReconciler).deleteRack: delete StatefulSet",
+	"internal/controller/phase_apply.go: (*AerospikeClusterReconciler).recreateRemovedRack: set replicas",
+	"internal/controller/phase_apply.go: (*AerospikeClusterReconciler).removeOldRacks: set replicas",
+	"internal/controller/phase_grow.go: (*AerospikeClusterReconciler).replaceSmallerSets: delete StatefulSet",
+	"internal/controller/phase_lost_node.go: (*AerospikeClusterReconciler).deletePinnedPod: delete Pod",
+	"internal/controller/phase_node_block.go: (*AerospikeClusterReconciler).deleteClaims: delete PersistentVolumeClaim",
+	"internal/controller/phase_rollout.go: (*AerospikeClusterReconciler).removeStepPod: remove pod",
+	"internal/controller/phase_rollout_inplace.go: (*AerospikeClusterReconciler).restartStep: signal asd",
+	"internal/operations/executor.go: (*Executor).act: remove pod",
+	"internal/operations/executor.go: (*Executor).act: signal asd",
+}
+
+// TestOnlyTheListedSitesTakeNodesDown reads every package of the module (not its tests) with types and
+// finds each act that can take an Aerospike node down: a pod removed (pods.Remove) or deleted, a claim or
+// a StatefulSet deleted, asd signalled (SignalRestart), a StatefulSet's replicas set.
+func TestOnlyTheListedSitesTakeNodesDown(t *testing.T) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
+		packages.NeedTypesInfo, Dir: "../.."}
+	pkgs, err := packages.Load(cfg, module+"/internal/...", module+"/cmd/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, pkg := range pkgs {
+		for _, e := range pkg.Errors {
+			t.Fatalf("%s: %v", pkg.PkgPath, e)
+		}
+		switch pkg.PkgPath {
+		case module + "/internal/pods", module + "/internal/podexec", module + "/internal/resources":
+			continue // the mechanisms and the builders
+		}
+		for _, file := range pkg.Syntax {
+			name, err := filepath.Rel(mustAbs(t, "../.."), pkg.Fset.File(file.Pos()).Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, decl := range file.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Body == nil {
+					continue
+				}
+				for _, act := range actsIn(pkg.TypesInfo, fn.Body) {
+					found[fmt.Sprintf("%s: %s: %s", name, funcName(pkg.TypesInfo, fn), act)] = true
+				}
+			}
+		}
+	}
+	for _, site := range slices.Sorted(maps.Keys(found)) {
+		if !slices.Contains(actSites, site) {
+			t.Errorf("%s takes an Aerospike node down outside the listed sites: bring it to the door's room "+
+				"(issue 41), or list it here only if it goes through mayActNow", site)
+		}
+	}
+	for _, site := range actSites {
+		if !found[site] {
+			t.Errorf("%s no longer acts: delete it from actSites", site)
+		}
+	}
+}
+
+// actsIn names the acts in a function body.
+func actsIn(info *types.Info, body *ast.BlockStmt) []string {
+	var acts []string
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if act := callAct(info, n); act != "" {
+				acts = append(acts, act)
+			}
+		case *ast.AssignStmt:
+			for _, lhs := range n.Lhs {
+				if sel, ok := lhs.(*ast.SelectorExpr); ok && sel.Sel.Name == "Replicas" && isStatefulSetSpec(info.TypeOf(sel.X)) {
+					acts = append(acts, "set replicas")
+				}
+			}
+		}
+		return true
+	})
+	return acts
+}
+
+// callAct names the act a call is ("" when none).
+func callAct(info *types.Info, call *ast.CallExpr) string {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	obj := info.Uses[sel.Sel]
+	fn, ok := obj.(*types.Func)
+	if !ok || fn.Pkg() == nil {
+		return ""
+	}
+	switch {
+	case fn.Pkg().Path() == module+"/internal/pods" && fn.Name() == "Remove":
+		return "remove pod"
+	case fn.Name() == "SignalRestart":
+		return "signal asd"
+	case fn.Name() == "Delete" && strings.HasPrefix(fn.Pkg().Path(), "sigs.k8s.io/controller-runtime") && len(call.Args) >= 2:
+		switch what := typeName(info.TypeOf(call.Args[1])); what {
+		case "Pod", "PersistentVolumeClaim", "StatefulSet":
+			return "delete " + what
+		}
+	}
+	return ""
+}
+
+func isStatefulSetSpec(t types.Type) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	return ok && n.Obj().Name() == "StatefulSetSpec" && n.Obj().Pkg().Path() == "k8s.io/api/apps/v1"
+}
+
+// typeName is the name of a (pointer to a) named type of k8s.io/api, "" for any other.
+func typeName(t types.Type) string {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil && strings.HasPrefix(n.Obj().Pkg().Path(), "k8s.io/api/") {
+		return n.Obj().Name()
+	}
+	return ""
+}
+
+// funcName is the function's name with its receiver's type: "(*T).m" or "f".
+func funcName(info *types.Info, fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return fn.Name.Name
+	}
+	return "(" + types.TypeString(info.TypeOf(fn.Recv.List[0].Type), func(*types.Package) string { return "" }) + ")." + fn.Name.Name
+}
+
+func mustAbs(t *testing.T, dir string) string {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
