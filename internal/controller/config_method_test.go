@@ -160,6 +160,7 @@ func TestProtoFdMaxAboveTheOpenFileLimitStopsBeforeAnyRestart(t *testing.T) {
 		f.r.Limits = limits
 		ctx, cancel := context.WithCancel(f.ctx)
 		go func() { _ = f.r.Tasks.Start(ctx) }()
+		waitRunnerStarted(f.r.Tasks) // a task run before Start has set its context fails at once
 		t.Cleanup(cancel)
 		f.withConfigMaps()
 		f.edit(testcluster.WithService("proto-fd-max", tc.value))

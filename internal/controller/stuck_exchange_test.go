@@ -49,6 +49,7 @@ func stuckFixture(t *testing.T) (*doorFixture, *restartRecorder) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = f.r.Tasks.Start(ctx) }()
+	waitRunnerStarted(f.r.Tasks)
 	f.r.Executor = &operations.Executor{Signaller: signals}
 	f.edit(replicationFactor(3))
 	f.migrating()
