@@ -769,7 +769,7 @@ func TestTheDoorEndsAStuckExchangeOnlyByTheNodeOutside(t *testing.T) {
 		after func(f *doorFixture)
 		check string // "" when the act may go
 	}{
-		{"the roll's checks hold the way out", actRoll, "aero-2", nil, "check SafetyRule"},
+		{"the roll's checks hold the way out", actEvict, "aero-2", nil, "check SafetyRule"},
 		{"the node outside", actEndStuckExchange, "aero-2", nil, ""},
 		{"a node holding data", actEndStuckExchange, "aero-1", nil, "check OutsideCluster"},
 		{"another node unheard", actEndStuckExchange, "aero-2", func(f *doorFixture) {
@@ -783,7 +783,7 @@ func TestTheDoorEndsAStuckExchangeOnlyByTheNodeOutside(t *testing.T) {
 			f := newDoorFixture(t, testcluster.Build())
 			stuck(f)
 			act := takeDown{what: "restart", kind: tc.kind, pods: []string{tc.pod}, decided: doorNow.Add(-time.Second)}
-			why, err := f.afterLastLook(func(st *clusterState) (string, error) { return f.r.mayActNow(f.ctx, st, act) },
+			why, err := f.afterLastLook(func(st *clusterState) (string, error) { v, err := f.r.mayActNow(f.ctx, st, act); return v.why, err },
 				func() {
 					if tc.after != nil {
 						tc.after(f)
@@ -796,5 +796,73 @@ func TestTheDoorEndsAStuckExchangeOnlyByTheNodeOutside(t *testing.T) {
 				t.Fatalf("the door says %q, want held by %q", why, tc.check)
 			}
 		})
+	}
+}
+
+// Every wait of an act is the door's, named in its list, and comes before the pods are read again: a task
+// running, an attempt not settled (unless this operator prepared it), the budget not counting the pods
+// (not for an eviction, which asks it), an operation restarting a pod, a lost node split off. A wait is
+// no hold; a check that holds is (RestartBlocked).
+func TestTheDoorOwnsEveryWait(t *testing.T) {
+	attempted := func(f *doorFixture) {
+		f.record("aero-2", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateInPlace,
+			Started: metav1.NewMicroTime(doorNow.Add(-time.Minute)), Attempted: ptr.To(metav1.NewMicroTime(doorNow.Add(-time.Second)))})
+	}
+	for _, tc := range []struct {
+		name  string
+		act   takeDown
+		setup func(f *doorFixture)
+		want  string
+		held  bool
+	}{
+		{"a task runs", takeDown{kind: actRestartInPlace}, func(f *doorFixture) {
+			ctx, cancel := context.WithCancel(f.ctx)
+			f.t.Cleanup(cancel)
+			go func() { _ = f.r.Tasks.Start(ctx) }()
+			waitRunnerStarted(f.r.Tasks)
+			f.r.Tasks.Run(tasks.Key{Cluster: f.key, Name: "live/aero-0"}, func(ctx context.Context) (string, error) {
+				<-ctx.Done()
+				return "", nil
+			})
+		}, "waiting for live/aero-0", false},
+		{"an attempt not settled", takeDown{kind: actRestartInPlace}, attempted,
+			"settling whether the last restart attempt went out", false},
+		{"an attempt this operator prepared: the budget next", takeDown{kind: actRestartInPlace, prepared: true}, attempted,
+			"waiting for pod aero-2 to report not Ready", false},
+		{"a scale-down: the budget", takeDown{kind: actScaleDown}, nil, "waiting for pod aero-2 to report not Ready", false},
+		{"a scale-down while an operation restarts a pod", takeDown{kind: actScaleDown}, func(f *doorFixture) {
+			c := f.cluster()
+			c.Status.OperationStatus = &ackov1alpha1.OperationStatus{ID: "op-1", Kind: ackov1alpha1.OperationWarmRestart,
+				Phase: ackov1alpha1.OperationInProgress, CurrentPod: "aero-0"}
+			f.must(f.c.Status().Update(f.ctx, c))
+		}, "operation op-1 is restarting pod aero-0", false},
+		{"a warm restart: the budget", takeDown{kind: actOperation, warm: true}, nil, "waiting for pod aero-2 to report not Ready", false},
+		{"a pod restart asks the budget itself: the checks", takeDown{kind: actOperation}, (*doorFixture).migrating,
+			"check ClusterStable", true},
+		{"an eviction: the checks", takeDown{kind: actEvict}, (*doorFixture).migrating, "check ClusterStable", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newDoorFixture(t, testcluster.Build())
+			if tc.setup != nil {
+				tc.setup(f)
+			}
+			act := tc.act
+			act.what, act.pods, act.decided = "the act", []string{"aero-2"}, doorNow.Add(-time.Second)
+			v, err := f.r.mayActNow(f.ctx, f.observe(), act)
+			if err != nil || !strings.Contains(v.why, tc.want) || v.held != tc.held {
+				t.Fatalf("the door says %q (held %v, %v); want %q (held %v)", v.why, v.held, err, tc.want, tc.held)
+			}
+		})
+	}
+}
+
+// A lost node last seen split off is kept by the door's NotSplitOff wait, before anything is read again.
+func TestTheDoorKeepsASplitOffNode(t *testing.T) {
+	f := newDoorFixture(t, localCluster(5, 2))
+	f.onlyPodStatus("aero-4", func(ps *ackov1alpha1.PodStatus) { ps.SplitOff = &metav1.Time{Time: doorNow.Add(-time.Hour)} })
+	v, err := f.r.mayActNow(f.ctx, f.observe(), takeDown{what: "giving up", kind: actGiveUp, pods: []string{"aero-4"},
+		absent: []string{"aero-4"}, decided: doorNow.Add(-time.Second)})
+	if err != nil || !strings.HasPrefix(v.why, "the volumes are kept: aero-4 (split off since") || v.held {
+		t.Fatalf("the door says %q (held %v, %v)", v.why, v.held, err)
 	}
 }

@@ -238,20 +238,12 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 			"leaving pods again", existing.Name, strings.Join(stray, ", "))
 		return current, r.decideLeavingAgain(ctx, st, leaving)
 	}
-	if why := st.operationHold(); why != "" {
-		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
-		return current, nil
-	}
-	if taken, why := st.budgetTaken(leaving); !taken {
-		st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
-		return current, nil
-	}
-	act := takeDown{what: "Scale down of " + existing.Name, pods: leaving, decided: st.decidedAt(leaving)}
-	if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
-		if waitsForReadings(why) {
-			st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, why)
+	act := takeDown{what: "Scale down of " + existing.Name, kind: actScaleDown, pods: leaving, decided: st.decidedAt(leaving)}
+	if v, err := r.mayActNow(ctx, st, act); v.why != "" || err != nil {
+		if v.held {
+			st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", v.why)
 		} else {
-			st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", why)
+			st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down waits: %s", existing.Name, v.why)
 		}
 		return current, err
 	}

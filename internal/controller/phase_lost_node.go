@@ -216,13 +216,11 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 		}
 		accepted = accepted && p.pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] == "true"
 	}
-	if why := st.splitOffKept(due); why != "" {
-		return why, nil
-	}
-	why, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes of " + strings.Join(names, ", "), kind: actGiveUp,
+	v, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes of " + strings.Join(names, ", "), kind: actGiveUp,
 		pods: names, decided: decided, absent: lost, acceptLoss: accepted})
+	why := v.why
 	if err != nil || why != "" {
-		if refilling := st.refilling(); len(refilling) > 0 && !accepted && !waitsForReadings(why) {
+		if refilling := st.refilling(); len(refilling) > 0 && !accepted && v.held {
 			why += fmt.Sprintf("; the volumes are kept: %s refill after their volumes were given up, and until "+
 				"a reading shows every node in one stable cluster the lost nodes may hold the last copy of some "+
 				"partitions; to give them up anyway, accepting that loss: kubectl annotate pod %s %s=true",
@@ -244,17 +242,17 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 	return "deleted " + strings.Join(done, "; "), nil
 }
 
-// splitOffKept says why the volumes of due pods are kept ("" when they are not): a pod whose node last
-// answered from outside the largest cluster may have taken writes, alone, that no other node has; a
+// splitOffKept says why the volumes of the pods due are kept ("" when they are not): a pod whose node
+// last answered from outside the largest cluster may have taken writes, alone, that no other node has; a
 // stable cluster without it proves nothing of them. Kept until the node comes back and rejoins, or the
 // user accepts the loss on the pod.
-func (st *clusterState) splitOffKept(due []pinnedPod) string {
+func (st *clusterState) splitOffKept(due []string) string {
 	var kept, names []string
-	for _, p := range due {
-		since := st.cluster.Status.Pods[p.pod.Name].SplitOff
-		if since != nil && p.pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] != "true" {
-			kept = append(kept, fmt.Sprintf("%s (split off since %s)", p.pod.Name, since.UTC().Format(time.RFC3339)))
-			names = append(names, p.pod.Name)
+	for _, name := range due {
+		since := st.cluster.Status.Pods[name].SplitOff
+		if since != nil && st.pods[name].Annotations[ackov1alpha1.AnnotationAcceptDataLoss] != "true" {
+			kept = append(kept, fmt.Sprintf("%s (split off since %s)", name, since.UTC().Format(time.RFC3339)))
+			names = append(names, name)
 		}
 	}
 	if len(kept) == 0 {

@@ -108,24 +108,17 @@ func (st *clusterState) operationNodesUp() (bool, string) {
 	return true, ""
 }
 
-// mayRestartForOperation is the look before an operation restarts a pod: the disruption budget taken
-// for a warm restart (an eviction asks the budget itself), then the door every take-down goes through.
-// While split the operation still goes under the safety rule: the user asked for it.
+// mayRestartForOperation is the door an operation's restart of a pod goes through: the
+// replication-factor change applied first, the disruption budget taken for a warm restart (an eviction asks
+// the budget itself), then the door's checks. While split the operation still goes under the safety rule:
+// the user asked for it.
 func (r *AerospikeClusterReconciler) mayRestartForOperation(ctx context.Context, st *clusterState, pod string,
 	warm bool) (string, error) {
-	if name := st.factorPending(); name != "" {
-		// A warm restart loads the desired config, a new pod starts on it: with a factor the other
-		// nodes do not run yet, the node would not rejoin them.
-		return "the replication-factor change reaches every node first (" + name + " runs the old one)", nil
-	}
-	if warm {
-		if taken, why := st.budgetTaken([]string{pod}); !taken {
-			return why, nil
-		}
-	}
 	var decided time.Time
 	if op := st.cluster.Status.OperationStatus; op != nil && op.CurrentPodStartTime != nil {
 		decided = op.CurrentPodStartTime.Time
 	}
-	return r.mayActNow(ctx, st, takeDown{what: "restart of " + pod, kind: actOperation, pods: []string{pod}, decided: decided})
+	v, err := r.mayActNow(ctx, st, takeDown{what: "restart of " + pod, kind: actOperation, pods: []string{pod},
+		decided: decided, warm: warm})
+	return v.why, err
 }

@@ -214,7 +214,7 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		}
 		for _, p := range pods {
 			waiting = append(waiting, p+": "+why)
-			st.checkRefused(actRoll, p, refusedSince(st.cluster.Status.Pods[p].Update))
+			st.checkRefused(actEvict, p, refusedSince(st.cluster.Status.Pods[p].Update))
 		}
 	}
 	if len(waiting) > 0 {
@@ -353,8 +353,8 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 	case ackov1alpha1.UpdateEvict, ackov1alpha1.UpdateReplace:
 		// Looked at again right before the act: the record may be minutes old (an operator restart, a
 		// refused eviction), and a drain may have taken a node meanwhile.
-		if why, err := r.mayActNow(ctx, st, st.removal(method, names)); why != "" || err != nil {
-			return why, err
+		if v, err := r.mayActNow(ctx, st, st.removal(method, names)); v.why != "" || err != nil {
+			return v.why, err
 		}
 	}
 	for _, name := range names {

@@ -65,8 +65,9 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 	if res.Err != nil {
 		return r.inPlaceResult(ctx, st, pods, res)
 	}
-	if why, err := r.mayRestartInPlace(ctx, st, pods, prepared); why != "" || err != nil {
-		return why, err
+	act := takeDown{what: "restart in place", kind: actRestartInPlace, pods: pods, decided: st.decidedAt(pods), prepared: prepared}
+	if v, err := r.mayActNow(ctx, st, act); v.why != "" || err != nil {
+		return v.why, err
 	}
 	return waitingInPlace, r.restartStep(ctx, st, name, pods, prepared)
 }
@@ -150,37 +151,11 @@ func forEachPod(pods []*corev1.Pod, do func(*corev1.Pod) error) error {
 	return nil
 }
 
-// mayRestartInPlace says what a restart in place still waits for ("" when it may go now): no task of
-// the cluster running, an earlier attempt settled (not one prepared: its signal did not go out), the
-// safety checks, the disruption budget taken, the pods read again, and asd up long enough for its
-// uptime to prove the restart. It is asked before the preparation and again before the signal.
-func (r *AerospikeClusterReconciler) mayRestartInPlace(ctx context.Context, st *clusterState,
-	pods []string, prepared bool) (string, error) {
-	if key, busy := r.Tasks.Busy(st.key); busy {
-		return "waiting for " + key.Name, nil
-	}
-	if why := st.settling(pods); why != "" && !prepared {
-		return why, nil
-	}
-	if check, why := st.mayTakeDown(pods); check != "" {
-		return holdReason("restart in place", check, why), nil
-	}
-	if taken, why := st.budgetTaken(pods); !taken {
-		return why, nil
-	}
-	for _, p := range pods {
-		if up := st.health.Nodes[p].Facts.Uptime; up < minUptimeBeforeSignal {
-			return fmt.Sprintf("Aerospike on %s started %s ago", p, up), nil
-		}
-	}
-	return r.mayActNow(ctx, st, takeDown{what: "restart in place", pods: pods, decided: st.decidedAt(pods)})
-}
-
 // settling: an earlier attempt may have signalled without the operator learning of it; until the
 // nodes have had settleDelay to show a restart, no second signal goes out.
 func (st *clusterState) settling(pods []string) string {
 	for _, p := range pods {
-		if u := st.cluster.Status.Pods[p].Update; u.Attempted != nil && st.now.Sub(u.Attempted.Time) < settleDelay {
+		if u := st.cluster.Status.Pods[p].Update; u != nil && u.Attempted != nil && st.now.Sub(u.Attempted.Time) < settleDelay {
 			return "settling whether the last restart attempt went out"
 		}
 	}
@@ -428,17 +403,11 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 	if len(restarted) > 0 {
 		return r.restartedOutside(ctx, st, restarted)
 	}
-	if key, busy := r.Tasks.Busy(st.key); busy {
-		return "waiting for " + key.Name, nil
-	}
-	if why := st.settling(outside); why != "" && !prepared {
-		return why, nil
-	}
 	found, _ := r.stuck.get(st.key, outside[0])
 	act := takeDown{what: "restart of the node outside the stuck exchange", kind: actEndStuckExchange, pods: outside,
-		decided: found}
-	if why, err := r.mayActNow(ctx, st, act); why != "" || err != nil {
-		return why, err
+		decided: found, prepared: prepared}
+	if v, err := r.mayActNow(ctx, st, act); v.why != "" || err != nil {
+		return v.why, err
 	}
 	return "restarting asd in " + strings.Join(outside, ", "), r.restartStep(ctx, st, endStuckTask, outside, prepared)
 }

@@ -203,7 +203,7 @@ func TestARefusedEvictionStalls(t *testing.T) {
 			st := settledState()
 			st.maxDown = 1 // replication-factor 2
 			tc.change(st)
-			st.checkRefused(actRoll, "aero-2", refusedSince(st.cluster.Status.Pods["aero-2"].Update))
+			st.checkRefused(actEvict, "aero-2", refusedSince(st.cluster.Status.Pods["aero-2"].Update))
 			st.summarize(&st.cluster.Status)
 			stalled := meta.FindStatusCondition(st.cluster.Status.Conditions, ackov1alpha1.ConditionStalled)
 			switch {

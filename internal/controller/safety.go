@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,9 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/resources"
 )
@@ -180,17 +177,19 @@ func (v *takeDownView) firstWorking(pods []string) string {
 	return ""
 }
 
-// takeDownChecks run before a roll, a scale-down step or a rack removal takes nodes down. A split is named
-// first: it explains the rest.
+// takeDownChecks run before a roll, a scale-down step, a rack removal or a give-up takes nodes down. A
+// split is named first: it explains the rest.
 var takeDownChecks = []takeDownCheck{checkNoSplitBrain, checkSafetyRule, checkPodsReady, checkClusterStable}
 
-// actKind selects the checks of a take-down.
+// actKind says what an act is: it selects the door's waits (doorWaits) and checks (checks).
 type actKind int
 
 const (
-	actRoll      actKind = iota // a rolling-restart step, a scale-down step, a rack removal: takeDownChecks
-	actOperation                // a restart the user asked for: while split, the safety rule once migrations are done
-	actReplace                  // deleting pods broken by their container state
+	actEvict          actKind = iota // a rolling-restart step that evicts its pods, or moves them off a blocked node
+	actRestartInPlace                // a rolling-restart step that restarts asd in its pods (SIGUSR1 to tini)
+	actScaleDown                     // a scale-down step, or a removed rack's: its StatefulSet's replicas lowered
+	actOperation                     // a restart the user asked for: while split, the safety rule once migrations are done
+	actReplace                       // deleting pods broken by their container state
 	// actEndStuckExchange: restarting the nodes in no cluster of an exchange a replication-factor
 	// conflict stuck (endStuckExchange): stuckExchangeChecks.
 	actEndStuckExchange
@@ -288,166 +287,13 @@ func (v *takeDownView) heldServing(st *clusterState, pods map[string]*corev1.Pod
 // mayTakeDown runs the checks of a decision on this reconcile's observations; it returns the name of
 // the first check that holds the pods and why ("" when they may go). The act runs them again (mayActNow).
 func (st *clusterState) mayTakeDown(pods []string) (check, why string) {
-	return st.view().run(actRoll, pods)
+	return st.view().run(actEvict, pods)
 }
 
 // answers: the node's latest reading is an answer.
 func (st *clusterState) answers(pod string) bool {
 	n, ok := st.health.Nodes[pod]
 	return ok && n.Err == nil
-}
-
-// freshReadingAge bounds how old a reading may be when the operator acts: readings 5 s old said "stable"
-// while a node had stopped; a reading taken at that moment was never wrong.
-const freshReadingAge = time.Second
-
-// What the door says while it waits for readings rather than for a check.
-const (
-	waitingForReadings = "waiting for a fresh reading of every node ("
-	lookingAgain       = "taking a last look at every node before the "
-)
-
-// waitsForReadings: the door's answer is a wait for readings, which come within a poll, not a hold by
-// a check (no RestartBlocked warning for it).
-func waitsForReadings(why string) bool {
-	return strings.HasPrefix(why, waitingForReadings) || strings.HasPrefix(why, lookingAgain)
-}
-
-// lastLooks remembers, per cluster and act, when the door last asked for the readings the act is to
-// go on. Once the checks pass, the door asks the prober for a new reading of every node and acts only
-// on readings taken after that request: between the reading and the act lie one poll and the
-// reconcile it wakes (milliseconds), not whatever the prober's pace left (up to freshReadingAge). Per
-// act, since one reconcile may bring several acts to the door (a scale-down and a held roll step). A
-// look is removed once the act went or is held: it is for the pass right after it. Kept in memory: an
-// operator that restarts simply asks again.
-type lastLooks = perCluster[string, time.Time]
-
-// takeDown is one act that takes nodes down.
-type takeDown struct {
-	what    string // for the hold message: "eviction", "restart in place", ...
-	kind    actKind
-	pods    []string
-	decided time.Time // when the act was decided (its step recorded): readings must be newer
-	// absent (actGiveUp): every pod whose Kubernetes node is lost; their nodes answer nothing and are
-	// not waited for.
-	absent []string
-	// acceptLoss (actGiveUp): the user accepts losing the copies the pods may hold alone, so the nodes
-	// refilling after an earlier give-up count as holding theirs.
-	acceptLoss bool
-}
-
-// mayActNow is the one door every act that takes nodes down goes through, right before it acts (an
-// eviction, a delete, a restart signal, a StatefulSet's replicas lowered, a rack removed): the named
-// checks on the pods read again from the API server, the nodes down or leaving recomputed at this
-// moment, and readings of every running node taken after the decision and at most freshReadingAge old.
-// Once the checks pass, it asks for a last look (lastLooks) and acts only on readings taken after it,
-// so that a node that stopped or restarted since the prober's last round is seen. Readings are asked
-// of the prober (it wakes the reconcile): no reconcile waits on the network. It says why the act waits
-// ("" when it may go now).
-func (r *AerospikeClusterReconciler) mayActNow(ctx context.Context, st *clusterState, act takeDown) (string, error) {
-	pods, err := r.readPods(ctx, st)
-	if err != nil {
-		return "", err
-	}
-	now := r.Clock.Now()
-	members := runningPods(pods)
-	if act.kind == actGiveUp {
-		members = slices.DeleteFunc(members, func(m string) bool { return slices.Contains(act.absent, m) })
-	}
-	v := st.viewOf(pods, members, now)
-	if act.kind == actGiveUp {
-		v.heldServing(st, pods)
-	}
-	if act.acceptLoss {
-		for _, name := range st.refilling() {
-			if v.down[name] == stateRefilling {
-				delete(v.down, name)
-			}
-		}
-	}
-	if act.kind == actReplace {
-		if check, why := v.run(act.kind, act.pods); check != "" {
-			return holdReason(act.what, check, why), nil
-		}
-		return r.recordsHeld(ctx, st, act.pods)
-	}
-	id := act.what + "/" + strings.Join(act.pods, ",")
-	if why := v.stale(act.decided); why != "" {
-		r.looks.remove(st.key, id)
-		r.Probers.Refresh(st.key)
-		return why, nil
-	}
-	if check, why := v.run(act.kind, act.pods); check != "" {
-		r.looks.remove(st.key, id)
-		return holdReason(act.what, check, why), nil
-	}
-	if asked, ok := r.looks.get(st.key, id); !ok || v.stale(asked) != "" {
-		r.looks.set(st.key, id, now)
-		r.Probers.Refresh(st.key)
-		return lookingAgain + act.what, nil
-	}
-	r.looks.remove(st.key, id)
-	return r.recordsHeld(ctx, st, act.pods)
-}
-
-// recordsHeld says why the act may not go out after all ("" when it may): the API server must hold each
-// pod's step as this reconcile read it. The cache can lag behind a record cleared a moment ago (a step
-// decided again after a restart), and an act on it would take a node down with no step recorded (model
-// hole 25). Read only when the act is about to go: one request per act.
-func (r *AerospikeClusterReconciler) recordsHeld(ctx context.Context, st *clusterState, names []string) (string, error) {
-	fresh := &ackov1alpha1.AerospikeCluster{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(st.cluster), fresh); err != nil {
-		return "", err
-	}
-	for _, name := range names {
-		read, held := st.cluster.Status.Pods[name].Update, fresh.Status.Pods[name].Update
-		if read == nil {
-			continue
-		}
-		if held == nil || held.UID != read.UID || held.Method != read.Method || !held.Started.Equal(&read.Started) {
-			return fmt.Sprintf("the step of %s read from the cache is no longer the one recorded: read again", name), nil
-		}
-	}
-	return "", nil
-}
-
-// stale names a running node without a reading taken after the decision and at most freshReadingAge
-// old ("" when every one has one).
-func (v *takeDownView) stale(decided time.Time) string {
-	for _, name := range v.members {
-		n, ok := v.health.Nodes[name]
-		if !ok || !n.ReadAt.After(decided) || v.now.Sub(n.ReadAt) > freshReadingAge {
-			return waitingForReadings + name + ")"
-		}
-	}
-	return ""
-}
-
-// readPods reads the cluster's pods from the API server, not the cache: a drain may have evicted one a
-// moment ago.
-func (r *AerospikeClusterReconciler) readPods(ctx context.Context, st *clusterState) (map[string]*corev1.Pod, error) {
-	list := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, list, client.InNamespace(st.cluster.Namespace),
-		client.MatchingLabels(st.cluster.SelectorLabels())); err != nil {
-		return nil, err
-	}
-	pods := make(map[string]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		pods[list.Items[i].Name] = &list.Items[i]
-	}
-	return pods, nil
-}
-
-// runningPods are the pods whose container runs (and that are not terminating), sorted.
-func runningPods(pods map[string]*corev1.Pod) []string {
-	var out []string
-	for name, pod := range pods {
-		if resources.PodRunning(pod) {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // budgetTaken reports whether the PodDisruptionBudget counts pods as disrupted already, so that a
