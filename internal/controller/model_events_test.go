@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -231,11 +232,21 @@ func (m *modelRun) eventHang() bool {
 // then); no operator could keep the rule through that.
 func (m *modelRun) eventDrain() bool {
 	pod := m.pick(slices.Sorted(maps.Keys(m.w.nodes)))
-	if pod == "" || m.w.apiDown() || !m.mayFault() {
+	if pod == "" || m.w.apiDown() || m.avoid[27] && m.setMissing() || !m.mayFault() {
 		return false
 	}
 	m.drain(pod)
 	return true
+}
+
+// setMissing: a rack's StatefulSet does not exist (a volume growth deleted it without its pods).
+func (m *modelRun) setMissing() bool {
+	sets := &appsv1.StatefulSetList{}
+	m.w.list(sets)
+	c := m.w.cluster()
+	return slices.ContainsFunc(c.RackPlan(), func(r ackov1alpha1.RackPlacement) bool {
+		return !slices.ContainsFunc(sets.Items, func(s appsv1.StatefulSet) bool { return s.Name == c.StatefulSetName(r.ID) })
+	})
 }
 
 func (m *modelRun) drain(pod string) {
@@ -297,7 +308,8 @@ func (m *modelRun) editSize() bool {
 	if size == c.Spec.Size {
 		return false
 	}
-	if size < c.Spec.Size && (m.avoid[2] && !m.clusterRunning() || m.avoid[1] && !m.wholeWorld()) {
+	if size < c.Spec.Size && (m.avoid[2] && !m.clusterRunning() || m.avoid[1] && !m.wholeWorld() ||
+		m.avoid[28] && m.refusedConfigSet()) {
 		return false
 	}
 	return m.edit(fmt.Sprintf("size %d -> %d", c.Spec.Size, size), func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = size })
@@ -435,7 +447,7 @@ func addNeverReadySidecar(c *ackov1alpha1.AerospikeCluster) {
 }
 
 func (m *modelRun) editRefusedConfig() bool {
-	if m.avoid[8] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() {
+	if m.avoid[8] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() || m.avoid[29] && m.operationPending() {
 		return false
 	}
 	return m.edit("sets a config asd refuses ("+modelRefusedSetting+")", setRefusedConfig)
