@@ -308,8 +308,7 @@ func (m *modelRun) editSize() bool {
 	if size == c.Spec.Size {
 		return false
 	}
-	if size < c.Spec.Size && (m.avoid[2] && !m.clusterRunning() || m.avoid[1] && !m.wholeWorld() ||
-		m.avoid[28] && m.refusedConfigSet()) {
+	if size < c.Spec.Size && (m.avoid[2] && !m.clusterRunning() || m.avoid[1] && !m.wholeWorld()) {
 		return false
 	}
 	return m.edit(fmt.Sprintf("size %d -> %d", c.Spec.Size, size), func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = size })

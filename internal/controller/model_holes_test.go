@@ -293,14 +293,17 @@ var holeScenarios = []holeScenario{
 	// give-up deleted the claim that held its lone writes. Fixed: a node answering from a cluster of its
 	// own, up longer than a join takes, is recorded split off before the split settles.
 	// 27–29 were found by 3 000 new seeds (63001–66000) on the code that fixed 24–26, nothing avoided, and are
-	// replayed here until fixed (the random sequences do not avoid them). 27 (seed 63414): a roll evicted
+	// replayed here (27 and 29 until fixed). 27 (seed 63414): a roll evicted
 	// aero-2, and right after it the user grew the size and the volumes in one edit: the StatefulSet
 	// was deleted without its pods (to grow their claims), and while it was gone the budget counted only the
 	// pods there were, so a drain evicted aero-1 with aero-2 still down. (The real disruption controller is
 	// harsher: pods with no controller count for nothing, so a budget by maxUnavailable allows every
 	// disruption until the StatefulSet adopts them again.) 28 (seed 63863): a pod recreated on a config asd
-	// refuses crash-loops; its node, a member that does not answer, reads as a split, and NoSplitBrain holds
-	// the scale-down (size 5 → 4) for good after the user fixed the spec. 29 (seed 63361): a WarmRestart
+	// refuses crash-loops and, after the user fixed the spec, is never replaced: NoSplitBrain holds the
+	// scale-down for good. The stand-in was at fault: a patch carrying the old instance's UID (PatchByUID)
+	// landed on the new pod, where the fake client rewrote the UID, so the model's kubelet no longer ran the
+	// pod. The model's API server now refuses it as the real one does (metadata.uid is immutable), and the
+	// operator's annotation records carry the UID too (pods.patchAnnotations). 29 (seed 63361): a WarmRestart
 	// copied a config asd refuses into aero-2-1 and signalled it; through three operator kills the pod never
 	// recorded that config, so after the user fixed the spec the crash-looping pod read as running the
 	// current spec and was never replaced.

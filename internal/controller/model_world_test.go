@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -152,6 +154,33 @@ func modelScheme() *runtime.Scheme {
 	return s
 }
 
+// uidUnchanged refuses, as the API server does (metadata.uid: field is immutable), a patch that sets
+// another UID than the stored object's.
+func uidUnchanged(ctx context.Context, c client.Client, obj client.Object, p client.Patch) error {
+	data, err := p.Data(obj)
+	if err != nil {
+		return err
+	}
+	var patch struct {
+		Metadata struct {
+			UID types.UID `json:"uid"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(data, &patch) != nil || patch.Metadata.UID == "" {
+		return nil
+	}
+	current := obj.DeepCopyObject().(client.Object)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
+		return err
+	}
+	if current.GetUID() != patch.Metadata.UID {
+		gvk, _ := apiutil.GVKForObject(obj, c.Scheme())
+		return apierrors.NewInvalid(gvk.GroupKind(), obj.GetName(), field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "uid"), patch.Metadata.UID, "field is immutable")})
+	}
+	return nil
+}
+
 var modelEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWorld {
@@ -163,9 +192,17 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 		WithStatusSubresource(&ackov1alpha1.AerospikeCluster{}, &corev1.Pod{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}).
 		Build()
 	var w *modelWorld
-	// The API server gives every object a UID (owner references are matched by it), and a budget a
-	// new generation when its spec changes: evictions wait until the disruption controller observed it.
+	// The API server gives every object a UID (owner references are matched by it), refuses a patch that
+	// would change it (metadata.uid is immutable: a patch carrying an older instance's UID never lands on
+	// a newer object of the name, where the fake client would rewrite the UID), and gives a budget a new
+	// generation when its spec changes: evictions wait until the disruption controller observed it.
 	api := interceptor.NewClient(store, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if err := uidUnchanged(ctx, c, obj, p); err != nil {
+				return err
+			}
+			return c.Patch(ctx, obj, p, opts...)
+		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if obj.GetUID() == "" {
 				w.uidSeq++

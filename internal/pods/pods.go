@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,14 +112,27 @@ func record(ctx context.Context, c client.Client, pod *corev1.Pod, hash, volumeS
 	return patchAnnotations(ctx, c, pod, annotations)
 }
 
-// patchAnnotations sets (or, for nil values, removes) annotations of the pod by a merge patch.
+// patchAnnotations sets (or, for nil values, removes) annotations of the pod by a merge patch that
+// carries its UID: what is recorded of one instance never lands on a newer pod of the name (the
+// StatefulSet's next one, which runs what its template and ConfigMap say). A pod gone, or replaced
+// by then, needs nothing recorded.
 func patchAnnotations(ctx context.Context, c client.Client, pod *corev1.Pod, annotations map[string]any) error {
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	if err != nil {
-		return err
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}}
+	err := PatchByUID(ctx, c, target, map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if apierrors.IsNotFound(err) || anotherInstance(err) {
+		return nil
 	}
-	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}}
-	return client.IgnoreNotFound(c.Patch(ctx, target, client.RawPatch(types.MergePatchType, data)))
+	return err
+}
+
+// anotherInstance: the API server refused a patch because the object of the name has another UID
+// (metadata.uid is immutable): the instance the patch was for is gone.
+func anotherInstance(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool { return c.Field == "metadata.uid" })
 }
 
 // SetGate writes the pod's readiness-gate condition acko.io/aerospike-ready with a strategic merge
