@@ -293,7 +293,7 @@ var holeScenarios = []holeScenario{
 	// give-up deleted the claim that held its lone writes. Fixed: a node answering from a cluster of its
 	// own, up longer than a join takes, is recorded split off before the split settles.
 	// 27–29 were found by 3 000 new seeds (63001–66000) on the code that fixed 24–26, nothing avoided, and are
-	// replayed here (27 and 29 until fixed). 27 (seed 63414): a roll evicted
+	// replayed here (27 until fixed). 27 (seed 63414): a roll evicted
 	// aero-2, and right after it the user grew the size and the volumes in one edit: the StatefulSet
 	// was deleted without its pods (to grow their claims), and while it was gone the budget counted only the
 	// pods there were, so a drain evicted aero-1 with aero-2 still down. (The real disruption controller is
@@ -306,7 +306,9 @@ var holeScenarios = []holeScenario{
 	// operator's annotation records carry the UID too (pods.patchAnnotations). 29 (seed 63361): a WarmRestart
 	// copied a config asd refuses into aero-2-1 and signalled it; through three operator kills the pod never
 	// recorded that config, so after the user fixed the spec the crash-looping pod read as running the
-	// current spec and was never replaced.
+	// current spec and was never replaced. Fixed: an attempt whose node never answers again is settled by
+	// its container, ended after the attempt (the model's kubelet now reports the crash-looping container's
+	// last termination, as the real one does), and the pod records the copy asd restarted on.
 	{point: 27, seed: 63414, want: []string{"SafetyRule"}, size: seedSize(63414), tune: seedTune(63414), run: (*modelRun).randomEvents},
 	{point: 28, seed: 63863, want: []string{"NoProgress"}, size: seedSize(63863), tune: seedTune(63863), run: (*modelRun).randomEvents},
 	{point: 29, seed: 63361, want: []string{"FixedSpecNotRunning"}, size: seedSize(63361), tune: seedTune(63361), run: (*modelRun).randomEvents},

@@ -84,7 +84,6 @@ import (
 // delete a point once its fix has landed.
 var knownHoles = map[int]string{
 	27: "a drain takes a second node while a volume growth has the StatefulSet deleted (seed 63414)",
-	29: "a WarmRestart's refused config, never recorded through operator kills, outlives the fix (seed 63361)",
 }
 
 var (

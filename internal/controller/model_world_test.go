@@ -540,6 +540,11 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 		want.Phase, want.PodIP = corev1.PodRunning, n.ip
 		aero := corev1.ContainerStatus{Name: ackov1alpha1.AerospikeContainerName, Image: resources.AerospikeImage(pod),
 			Ready: n.up && !n.crashLoop, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(n.containerAt)}}}
+		if n.crashLoop {
+			// asd exits on the config it refuses, and tini with it: the container ended.
+			aero.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1,
+				Reason: "Error", FinishedAt: metav1.NewTime(n.refusedAt)}}
+		}
 		if n.crashLoop && w.now().Sub(n.refusedAt) >= modelBackOffAfter {
 			aero.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 				Message: "asd refused its config"}}

@@ -256,7 +256,10 @@ func planUnconfirmed(st *ackov1alpha1.OperationStatus, obs Observed, cfg Config)
 			return Step{Kind: StepConfirm, Pod: st.CurrentPod}
 		}
 	} else {
-		if obs.Health.RestartedSince(st.CurrentPod, startedBefore(st)) {
+		// asd restarted since (its uptime says, or, when it does not answer, its container ended after the
+		// attempt: a config it refuses): it loaded the copy made for the attempt, which the pod then records.
+		if obs.Health.RestartedSince(st.CurrentPod, startedBefore(st)) || pod != nil && st.CurrentPodAttempted != nil &&
+			string(pod.UID) == st.CurrentPodUID && resources.AerospikeExitedSince(pod, st.CurrentPodAttempted.Time) {
 			return Step{Kind: StepConfirm, Pod: st.CurrentPod}
 		}
 		// An attempt began and its outcome is unknown: the uptime tells within SettleDelay.

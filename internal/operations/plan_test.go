@@ -228,6 +228,17 @@ func terminating(name string) change {
 	}
 }
 
+// asdExited: c-1's Aerospike container ended at the given time after began (asd exited on a config it
+// refuses, and tini with it), and its node answers no reading.
+func asdExited(after time.Duration) change {
+	return func(s *scene) {
+		noHealth(s)
+		s.obs.Pods["c-1"].Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName,
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1,
+				FinishedAt: metav1.NewTime(began.Add(after))}}}}
+	}
+}
+
 func noHealth(s *scene) { s.obs.HealthOK, s.obs.Health = false, aerospike.ClusterHealth{} }
 
 func nodeErr(name string) change {
@@ -355,6 +366,12 @@ var _ = Describe("Plan", func() {
 			decide(operations.StepAct, "c-1"), "", current(warm, false), noAttempt),
 		Entry("WarmRestart: still not restarted after the pod timeout: act (the executor fails it, saying why)",
 			decide(operations.StepAct, "c-1"), "", current(warm, false), noHealth, at(61*time.Second)),
+		// Model hole 29: a config asd refuses, copied for the attempt, and the operator stopped before it learnt
+		// that the signal went out: asd never answers again, but its container ended after the attempt.
+		Entry("WarmRestart: asd silent, its container ended after the attempt: it restarted on the copy",
+			decide(operations.StepConfirm, "c-1"), "", current(warm, false), asdExited(2*time.Second), at(20*time.Second)),
+		Entry("WarmRestart: asd silent, its container ended before the attempt: that proves nothing",
+			decide(operations.StepAct, "c-1"), "", current(warm, false), asdExited(-time.Minute), at(20*time.Second)),
 
 		// Sent: waiting for the pod to come back.
 		Entry("PodRestart: the old instance still runs", decide(operations.StepWait, "c-1"), "pod is not recreated yet",

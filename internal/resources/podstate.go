@@ -100,6 +100,21 @@ func Broken(pod *corev1.Pod) (bool, string) {
 	return false, ""
 }
 
+// AerospikeExitedSince: the pod's Aerospike container ended at t or later (its last or current
+// termination): asd stopped then, and what started after it loaded the pod's own copy of the config.
+func AerospikeExitedSince(pod *corev1.Pod, t time.Time) bool {
+	s := containerStatus(pod.Status.ContainerStatuses, v1alpha1.AerospikeContainerName)
+	if s == nil {
+		return false
+	}
+	for _, term := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+		if term != nil && !term.FinishedAt.Time.Before(t) {
+			return true
+		}
+	}
+	return false
+}
+
 func brokenState(s *corev1.ContainerStatus, init bool) string {
 	switch {
 	case s.State.Waiting != nil && brokenWaiting[s.State.Waiting.Reason]:
