@@ -538,17 +538,7 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 		}
 		want := pod.Status.DeepCopy()
 		want.Phase, want.PodIP = corev1.PodRunning, n.ip
-		aero := corev1.ContainerStatus{Name: ackov1alpha1.AerospikeContainerName, Image: resources.AerospikeImage(pod),
-			Ready: n.up && !n.crashLoop, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(n.containerAt)}}}
-		if n.crashLoop {
-			// asd exits on the config it refuses, and tini with it: the container ended.
-			aero.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1,
-				Reason: "Error", FinishedAt: metav1.NewTime(n.refusedAt)}}
-		}
-		if n.crashLoop && w.now().Sub(n.refusedAt) >= modelBackOffAfter {
-			aero.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-				Message: "asd refused its config"}}
-		}
+		aero := w.aerospikeContainer(pod, n)
 		want.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.ConfigInitContainer, Ready: true,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
 		want.ContainerStatuses = []corev1.ContainerStatus{aero}
@@ -571,6 +561,23 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 			panic(err)
 		}
 	}
+}
+
+// aerospikeContainer is the Aerospike container's status: running, ready while asd listens; on a config
+// asd refuses, ended (asd exits, and tini with it) and, after modelBackOffAfter, in CrashLoopBackOff.
+func (w *modelWorld) aerospikeContainer(pod *corev1.Pod, n *modelNode) corev1.ContainerStatus {
+	aero := corev1.ContainerStatus{Name: ackov1alpha1.AerospikeContainerName, Image: resources.AerospikeImage(pod),
+		Ready: n.up && !n.crashLoop, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(n.containerAt)}}}
+	if !n.crashLoop {
+		return aero
+	}
+	aero.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1,
+		Reason: "Error", FinishedAt: metav1.NewTime(n.refusedAt)}}
+	if w.now().Sub(n.refusedAt) >= modelBackOffAfter {
+		aero.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+			Message: "asd refused its config"}}
+	}
+	return aero
 }
 
 // copyFileAgain is the kubelet retrying the init container of a pod that found no file of its own (one
