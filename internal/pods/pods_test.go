@@ -2,43 +2,40 @@ package pods
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/test/testenv"
 )
 
-// What is recorded of a pod instance never lands on a newer pod of the name: the API server refuses a
-// patch whose metadata.uid differs (the fake client would rewrite the UID, so the test refuses as the API
-// server does), and the record of an instance that is gone is no error.
+// What is recorded of a pod instance never lands on a newer pod of the name: on a real kube-apiserver
+// a merge patch carrying another UID is refused (metadata.uid: field is immutable), and the record of an
+// instance that is gone is no error. (A fake client would rewrite the UID instead.)
 func TestARecordOfAnOldInstanceNeverLandsOnTheNewOne(t *testing.T) {
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	current := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "aero-2", UID: "uid-new",
-		Annotations: map[string]string{ackov1alpha1.AnnotationConfigHash: "from-the-configmap"}}}
-	c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(current).Build(), interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
-			data, _ := p.Data(obj)
-			var patch struct {
-				Metadata struct{ UID string } `json:"metadata"`
-			}
-			if json.Unmarshal(data, &patch) == nil && patch.Metadata.UID != "" && patch.Metadata.UID != "uid-new" {
-				return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, obj.GetName(),
-					field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), patch.Metadata.UID, "field is immutable")})
-			}
-			return c.Patch(ctx, obj, p, opts...)
-		},
-	})
+	current := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "aero-2",
+		Annotations: map[string]string{ackov1alpha1.AnnotationConfigHash: "from-the-configmap"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: ackov1alpha1.AerospikeContainerName, Image: "aerospike"}}}}
+	if err := c.Create(ctx, current); err != nil {
+		t.Fatal(err)
+	}
 	old := current.DeepCopy()
-	old.UID = "uid-old"
+	old.UID = types.UID("00000000-0000-0000-0000-000000000001")
 	if err := RecordConfig(ctx, c, old, "what-the-old-one-ran"); err != nil {
 		t.Fatalf("recording for an instance that is gone: %v", err)
 	}
@@ -46,7 +43,7 @@ func TestARecordOfAnOldInstanceNeverLandsOnTheNewOne(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(current), got); err != nil {
 		t.Fatal(err)
 	}
-	if got.UID != "uid-new" || got.Annotations[ackov1alpha1.AnnotationConfigHash] != "from-the-configmap" {
+	if got.UID != current.UID || got.Annotations[ackov1alpha1.AnnotationConfigHash] != "from-the-configmap" {
 		t.Fatalf("the old instance's record landed on the new pod: uid %s, config-hash %s", got.UID,
 			got.Annotations[ackov1alpha1.AnnotationConfigHash])
 	}
