@@ -224,12 +224,20 @@ func (c *Cluster) StartSync(out io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	var runErr error
 	go func() {
 		defer close(done)
-		if err := s.Run(ctx); err != nil && ctx.Err() == nil {
-			c.logf("sync loop ended: %v", err)
+		if runErr = s.Run(ctx); runErr != nil && ctx.Err() == nil {
+			c.logf("sync loop ended: %v", runErr)
 		}
 	}()
+	// A loop that cannot start (e.g. the real nodes' bridge) fails Up's caller now, not its pods later.
+	select {
+	case <-s.started:
+	case <-done:
+		cancel()
+		return fmt.Errorf("sync loop: %w", runErr)
+	}
 	c.syncMu.Lock()
 	c.syncEnd, c.syncer = func() { cancel(); <-done }, s
 	c.syncMu.Unlock()

@@ -104,6 +104,7 @@ type Syncer struct {
 	claims     corelisters.PersistentVolumeClaimLister
 	queue      workqueue.TypedRateLimitingInterface[string]
 	workers    int
+	started    chan struct{} // closed once Run serves (its caches synced, the real nodes' bridge up)
 	dnsPushed  map[string][]string // synced under dnsKey only
 	// mu guards the maps below. The work queue hands a key to one worker at a time, so a pod's
 	// entries change only under its own key (and states, which poll writes for every node).
@@ -154,7 +155,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 	}
 	return &Syncer{kube: kube, dyn: dyn, sim: simclient.New(opts.AerosimURL()), out: out, podLogs: opts.path(podLogsDir),
 		claimsDir: opts.path(claimsDir), scratchDir: opts.path(scratchDir), tools: map[string]toolRun{},
-		s3Addr: opts.addr(opts.Ports.S3), opts: opts,
+		s3Addr: opts.addr(opts.Ports.S3), opts: opts, started: make(chan struct{}),
 		projection: opts.ProjectionDelay, lbNet: opts.LoadBalancerNet, workers: SyncWorkers,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
@@ -189,8 +190,14 @@ func (s *Syncer) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	// The informers stop with ctx: a Run that ends early (an error) stops them itself, or Shutdown
+	// would wait for them for ever and the error would never be seen.
+	ctx, stop := context.WithCancel(ctx)
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	defer func() {
+		stop()
+		factory.Shutdown()
+	}()
 	proxyCtx, stopProxy := context.WithCancel(ctx)
 	proxyDone := make(chan struct{})
 	go func() {
@@ -225,6 +232,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		s.queue.Add(dnsKey) // and so every real pod
 	}
 	s.queue.Add(pollKey)
+	close(s.started)
 	go func() {
 		<-ctx.Done()
 		s.queue.ShutDown()

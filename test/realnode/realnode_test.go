@@ -298,3 +298,44 @@ func waitFor(ctx context.Context, t *testing.T, what string, ok func() bool, why
 		}
 	}
 }
+
+// A bridge of the launcher's name whose records were lost (its state directory deleted while it ran)
+// is the launcher's own when it has the launcher's MAC and no ports: the next launcher removes and
+// makes it again. Any other link of that name is someone else's, refused and left alone.
+func TestABridgeWhoseRecordsWereLost(t *testing.T) {
+	requireReal(t)
+	lock, err := proc.Lock("acko-realnode-test.lock", func(path string) { t.Logf("waiting for %s", path) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lock.Close() })
+	opts := Options{Dir: t.TempDir(), Bridge: "acko-rnlost", Subnet: netip.MustParsePrefix("198.19.130.0/24")}
+	gateway := opts.Subnet.Addr().Next()
+	addBridge := func(mac string) {
+		t.Helper()
+		if err := run(t.Context(), "", "ip", "link", "add", opts.Bridge, "address", mac, "type", "bridge"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = run(context.Background(), "", "ip", "link", "del", opts.Bridge) })
+	}
+
+	addBridge(macOf(gateway))
+	l, err := New(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("a bridge of ours with its records lost: %v", err)
+	}
+	if err := l.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := net.InterfaceByName(opts.Bridge); err == nil {
+		t.Fatalf("bridge %s left after cleanup", opts.Bridge)
+	}
+
+	addBridge("02:00:00:00:00:01")
+	if _, err := New(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "is not one this launcher recorded") {
+		t.Fatalf("someone else's link: got %v", err)
+	}
+	if iface, err := net.InterfaceByName(opts.Bridge); err != nil || iface.HardwareAddr.String() != "02:00:00:00:00:01" {
+		t.Fatalf("someone else's link was touched: %v %v", iface, err)
+	}
+}

@@ -68,19 +68,25 @@ func (l *Launcher) record(n *Node) error {
 }
 
 // createBridge makes the bridge with the gateway address, recorded first. A bridge of that name
-// that this launcher did not record is someone else's: an error, never touched.
+// that this launcher did not record is someone else's: an error, never touched; unless it is an
+// earlier launcher's whose records were lost (its state directory deleted while it ran), which
+// nothing uses any more: the MAC only a launcher gives its bridge, and no ports.
 func (l *Launcher) createBridge(ctx context.Context) error {
-	if _, err := net.InterfaceByName(l.opts.Bridge); err == nil {
-		return fmt.Errorf("realnode: a link named %s exists and is not one this launcher recorded in %s",
-			l.opts.Bridge, l.opts.Dir)
+	// A fixed MAC: a bridge takes its ports' lowest otherwise, and changes it as nodes come and go.
+	mac := macOf(l.gateway)
+	if iface, err := net.InterfaceByName(l.opts.Bridge); err == nil {
+		if iface.HardwareAddr.String() != mac || bridgeHasPorts(l.opts.Bridge) {
+			return fmt.Errorf("realnode: a link named %s exists and is not one this launcher recorded in %s",
+				l.opts.Bridge, l.opts.Dir)
+		}
+		if err := run(ctx, "", "ip", "link", "del", l.opts.Bridge); err != nil {
+			return err
+		}
 	}
 	path := bridgeRecordPath(l.opts.Dir)
 	if err := writeJSON(path, bridgeRecord{Name: l.opts.Bridge}); err != nil {
 		return err
 	}
-	// A fixed MAC: a bridge takes its ports' lowest otherwise, and changes it as nodes come and go.
-	gw := l.gateway.As4()
-	mac := fmt.Sprintf("02:ac:%02x:%02x:%02x:%02x", gw[0], gw[1], gw[2], gw[3])
 	if err := run(ctx, "", "ip", "link", "add", l.opts.Bridge, "address", mac, "type", "bridge"); err != nil {
 		_ = os.Remove(path)
 		return err
@@ -169,6 +175,12 @@ func deleteBridge(dir string) error {
 		}
 	}
 	return os.Remove(path)
+}
+
+// bridgeHasPorts says whether any link is attached to the bridge (or whether that cannot be read).
+func bridgeHasPorts(name string) bool {
+	ports, err := os.ReadDir(filepath.Join("/sys/class/net", name, "brif"))
+	return err != nil || len(ports) > 0
 }
 
 // deleteLink removes a node's host-side link once its network namespace is gone (the kernel removes
