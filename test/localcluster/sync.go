@@ -104,7 +104,7 @@ type Syncer struct {
 	claims     corelisters.PersistentVolumeClaimLister
 	queue      workqueue.TypedRateLimitingInterface[string]
 	workers    int
-	started    chan struct{} // closed once Run serves (its caches synced, the real nodes' bridge up)
+	started    chan struct{}       // closed once Run serves (its caches synced, the real nodes' bridge up)
 	dnsPushed  map[string][]string // synced under dnsKey only
 	// mu guards the maps below. The work queue hands a key to one worker at a time, so a pod's
 	// entries change only under its own key (and states, which poll writes for every node).
