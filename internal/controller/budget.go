@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/acko-io/acko/internal/resources"
@@ -27,11 +28,40 @@ func (r *AerospikeClusterReconciler) withBudget(ctx context.Context, st *cluster
 	}
 	budget := st.budgetWhenStable()
 	st.pdb = resources.PodDisruptionBudget(st.cluster, st.pdbMaxUnavailable(budget), budget)
+	if st.replacingSets() {
+		resources.HoldEveryPod(st.pdb, len(st.pods))
+	}
 	if st.existingPDB == nil || resources.NeedsUpdate(st.existingPDB, st.pdb) {
 		// Compared with what syncBudget wrote in this reconcile, which the cache may not show yet.
 		objects = append(objects, st.pdb)
 	}
 	return objects, nil
+}
+
+// replacingSets: a volume growth replaces a rack's StatefulSet (its claim templates are smaller than the
+// spec's, it is being deleted, or it is gone while pods of the cluster have no controller). From before
+// the delete until the new StatefulSet has adopted every pod the budget holds every pod (HoldEveryPod):
+// a budget by maxUnavailable counts orphaned pods for nothing, and would let a drain take them all
+// (model hole 27).
+func (st *clusterState) replacingSets() bool {
+	for name, existing := range st.existingSets {
+		if desired := st.sets[name]; existing.DeletionTimestamp != nil || desired != nil && claimTemplatesSmaller(existing, desired) {
+			return true
+		}
+	}
+	for _, pod := range st.pods {
+		if metav1.GetControllerOf(pod) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// budgetHolds: the budget holds every pod and the disruption controller has counted it so.
+func (st *clusterState) budgetHolds() bool {
+	pdb := st.existingPDB
+	return st.cluster.BudgetDisabled() || pdb != nil && pdb.Spec.MinAvailable != nil &&
+		pdb.Spec.MinAvailable.IntValue() >= len(st.pods) && pdb.Status.ObservedGeneration >= pdb.Generation
 }
 
 // removeBudget deletes the cluster's PodDisruptionBudget when the user asked for none

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -232,21 +231,11 @@ func (m *modelRun) eventHang() bool {
 // then); no operator could keep the rule through that.
 func (m *modelRun) eventDrain() bool {
 	pod := m.pick(slices.Sorted(maps.Keys(m.w.nodes)))
-	if pod == "" || m.w.apiDown() || m.avoid[27] && m.setMissing() || !m.mayFault() {
+	if pod == "" || m.w.apiDown() || !m.mayFault() {
 		return false
 	}
 	m.drain(pod)
 	return true
-}
-
-// setMissing: a rack's StatefulSet does not exist (a volume growth deleted it without its pods).
-func (m *modelRun) setMissing() bool {
-	sets := &appsv1.StatefulSetList{}
-	m.w.list(sets)
-	c := m.w.cluster()
-	return slices.ContainsFunc(c.RackPlan(), func(r ackov1alpha1.RackPlacement) bool {
-		return !slices.ContainsFunc(sets.Items, func(s appsv1.StatefulSet) bool { return s.Name == c.StatefulSetName(r.ID) })
-	})
 }
 
 func (m *modelRun) drain(pod string) {

@@ -82,9 +82,7 @@ import (
 
 // knownHoles are the points of issue 22 that the code at hand still has (see the top of this file):
 // delete a point once its fix has landed.
-var knownHoles = map[int]string{
-	27: "a drain takes a second node while a volume growth has the StatefulSet deleted (seed 63414)",
-}
+var knownHoles = map[int]string{}
 
 var (
 	modelSeeds = flag.Int("model.seeds", 100, "random sequences TestModel runs (with modelFoundSeeds; under a minute)")

@@ -593,9 +593,11 @@ func (w *modelWorld) copyFileAgain(ctx context.Context, pod *corev1.Pod, n *mode
 	w.logf("the init container of %s copies its file at last", pod.Name)
 }
 
-// disruptionController counts each budget like Kubernetes' disruption controller: the pods its
-// StatefulSets ask for are expected (a pod evicted and not yet recreated is a disruption), the Ready
-// ones healthy.
+// disruptionController counts each budget as Kubernetes' disruption controller does: the Ready pods
+// are healthy; a budget by minAvailable (an integer) expects the pods there are, one by maxUnavailable the
+// replicas of their controllers. A pod with no controller (orphaned, while a volume growth has its
+// StatefulSet deleted) counts for nothing there ("UnmanagedPods"), and a pod whose controller cannot be
+// found makes the budget fail safe: no disruption allowed (model hole 27).
 func (w *modelWorld) disruptionController(ctx context.Context, pods map[string]*corev1.Pod) {
 	pdbs := &policyv1.PodDisruptionBudgetList{}
 	sets := &appsv1.StatefulSetList{}
@@ -603,34 +605,11 @@ func (w *modelWorld) disruptionController(ctx context.Context, pods map[string]*
 	w.list(sets)
 	for i := range pdbs.Items {
 		pdb := &pdbs.Items[i]
-		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err != nil {
-			panic(err)
+		want, ok := budgetStatus(pdb, pods, sets.Items)
+		if !ok {
+			want = pdb.Status
+			want.DisruptionsAllowed = 0 // failSafe: the rest of the status stays as it was
 		}
-		want := policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation}
-		for _, p := range pods {
-			if sel.Matches(labels.Set(p.Labels)) {
-				want.ExpectedPods++
-				if resources.PodReady(p) {
-					want.CurrentHealthy++
-				}
-			}
-		}
-		scale := int32(0)
-		for _, sts := range sets.Items {
-			if sel.Matches(labels.Set(sts.Spec.Template.Labels)) {
-				scale += ptr.Deref(sts.Spec.Replicas, 1)
-			}
-		}
-		want.ExpectedPods = max(want.ExpectedPods, scale)
-		if pdb.Spec.MaxUnavailable != nil {
-			v, _ := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, int(want.ExpectedPods), true)
-			want.DesiredHealthy = max(want.ExpectedPods-int32(v), 0)
-		} else if pdb.Spec.MinAvailable != nil {
-			v, _ := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, int(want.ExpectedPods), true)
-			want.DesiredHealthy = int32(v)
-		}
-		want.DisruptionsAllowed = max(want.CurrentHealthy-want.DesiredHealthy, 0)
 		if fmt.Sprint(pdb.Status) == fmt.Sprint(want) {
 			continue
 		}
@@ -639,6 +618,48 @@ func (w *modelWorld) disruptionController(ctx context.Context, pods map[string]*
 			panic(err)
 		}
 	}
+}
+
+// budgetStatus is the budget's status over the pods (false when a pod's controller cannot be found).
+func budgetStatus(pdb *policyv1.PodDisruptionBudget, pods map[string]*corev1.Pod, sets []appsv1.StatefulSet) (
+	policyv1.PodDisruptionBudgetStatus, bool) {
+	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	if err != nil {
+		panic(err)
+	}
+	want := policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation}
+	scales := map[types.UID]int32{}
+	for _, p := range pods {
+		if !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		want.ExpectedPods++ // minAvailable's count; maxUnavailable's is the controllers' below
+		if resources.PodReady(p) {
+			want.CurrentHealthy++
+		}
+		ref := metav1.GetControllerOf(p)
+		if ref == nil {
+			continue // unmanaged
+		}
+		i := slices.IndexFunc(sets, func(s appsv1.StatefulSet) bool { return s.UID == ref.UID })
+		if i < 0 {
+			return want, false // "found no controllers for pod"
+		}
+		scales[ref.UID] = ptr.Deref(sets[i].Spec.Replicas, 1)
+	}
+	if pdb.Spec.MaxUnavailable != nil {
+		want.ExpectedPods = 0
+		for _, n := range scales {
+			want.ExpectedPods += n
+		}
+		v, _ := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, int(want.ExpectedPods), true)
+		want.DesiredHealthy = max(want.ExpectedPods-int32(v), 0)
+	} else if pdb.Spec.MinAvailable != nil {
+		v, _ := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, int(want.ExpectedPods), true)
+		want.DesiredHealthy = int32(v)
+	}
+	want.DisruptionsAllowed = max(want.CurrentHealthy-want.DesiredHealthy, 0)
+	return want, true
 }
 
 // modelBackOffAfter is how long a container that keeps exiting runs through restarts before the

@@ -81,6 +81,9 @@ func (r *AerospikeClusterReconciler) replaceSmallerSets(ctx context.Context, st 
 			st.setWork(ackov1alpha1.ReasonApplying, "Replacing StatefulSet %s to grow its volumes waits for the pods it removes", name)
 			return true, nil
 		}
+		if !st.budgetHolds() {
+			return true, r.holdBudget(ctx, st, name)
+		}
 		uid, version := existing.UID, existing.ResourceVersion
 		err := r.Delete(ctx, existing, client.PropagationPolicy(metav1.DeletePropagationOrphan),
 			client.Preconditions{UID: &uid, ResourceVersion: &version})
@@ -94,6 +97,23 @@ func (r *AerospikeClusterReconciler) replaceSmallerSets(ctx context.Context, st 
 		return true, nil
 	}
 	return false, nil
+}
+
+// holdBudget writes the budget that holds every pod before a StatefulSet is replaced, and waits until the
+// disruption controller has counted it (budgetHolds).
+func (r *AerospikeClusterReconciler) holdBudget(ctx context.Context, st *clusterState, name string) error {
+	st.setWork(ackov1alpha1.ReasonApplying, "Replacing StatefulSet %s to grow its volumes waits for the "+
+		"PodDisruptionBudget to hold every pod (its pods have no controller meanwhile)", name)
+	objects, err := r.withBudget(ctx, st, nil)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objects {
+		if _, err := r.applyChild(ctx, st, obj); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // claimTemplatesSmaller: a claim template of existing asks for less storage than desired's.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/acko-io/acko/api/v1alpha1"
@@ -134,6 +135,14 @@ func PodDisruptionBudget(c *v1alpha1.AerospikeCluster, maxUnavailable, whenStabl
 			Selector:       &metav1.LabelSelector{MatchLabels: c.SelectorLabels()},
 		},
 	}
+}
+
+// HoldEveryPod turns the budget into one that allows no disruption of the pods there are: minAvailable
+// = pods, an integer, which Kubernetes' disruption controller counts over the pods themselves. A budget by
+// maxUnavailable counts the replicas of the pods' controllers, and pods with none (a StatefulSet deleted
+// without its pods, to grow their claims) count for nothing: it would let every healthy pod go.
+func HoldEveryPod(pdb *policyv1.PodDisruptionBudget, pods int) {
+	pdb.Spec.MaxUnavailable, pdb.Spec.MinAvailable = nil, ptr.To(intstr.FromInt32(int32(pods)))
 }
 
 // StableMaxUnavailable reads the budget's maxUnavailable while the cluster is stable (false when the

@@ -50,6 +50,7 @@ func NeedsUpdate(existing, desired client.Object) bool {
 	case *policyv1.PodDisruptionBudget:
 		e, ok := existing.(*policyv1.PodDisruptionBudget)
 		return !ok || !equality.Semantic.DeepEqual(e.Spec.MaxUnavailable, d.Spec.MaxUnavailable) ||
+			!equality.Semantic.DeepEqual(e.Spec.MinAvailable, d.Spec.MinAvailable) ||
 			!equality.Semantic.DeepEqual(e.Spec.Selector, d.Spec.Selector) ||
 			!containsAll(e.Annotations, d.Annotations)
 	case *unstructured.Unstructured:
@@ -83,7 +84,7 @@ func ApplyOwnedFields(existing, desired client.Object) {
 		}
 	case *policyv1.PodDisruptionBudget:
 		if e, ok := existing.(*policyv1.PodDisruptionBudget); ok {
-			e.Spec.MaxUnavailable = d.Spec.MaxUnavailable
+			e.Spec.MaxUnavailable, e.Spec.MinAvailable = d.Spec.MaxUnavailable, d.Spec.MinAvailable
 			e.Spec.Selector = d.Spec.Selector.DeepCopy()
 			if e.Annotations == nil {
 				e.Annotations = map[string]string{}

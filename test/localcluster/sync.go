@@ -171,24 +171,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pods, services, configMaps := factory.Core().V1().Pods(), factory.Core().V1().Services(),
-		factory.Core().V1().ConfigMaps()
-	claims := factory.Core().V1().PersistentVolumeClaims()
-	s.pods, s.services, s.configMaps, s.claims = pods.Lister(), services.Lister(), configMaps.Lister(), claims.Lister()
-	handlers := map[cache.SharedIndexInformer]func(any){
-		pods.Informer():       s.enqueuePod,
-		services.Informer():   func(any) { s.queue.Add(dnsKey) },
-		configMaps.Informer(): s.enqueueConfigMapUsers,
-		claims.Informer():     s.enqueueResize,
-	}
-	for informer, enqueue := range handlers {
-		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    enqueue,
-			UpdateFunc: func(_, obj any) { enqueue(obj) },
-			DeleteFunc: enqueue,
-		}); err != nil {
-			return err
-		}
+	informers, err := s.watch(factory)
+	if err != nil {
+		return err
 	}
 	// The informers stop with ctx: a Run that ends early (an error) stops them itself, or Shutdown
 	// would wait for them for ever and the error would never be seen.
@@ -214,7 +199,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopStore()
-	for informer := range handlers {
+	for _, informer := range informers {
 		if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 			return ctx.Err()
 		}
@@ -247,6 +232,32 @@ func (s *Syncer) Run(ctx context.Context) error {
 	workers.Wait()
 	s.runs.Wait()
 	return nil
+}
+
+// watch sets the listers and queues what each informer's events change; it returns the informers.
+func (s *Syncer) watch(factory informers.SharedInformerFactory) ([]cache.SharedIndexInformer, error) {
+	pods, services, configMaps := factory.Core().V1().Pods(), factory.Core().V1().Services(),
+		factory.Core().V1().ConfigMaps()
+	claims := factory.Core().V1().PersistentVolumeClaims()
+	s.pods, s.services, s.configMaps, s.claims = pods.Lister(), services.Lister(), configMaps.Lister(), claims.Lister()
+	handlers := map[cache.SharedIndexInformer]func(any){
+		pods.Informer():       s.enqueuePod,
+		services.Informer():   func(any) { s.queue.Add(dnsKey) },
+		configMaps.Informer(): s.enqueueConfigMapUsers,
+		claims.Informer():     s.enqueueResize,
+	}
+	watched := make([]cache.SharedIndexInformer, 0, len(handlers))
+	for informer, enqueue := range handlers {
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueue,
+			UpdateFunc: func(_, obj any) { enqueue(obj) },
+			DeleteFunc: enqueue,
+		}); err != nil {
+			return nil, err
+		}
+		watched = append(watched, informer)
+	}
+	return watched, nil
 }
 
 // enqueueSimulated queues the pod of every simulated node, so that the nodes of pods that went
