@@ -85,19 +85,19 @@ func (m *modelRun) eventDrainRacingResize() bool {
 	return true
 }
 
-// eventGrow is a volume growth as growVolumes carries it out (every rack's StatefulSet deleted without its
-// pods, created again by the next reconcile), alone or in the same edit as a size change (issue 38).
+// eventGrow is the user's volume growth, alone or in the same edit as a size change (issue 38), which the
+// operator carries out (growVolumes): on a cluster whose volumes may grow (withGrowableVolume).
 func (m *modelRun) eventGrow() bool {
-	if m.avoid[15] || m.frozen() || m.w.cluster().Status.Phase == ackov1alpha1.PhaseError {
-		return false // growVolumes runs only on a spec it applies
+	if m.avoid[15] || !growable(m.w.cluster()) {
+		return false
 	}
-	if m.w.rng.IntN(2) == 0 && m.editSize() {
-		m.w.logf("event: the volumes grow in the same edit")
-	} else {
-		m.w.logf("event: the volumes grow")
+	what, edit := "the volumes grow by 10Gi", growVolume
+	if m.w.rng.IntN(2) == 0 {
+		if size, resize, ok := m.sizeEdit(); ok {
+			what, edit = what+" and "+size, func(c *ackov1alpha1.AerospikeCluster) { growVolume(c); resize(c) }
+		}
 	}
-	m.w.orphanStatefulSets(context.Background())
-	return true
+	return m.edit(what, edit)
 }
 
 func (m *modelRun) randomEvent() {
@@ -292,15 +292,18 @@ func (m *modelRun) edit(what string, mutate func(*ackov1alpha1.AerospikeCluster)
 func (m *modelRun) mayRoll() bool { return !m.avoid[2] || !m.scaleDownUnderway() }
 
 func (m *modelRun) editSize() bool {
+	what, resize, ok := m.sizeEdit()
+	return ok && m.edit(what, resize)
+}
+
+// sizeEdit draws a new size: what it is, the edit, and whether it may come now.
+func (m *modelRun) sizeEdit() (string, func(*ackov1alpha1.AerospikeCluster), bool) {
 	c := m.w.cluster()
 	size := max(3, min(6, c.Spec.Size+int32(m.w.rng.IntN(5))-2))
-	if size == c.Spec.Size {
-		return false
+	if size == c.Spec.Size || size < c.Spec.Size && (m.avoid[2] && !m.clusterRunning() || m.avoid[1] && !m.wholeWorld()) {
+		return "", nil, false
 	}
-	if size < c.Spec.Size && (m.avoid[2] && !m.clusterRunning() || m.avoid[1] && !m.wholeWorld()) {
-		return false
-	}
-	return m.edit(fmt.Sprintf("size %d -> %d", c.Spec.Size, size), func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = size })
+	return fmt.Sprintf("size %d -> %d", c.Spec.Size, size), func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Size = size }, true
 }
 
 // wholeWorld: every node serves with its data.

@@ -459,9 +459,13 @@ func seedTune(seed uint64) func(*ackov1alpha1.AerospikeCluster) {
 		if seed%4 == 1 {
 			c.Spec.RackConfig = &ackov1alpha1.RackConfig{Racks: []ackov1alpha1.Rack{{ID: 1}, {ID: 2}}}
 		}
-		// One cluster in five has local volumes (not the found seeds: they replay the sequence they were found by).
+		// One cluster in five has local volumes, one in five a volume that may grow (not the found seeds: they
+		// replay the sequence they were found by).
 		if seed%5 == 3 && !slices.Contains(modelFoundSeeds, seed) {
 			withLocalVolumes(c)
+		}
+		if seed%5 == 1 && !slices.Contains(modelFoundSeeds, seed) && !slices.Contains(modelHoleSeeds, seed) {
+			withGrowableVolume(c)
 		}
 		// One in seven has a LoadBalancer Service per pod (model_external_test.go), not the replayed seeds.
 		if seed%7 == 4 && !slices.Contains(modelFoundSeeds, seed) && !slices.Contains(modelHoleSeeds, seed) {

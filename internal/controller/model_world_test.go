@@ -236,6 +236,11 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 		k8sLost: map[string]bool{}, splitOff: map[string]bool{}, emptied: map[string]bool{},
 		outOfService: map[string]bool{}, accepted: map[string]bool{}, acceptAsked: map[string]time.Time{},
 	}
+	for _, class := range modelStorageClasses() {
+		if err := api.Create(context.Background(), class); err != nil {
+			panic(err)
+		}
+	}
 	cluster.Generation = 1
 	if err := api.Create(context.Background(), cluster); err != nil {
 		panic(err)
@@ -322,6 +327,7 @@ func (w *modelWorld) tick(ctx context.Context, dt time.Duration) {
 	w.syncStatefulSets(ctx, w.pods())
 	pods := w.pods()
 	w.kubelet(ctx, pods)
+	w.resizeClaims(ctx)
 	w.disruptionController(ctx, pods)
 	w.loadBalancers(ctx)
 	w.aerospike()
@@ -394,39 +400,6 @@ func (w *modelWorld) adoptOrphans(ctx context.Context, sts *appsv1.StatefulSet, 
 		}
 		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}
 		if err := w.api.Update(ctx, pod); err != nil {
-			panic(err)
-		}
-	}
-}
-
-// orphanStatefulSets deletes every StatefulSet with orphan propagation, as growVolumes does to
-// replace their claim templates: the pods run on without a controller.
-// Only the StatefulSets of the spec's racks, and not one that still removes pods (replaceSmallerSets).
-func (w *modelWorld) orphanStatefulSets(ctx context.Context) {
-	sets := &appsv1.StatefulSetList{}
-	w.list(sets)
-	c := w.cluster()
-	for i := range sets.Items {
-		sts := &sets.Items[i]
-		if !slices.ContainsFunc(c.RackPlan(), func(r ackov1alpha1.RackPlacement) bool { return c.StatefulSetName(r.ID) == sts.Name }) {
-			continue
-		}
-		var owned []*corev1.Pod
-		for _, pod := range w.pods() {
-			if metav1.IsControlledBy(pod, sts) {
-				owned = append(owned, pod)
-			}
-		}
-		if len(owned) > int(ptr.Deref(sts.Spec.Replicas, 1)) {
-			continue
-		}
-		for _, pod := range owned {
-			pod.OwnerReferences = nil
-			if err := w.api.Update(ctx, pod); err != nil {
-				panic(err)
-			}
-		}
-		if err := w.api.Delete(ctx, sts); err != nil {
 			panic(err)
 		}
 	}
@@ -1284,12 +1257,19 @@ func (w *modelWorld) operatorDelete(ctx context.Context, c client.WithWatch, obj
 			w.claimDeleted(ctx, current)
 		}
 	}
+	do := &client.DeleteOptions{}
+	do.ApplyOptions(opts)
+	if sts, isSet := obj.(*appsv1.StatefulSet); isSet && ptr.Deref(do.PropagationPolicy, "") == metav1.DeletePropagationOrphan {
+		if err := c.Delete(ctx, obj, opts...); err != nil {
+			return err
+		}
+		w.orphanDependents(ctx, sts)
+		return nil
+	}
 	pod, isPod := obj.(*corev1.Pod)
 	if !isPod {
 		return c.Delete(ctx, obj, opts...)
 	}
-	do := &client.DeleteOptions{}
-	do.ApplyOptions(opts)
 	current := &corev1.Pod{}
 	if err := w.api.Get(ctx, client.ObjectKeyFromObject(pod), current); err != nil {
 		return err

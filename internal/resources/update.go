@@ -29,7 +29,7 @@ import (
 //   - StatefulSet: replicas, update strategy, PVC retention policy, the Aerospike image and the config
 //     and pod spec hash annotations of the template (the hashes stand for the rest of the template,
 //     which the API server fills with defaults);
-//   - PodDisruptionBudget: maxUnavailable and selector;
+//   - PodDisruptionBudget: maxUnavailable, minAvailable, selector and annotations;
 //   - an unstructured child (the PodMonitor): its spec.
 //
 // Kinds the builders do not make are never reported.
@@ -49,15 +49,20 @@ func NeedsUpdate(existing, desired client.Object) bool {
 		return !ok || statefulSetDiffers(e, d)
 	case *policyv1.PodDisruptionBudget:
 		e, ok := existing.(*policyv1.PodDisruptionBudget)
-		return !ok || !equality.Semantic.DeepEqual(e.Spec.MaxUnavailable, d.Spec.MaxUnavailable) ||
-			!equality.Semantic.DeepEqual(e.Spec.MinAvailable, d.Spec.MinAvailable) ||
-			!equality.Semantic.DeepEqual(e.Spec.Selector, d.Spec.Selector) ||
-			!containsAll(e.Annotations, d.Annotations)
+		return !ok || budgetDiffers(e, d)
 	case *unstructured.Unstructured:
 		e, ok := existing.(*unstructured.Unstructured)
 		return !ok || !equality.Semantic.DeepEqual(e.Object["spec"], d.Object["spec"])
 	}
 	return false
+}
+
+// budgetDiffers: the budget's limits, selector or annotations are not the desired ones.
+func budgetDiffers(e, d *policyv1.PodDisruptionBudget) bool {
+	return !equality.Semantic.DeepEqual(e.Spec.MaxUnavailable, d.Spec.MaxUnavailable) ||
+		!equality.Semantic.DeepEqual(e.Spec.MinAvailable, d.Spec.MinAvailable) ||
+		!equality.Semantic.DeepEqual(e.Spec.Selector, d.Spec.Selector) ||
+		!containsAll(e.Annotations, d.Annotations)
 }
 
 // ApplyOwnedFields copies the fields NeedsUpdate compares from desired into existing (a StatefulSet gets
