@@ -39,7 +39,7 @@ func (r *AerospikeClusterReconciler) withBudget(ctx context.Context, st *cluster
 }
 
 // replacingSets: a volume growth replaces a rack's StatefulSet (its claim templates are smaller than the
-// spec's, it is being deleted, or it is gone while pods of the cluster have no controller). From before
+// spec's, it is being deleted, or it is gone while pods of its name have no controller). From before
 // the delete until the new StatefulSet has adopted every pod the budget holds every pod (HoldEveryPod):
 // a budget by maxUnavailable counts orphaned pods for nothing, and would let a drain take them all
 // (model hole 27).
@@ -49,8 +49,19 @@ func (st *clusterState) replacingSets() bool {
 			return true
 		}
 	}
-	for _, pod := range st.pods {
-		if metav1.GetControllerOf(pod) == nil {
+	for name, pod := range st.pods {
+		if metav1.GetControllerOf(pod) == nil && st.rackPod(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// rackPod: the pod is named like a pod of a rack's StatefulSet, which adopts it (a pod of the cluster's
+// labels that no StatefulSet would adopt never holds the budget).
+func (st *clusterState) rackPod(name string) bool {
+	for set := range st.sets {
+		if _, ok := podOrdinal(set, name); ok {
 			return true
 		}
 	}
