@@ -154,6 +154,28 @@ func modelScheme() *runtime.Scheme {
 	return s
 }
 
+// uidPrecondition refuses a delete whose UID precondition is not the stored object's: 409 Conflict.
+func uidPrecondition(ctx context.Context, c client.Client, obj client.Object, opts []client.DeleteOption) error {
+	do := &client.DeleteOptions{}
+	do.ApplyOptions(opts)
+	if do.Preconditions == nil || do.Preconditions.UID == nil {
+		return nil
+	}
+	current, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return nil
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
+		return err
+	}
+	if current.GetUID() != *do.Preconditions.UID {
+		gvk, _ := apiutil.GVKForObject(obj, c.Scheme())
+		return apierrors.NewConflict(schema.GroupResource{Group: gvk.Group, Resource: strings.ToLower(gvk.Kind) + "s"}, obj.GetName(),
+			fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", *do.Preconditions.UID, current.GetUID()))
+	}
+	return nil
+}
+
 // uidUnchanged refuses, as the API server does (metadata.uid: field is immutable), a patch that sets
 // another UID than the stored object's.
 func uidUnchanged(ctx context.Context, c client.Client, obj client.Object, p client.Patch) error {
@@ -202,6 +224,14 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 				return err
 			}
 			return c.Patch(ctx, obj, p, opts...)
+		},
+		// A delete with a UID precondition deletes only that instance, as the API server's does (the fake
+		// client checks only a resourceVersion).
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			if err := uidPrecondition(ctx, c, obj, opts); err != nil {
+				return err
+			}
+			return c.Delete(ctx, obj, opts...)
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if obj.GetUID() == "" {
@@ -1252,6 +1282,9 @@ func (w *modelWorld) judgeLowered(ctx context.Context, obj client.Object, do fun
 
 func (w *modelWorld) operatorDelete(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 	if pvc, isClaim := obj.(*corev1.PersistentVolumeClaim); isClaim {
+		if err := uidPrecondition(ctx, w.api, obj, opts); err != nil {
+			return err
+		}
 		current := &corev1.PersistentVolumeClaim{}
 		if err := w.api.Get(ctx, client.ObjectKeyFromObject(pvc), current); err == nil {
 			w.claimDeleted(ctx, current)

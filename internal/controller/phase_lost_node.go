@@ -346,12 +346,19 @@ func (r *AerospikeClusterReconciler) pinnedBy(ctx context.Context, pod *corev1.P
 		if !ofClass(pvc, classes) {
 			continue
 		}
-		claims = append(claims, pvc)
-		if node == "" {
-			if node, err = r.claimNode(ctx, pvc); err != nil {
-				return nil, err
-			}
+		on, err := r.claimNode(ctx, pvc)
+		if err != nil {
+			return nil, err
 		}
+		if node == "" {
+			node = on
+		}
+		// A claim on another node was made since for a new instance of the pod (the cache may still show
+		// the old one): it is not pinned to this node, and giving this node up must not delete it.
+		if on != "" && on != node {
+			continue
+		}
+		claims = append(claims, pvc)
 	}
 	if len(claims) == 0 && !gone || node == "" {
 		return nil, nil

@@ -16,7 +16,7 @@ import (
 
 // Which node holds a pod's local volumes, and whether it is lost: the pod's own node, else the
 // scheduler's choice for its claim, else the hostname its static volume is pinned to; deleted or not
-// Ready counts, a claim of another class does not pin the pod.
+// Ready counts, a claim of another class or on another node does not pin the pod.
 func TestPinnedBy(t *testing.T) {
 	down := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	stopped := metav1.NewTime(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
@@ -66,6 +66,10 @@ func TestPinnedBy(t *testing.T) {
 		{"its claim given up already, the pod still on the lost node", pod("n1"), []client.Object{node("n1", corev1.ConditionFalse)},
 			"n1", "not Ready", down, 0},
 		{"no claim and no node", pod(""), nil, "", "", metav1.Time{}, 0},
+		// The cache still shows the old pod on the lost node, gone by now; its successor's new claim, on
+		// another node, does not pin it there (and is never given up with it).
+		{"the old pod on the lost node, the claim a successor's on another node", pod("n1"),
+			[]client.Object{claim("local", "n5", ""), node("n1", corev1.ConditionFalse)}, "", "", metav1.Time{}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -131,11 +131,32 @@ func (r *AerospikeClusterReconciler) observePods(ctx context.Context, st *cluste
 		return err
 	}
 	st.health, st.healthOK = r.Probers.Snapshot(st.key)
+	st.health.Nodes = readingsOfTheirPods(st.health.Nodes, st.pods)
 	st.split = st.healthOK && st.health.SplitSettled
 	st.maxDown = st.runningMaxDown()
 	st.held = st.heldPods()
 	return nil
 }
+
+// readingsOfTheirPods keeps the readings taken of the pods as they are: a reading of an earlier instance
+// of a pod's name (taken at another address, or before the pod was created) says nothing of the new one,
+// which would otherwise read as a member of the cluster, Ready, before its node ever answered (model: a
+// pod recreated right after its eviction was counted healthy by the budget while it refilled).
+func readingsOfTheirPods(nodes map[string]aerospike.NodeHealth, pods map[string]*corev1.Pod) map[string]aerospike.NodeHealth {
+	kept := make(map[string]aerospike.NodeHealth, len(nodes))
+	for name, n := range nodes {
+		pod := pods[name]
+		if pod != nil && (n.ReadAt.Before(pod.CreationTimestamp.Time) ||
+			pod.Status.PodIP != "" && n.Addr != "" && n.Addr != probeAddr(pod)) {
+			continue
+		}
+		kept[name] = n
+	}
+	return kept
+}
+
+// probeAddr is where the prober reads the pod's node.
+func probeAddr(pod *corev1.Pod) string { return net.JoinHostPort(pod.Status.PodIP, "3000") }
 
 // observe reads the StatefulSets, finds the outdated pods and takes the background tasks' results
 // (the pods were read by observePods).
@@ -367,7 +388,7 @@ func rackOf(obj metav1.Object) int32 {
 func (r *AerospikeClusterReconciler) ensureProber(st *clusterState) {
 	targets := make([]aerospike.Target, 0, len(st.members))
 	for _, name := range st.members {
-		targets = append(targets, aerospike.Target{PodName: name, Addr: net.JoinHostPort(st.pods[name].Status.PodIP, "3000")})
+		targets = append(targets, aerospike.Target{PodName: name, Addr: probeAddr(st.pods[name])})
 	}
 	busy := st.work != nil || st.stuck != "" || st.split
 	r.Probers.Ensure(st.key, aerospike.ProbeSpec{Targets: targets, Busy: busy, Advertised: st.cluster.Spec.ExternalAccess != nil})

@@ -76,23 +76,29 @@ func (r *AerospikeClusterReconciler) syncReadinessGates(ctx context.Context, st 
 // pdbMaxUnavailable), up to the value it has while the cluster is stable, which applyChildren keeps in
 // its annotation from the spec last applied: so the budget follows the readings without the spec, which
 // may be paused or not applicable. A budget without the annotation (made by an older operator) is only
-// lowered. The budget is created by applyChildren.
+// lowered. A budget that holds every pod while a StatefulSet is replaced (HoldEveryPod) keeps holding every
+// pod there is, paused or not; applyChildren, which knows the spec, returns it to maxUnavailable. The
+// budget is created by applyChildren.
 func (r *AerospikeClusterReconciler) syncBudget(ctx context.Context, st *clusterState) error {
 	pdb := st.existingPDB
-	if pdb == nil || pdb.Spec.MaxUnavailable == nil || st.cluster.BudgetDisabled() {
+	if pdb == nil || st.cluster.BudgetDisabled() {
 		return nil // applyChildren removes a budget the user asked away
 	}
-	current := pdb.Spec.MaxUnavailable.IntValue()
-	whenStable, ok := resources.StableMaxUnavailable(pdb)
-	if !ok {
-		whenStable = current
+	desired := pdb.DeepCopy()
+	switch {
+	case pdb.Spec.MinAvailable != nil:
+		resources.HoldEveryPod(desired, len(st.pods))
+	case pdb.Spec.MaxUnavailable != nil:
+		current := pdb.Spec.MaxUnavailable.IntValue()
+		whenStable, ok := resources.StableMaxUnavailable(pdb)
+		if !ok {
+			whenStable = current
+		}
+		desired.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(int32(st.pdbMaxUnavailable(whenStable))))
 	}
-	want := st.pdbMaxUnavailable(whenStable)
-	if pdb.Spec.MaxUnavailable.Type == intstr.Int && current == want {
+	if !resources.NeedsUpdate(pdb, desired) {
 		return nil
 	}
-	desired := pdb.DeepCopy()
-	desired.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(int32(want)))
 	if _, err := r.applyChild(ctx, st, desired); err != nil {
 		return err
 	}

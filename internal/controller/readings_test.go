@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -118,5 +120,28 @@ func TestFailedReadiness(t *testing.T) {
 				t.Errorf("failedReadiness = %t %q %q, want reason %q", ready, reason, message, tc.reason)
 			}
 		})
+	}
+}
+
+// A reading of an earlier instance of a pod's name (at its old address, or taken before the pod was
+// created) is not the new pod's: the new pod has no reading until its own node answers.
+func TestAReadingOfAnEarlierInstanceIsNotTheNewPods(t *testing.T) {
+	created := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "aero-2", CreationTimestamp: metav1.NewTime(created)},
+		Status: corev1.PodStatus{PodIP: "10.0.0.7"}}
+	pods := map[string]*corev1.Pod{"aero-2": pod}
+	for _, tc := range []struct {
+		name    string
+		reading aerospike.NodeHealth
+		kept    bool
+	}{
+		{"its own", aerospike.NodeHealth{Addr: "10.0.0.7:3000", ReadAt: created.Add(time.Second)}, true},
+		{"the old address", aerospike.NodeHealth{Addr: "10.0.0.3:3000", ReadAt: created.Add(time.Second)}, false},
+		{"taken before the pod was created", aerospike.NodeHealth{Addr: "10.0.0.7:3000", ReadAt: created.Add(-time.Second)}, false},
+	} {
+		got := readingsOfTheirPods(map[string]aerospike.NodeHealth{"aero-2": tc.reading}, pods)
+		if _, kept := got["aero-2"]; kept != tc.kept {
+			t.Errorf("%s: kept %v, want %v", tc.name, kept, tc.kept)
+		}
 	}
 }
