@@ -438,7 +438,7 @@ func addNeverReadySidecar(c *ackov1alpha1.AerospikeCluster) {
 }
 
 func (m *modelRun) editRefusedConfig() bool {
-	if m.avoid[8] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() {
+	if m.avoid[8] || m.avoid[30] || !m.mayRoll() || m.avoid[11] && m.rackLeaving() {
 		return false
 	}
 	return m.edit("sets a config asd refuses ("+modelRefusedSetting+")", setRefusedConfig)
