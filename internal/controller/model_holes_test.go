@@ -320,8 +320,12 @@ var holeScenarios = []holeScenario{
 	// 67601 and 66944; 66721 and 66859 show the same) is kept as a known hole: a config asd refuses, set while
 	// pods start or restart in place (a scale-up, a drain, a WarmRestart), outlives the user's fix: a pod that
 	// copied it at its start crash-loops and reads as running the current spec, so it is never replaced
-	// (FixedSpecNotRunning), or its recorded restart in place holds a scale-down for good (NoProgress). The
-	// random sequences set no refused config while it is known. 31 (seed 66906): a pause in the middle of a
+	// (FixedSpecNotRunning): the ConfigMap took the refused config but the StatefulSet's template did not
+	// (the operator was killed between the two writes, or the spec turned invalid), so the pod's annotation
+	// says the old hash. In 66944 a recorded restart in place of aero-2 and a scale-down whose leaving pod's
+	// gate is held each count the other as down, and neither goes (NoProgress); drawn with refused configs
+	// avoided, its seed's sequence holds every invariant, but its root may be its own. The random sequences set no
+	// refused config while 30 is known. 31 (seed 66906): a pause in the middle of a
 	// volume growth left the budget's hold at the pods of then (3) while the cluster grew to 5, and a drain
 	// took a second copy; the hold now counts the pods there are in every reconcile, paused or not. 32 (seed
 	// 67813): a pod recreated right after its eviction got its readiness gate from the reading of its earlier
