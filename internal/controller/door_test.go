@@ -866,3 +866,33 @@ func TestTheDoorKeepsASplitOffNode(t *testing.T) {
 		t.Fatalf("the door says %q (held %v, %v)", v.why, v.held, err)
 	}
 }
+
+// Model seed 66944: the roll recorded a step of aero-2 at replication-factor 3 (two may be down), the
+// scale-down then recorded aero-4 leaving, and the factor went down to 2: at the door each counted the
+// other as down, and neither went. A step not tried yet is decided again when it and the pods the operator
+// holds down for its other steps exceed the budget; the scale-down's record stays.
+func TestARollStepGivesWayWhenTheHeldPodsExceedTheBudget(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(5)))
+	f.edit(newImage)
+	f.record("aero-2", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateEvict, Reason: ackov1alpha1.RestartReasonImageChanged,
+		Started: metav1.NewMicroTime(doorNow)})
+	st := f.observe()
+	if fate := st.fateOf("aero-2", st.cluster.Status.Pods["aero-2"].Update); fate != stepPending || st.maxDown != 1 {
+		t.Fatalf("aero-2's step is %v at maxDown %d, want pending (%d) at 1", fate, st.maxDown, stepPending)
+	}
+	if _, err := f.r.followUpdates(f.ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if f.cluster().Status.Pods["aero-2"].Update == nil {
+		t.Fatal("alone within the budget, aero-2's step was decided again")
+	}
+	f.record("aero-4", ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateRemove, Started: metav1.NewMicroTime(doorNow)})
+	if _, err := f.r.followUpdates(f.ctx, f.observe()); err != nil {
+		t.Fatal(err)
+	}
+	c := f.cluster()
+	if c.Status.Pods["aero-2"].Update != nil || c.Status.Pods["aero-4"].Update == nil {
+		t.Fatalf("aero-2 %+v, aero-4 %+v: want aero-2's step decided again, aero-4's record kept",
+			c.Status.Pods["aero-2"].Update, c.Status.Pods["aero-4"].Update)
+	}
+}

@@ -198,9 +198,11 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		if len(pods) == 0 {
 			continue
 		}
-		if len(pods) > st.maxDown && (method == ackov1alpha1.UpdateEvict || method == ackov1alpha1.UpdateInPlace) &&
-			!slices.ContainsFunc(pods, st.attempted) {
-			// Recorded under a larger budget (the factor went down since) and not tried yet: decided again.
+		takesDown := method == ackov1alpha1.UpdateEvict || method == ackov1alpha1.UpdateInPlace
+		if takesDown && len(pods)+st.heldBesides(pods) > st.maxDown && !slices.ContainsFunc(pods, st.attempted) {
+			// Recorded under a larger budget (the factor went down since), with the pods the operator holds
+			// down for other steps (a scale-down's leaving pods recorded meanwhile), and not tried yet:
+			// decided again, or each would wait for the other for ever (model seed 66944).
 			for _, p := range pods {
 				if err := r.clearUpdate(ctx, st, p); err != nil {
 					return true, err
@@ -221,6 +223,17 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 		st.setWork(ackov1alpha1.ReasonRollingRestart, "Waiting for %s", strings.Join(waiting, "; "))
 	}
 	return len(waiting) > 0, nil
+}
+
+// heldBesides counts the pods other than these whose gates the operator holds down for a step of its own.
+func (st *clusterState) heldBesides(pods []string) int {
+	n := 0
+	for name := range st.heldPods() {
+		if !slices.Contains(pods, name) {
+			n++
+		}
+	}
+	return n
 }
 
 // followStarted follows the steps that happened (or were decided again) and sorts the ones not taken
