@@ -842,7 +842,7 @@ type OperationStatus struct {
 	// +optional
 	CurrentPodAttempted *metav1.MicroTime `json:"currentPodAttempted,omitempty"`
 	// CurrentPodConfigHash is the config identity a WarmRestart of CurrentPod loads (the rack's config
-	// when the attempt began).
+	// when the attempt began), until the pod records it once the signal went out.
 	// +optional
 	CurrentPodConfigHash string `json:"currentPodConfigHash,omitempty"`
 	// WaitingSince is when the operation began waiting for the cluster to be Running before its next

@@ -896,3 +896,26 @@ func TestARollStepGivesWayWhenTheHeldPodsExceedTheBudget(t *testing.T) {
 			c.Status.Pods["aero-2"].Update, c.Status.Pods["aero-4"].Update)
 	}
 }
+
+// Model seed 69975: a replication-factor change set live on a pod whose WarmRestart had been signalled
+// and had not recorded the config it loaded yet; the operation then recorded that older config over the
+// live one. The live change waits for the record.
+func TestALiveFactorChangeWaitsForAWarmRestartsRecord(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(3)))
+	f.withConfigMaps()
+	f.edit(replicationFactor(3))
+	st := f.observe()
+	st.outdated = st.findOutdated()
+	if got := methods(st); got["aero-0"] != ackov1alpha1.UpdateLiveTogether {
+		t.Fatalf("methods %v, want the factor live on every node together", got)
+	}
+	st.cluster.Status.OperationStatus = &ackov1alpha1.OperationStatus{ID: "op", Kind: ackov1alpha1.OperationWarmRestart,
+		Phase: ackov1alpha1.OperationInProgress, CurrentPod: "aero-1", CurrentPodSignalled: true, CurrentPodConfigHash: "copied"}
+	if batch, hold := st.nextBatch(); len(batch) > 0 || !strings.Contains(hold, "operation op records the config pod aero-1 restarted with") {
+		t.Fatalf("batch %v, hold %q: want the live change held for the operation's record", podsOf(batch), hold)
+	}
+	st.cluster.Status.OperationStatus.CurrentPodConfigHash = "" // recorded
+	if batch, hold := st.nextBatch(); len(batch) != 3 || hold != "" {
+		t.Fatalf("batch %v, hold %q: want every pod together once the record is made", podsOf(batch), hold)
+	}
+}

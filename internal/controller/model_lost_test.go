@@ -183,6 +183,7 @@ func (w *modelWorld) loseNode(ctx context.Context, k8s string) {
 	for _, name := range slices.Sorted(maps.Keys(w.nodes)) {
 		if n := w.nodes[name]; n.k8s == k8s {
 			w.takeDown(name, "node "+k8s+" lost")
+			w.lostCopies[name] = !n.holdsNothing() && !n.copiesRemade()
 			n.lost = true
 			w.splitOff[k8s] = w.splitOff[k8s] || n.side != 0
 		}
@@ -279,9 +280,10 @@ func (w *modelWorld) lostClaims(ctx context.Context) []string {
 }
 
 // noteAbsent records the partitions that have no copy in the cluster now: when the nodes whose copies
-// are only on lost claims, with the nodes the operator emptied, are at least the copies.
+// are only on lost claims (not made again by the members since), with the nodes the operator emptied, are
+// at least the copies.
 func (w *modelWorld) noteAbsent(ctx context.Context) {
-	lost := w.lostClaims(ctx)
+	lost := slices.DeleteFunc(w.lostClaims(ctx), func(p string) bool { return !w.lostCopies[p] })
 	if len(lost)+len(w.emptied) < w.copies || len(lost) == 0 {
 		return
 	}
@@ -310,6 +312,7 @@ func (w *modelWorld) claimDeleted(ctx context.Context, pvc *corev1.PersistentVol
 	w.noteAbsent(ctx)
 	w.logf("operator deletes claim %s (on node %s)", pvc.Name, pvc.Annotations[annotationSelectedNode])
 	w.emptied[pod] = true
+	delete(w.lostCopies, pod)
 	w.absent = slices.DeleteFunc(w.absent, func(a *absentSet) bool {
 		if !a.lost[pod] {
 			return false

@@ -129,12 +129,14 @@ type modelWorld struct {
 	// Local volumes (model_lost_test.go): the Kubernetes nodes lost now, the pods whose claims the
 	// operator gave up and whose successors did not refill yet, the partitions with no copy in the cluster.
 	// splitOff: the lost nodes whose pod was on the other side of a split when they were lost (its side's
-	// writes are on its claim only).
-	k8sSeq   int
-	k8sLost  map[string]bool
-	splitOff map[string]bool
-	emptied  map[string]bool
-	absent   []*absentSet
+	// writes are on its claim only). lostCopies: the pods whose claims, on a lost node, hold copies the
+	// members have not made again (until migrations end without them).
+	k8sSeq     int
+	k8sLost    map[string]bool
+	splitOff   map[string]bool
+	emptied    map[string]bool
+	lostCopies map[string]bool
+	absent     []*absentSet
 	// outOfService: the lost nodes tainted node.kubernetes.io/out-of-service (shut down by their admin);
 	// accepted: the pods the user annotated acko.io/accept-data-loss=true, and since when the operator
 	// asked for it (acceptAsked).
@@ -264,6 +266,7 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 		nodes: map[string]*modelNode{}, gone: map[string]bool{}, copies: 2,
 		members: map[int][]string{}, instances: map[int][]string{}, migratingUntil: map[int]time.Time{}, stepActs: map[string]int{},
 		k8sLost: map[string]bool{}, splitOff: map[string]bool{}, emptied: map[string]bool{},
+		lostCopies:   map[string]bool{},
 		outOfService: map[string]bool{}, accepted: map[string]bool{}, acceptAsked: map[string]time.Time{},
 	}
 	for _, class := range modelStorageClasses() {
@@ -680,6 +683,11 @@ func podStatusEqual(a, b *corev1.PodStatus) bool {
 // others hold every copy, and taking it down takes none (a scale-up undone before it finished).
 func (n *modelNode) holdsNothing() bool { return n.remade && !n.hasData }
 
+// copiesRemade: the node is out of the cluster and migrations ended without it: the members hold its
+// copies, and the copies the cluster has (copies) count among them only (model seed 70318: two lost nodes
+// at replication-factor 3, the other two made their 2 copies again; giving both up lost nothing).
+func (n *modelNode) copiesRemade() bool { return n.remade && !n.serving() }
+
 // serving: the node answers and is in a cluster.
 func (n *modelNode) serving() bool { return n.up && !n.hung && !n.crashLoop && !n.lost }
 
@@ -732,6 +740,9 @@ func (w *modelWorld) migrationsEnded(side int, members []string) {
 	for name, n := range w.nodes {
 		n.remade = !slices.Contains(members, name)
 	}
+	for pod := range w.lostCopies {
+		delete(w.lostCopies, pod) // the members made its copies again (or it is one of them)
+	}
 	w.refilled(members)
 	if rf := w.smallestRF(members); rf > 0 {
 		w.copies = min(rf, len(members))
@@ -776,11 +787,11 @@ func (w *modelWorld) withoutData() []string {
 // split cluster goes (its side may hold writes the other lacks).
 func (w *modelWorld) takeDown(pod, by string) {
 	n := w.nodes[pod]
-	if n == nil || n.crashLoop || n.holdsNothing() {
-		w.logf("%s removes %s, which holds nothing", by, pod)
+	if n == nil || n.crashLoop || n.holdsNothing() || n.copiesRemade() {
+		w.logf("%s removes %s, which holds nothing the members lack", by, pod)
 		return
 	}
-	down := slices.DeleteFunc(w.withoutData(), func(p string) bool { return p == pod })
+	down := slices.DeleteFunc(w.withoutData(), func(p string) bool { return p == pod || w.nodes[p] != nil && w.nodes[p].copiesRemade() })
 	w.logf("%s takes %s down (without data already: %v; copies %d)", by, pod, down, w.copies)
 	if !strings.HasPrefix(by, "operator") && !strings.HasPrefix(by, "drain") {
 		return

@@ -420,6 +420,15 @@ func (st *clusterState) operationHold() string {
 	return ""
 }
 
+// operationRecording: a WarmRestart signalled its current pod and has not yet recorded the config the
+// restart loaded. A live change waits for that record, which would otherwise overwrite its own.
+func (st *clusterState) operationRecording() string {
+	if op := st.cluster.Status.OperationStatus; st.operationInProgress() && op.CurrentPodSignalled && op.CurrentPodConfigHash != "" {
+		return "operation " + op.ID + " records the config pod " + op.CurrentPod + " restarted with"
+	}
+	return ""
+}
+
 func (st *clusterState) operationInProgress() bool {
 	op := st.cluster.Status.OperationStatus
 	return op != nil && op.Phase == ackov1alpha1.OperationInProgress

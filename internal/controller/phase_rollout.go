@@ -66,6 +66,9 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 		first = st.outdated[broken]
 	case slices.ContainsFunc(st.outdated, isTogether):
 		// It takes no node down, and an operation's next pod waits for it.
+		if why := st.operationRecording(); why != "" {
+			return nil, holdReason("Rolling restart", "NoOperationStep", why)
+		}
 		return slices.DeleteFunc(slices.Clone(st.outdated), func(o outdatedPod) bool { return !isTogether(o) }), ""
 	case st.operationInProgress():
 		return nil, holdReason("Rolling restart", "NoOperationInProgress",

@@ -52,6 +52,9 @@ type preparedAttempt struct {
 	id, pod string
 	attempt time.Time
 	ready   bool // the preparation ended well
+	// recorded is the config the pod recorded when its copy was made: a live change recorded since
+	// copied its own file over it, so the signal needs a new copy.
+	recorded string
 }
 
 // SameAttempt: a recorded attempt is the one made at at (a recorded time is whole microseconds).
@@ -67,6 +70,13 @@ func (e *Executor) isPrepared(c *ackov1alpha1.AerospikeCluster) bool {
 	st := c.Status.OperationStatus
 	return ok && p.ready && st != nil && p.id == st.ID && p.pod == st.CurrentPod && !st.CurrentPodSignalled &&
 		SameAttempt(st.CurrentPodAttempted, p.attempt)
+}
+
+// preparedFor: the prepared copy is still the pod's own file: the pod records the config it recorded
+// when the copy was made. Otherwise the attempt is prepared again.
+func (e *Executor) preparedFor(c *ackov1alpha1.AerospikeCluster, pod *corev1.Pod) bool {
+	v, _ := e.prepared.Load(clusterKey(c))
+	return v.(preparedAttempt).recorded == pod.Annotations[ackov1alpha1.AnnotationConfigHash]
 }
 
 // Result tells the reconciler what the executor did.
@@ -96,10 +106,8 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 			return res, err
 		}
 	}
-	if inProgress && st.CurrentPodSignalled {
-		if err := e.recordCopiedConfig(ctx, st, obs.Pods[st.CurrentPod]); err != nil {
-			return Result{Active: true}, err
-		}
+	if inProgress && st.CurrentPodSignalled && st.CurrentPodConfigHash != "" {
+		return e.recordCopiedConfig(ctx, c, obs.Pods[st.CurrentPod])
 	}
 	step := e.plan(c, obs)
 	switch step.Kind {
@@ -110,7 +118,7 @@ func (e *Executor) Step(ctx context.Context, c *ackov1alpha1.AerospikeCluster, o
 	case StepAct:
 		return e.act(ctx, c, obs.Pods[step.Pod], obs)
 	case StepPodDone:
-		return e.podDone(ctx, c, step.Pod, obs.Pods[step.Pod])
+		return e.podDone(ctx, c, step.Pod)
 	}
 	t, err := e.transitionFor(c, step, obs)
 	if err != nil {
@@ -280,7 +288,7 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 		}
 		return e.progress(ctx, c, e.confirm(c, pod.Name, obs))
 	}
-	if e.isPrepared(c) {
+	if e.isPrepared(c) && e.preparedFor(c, pod) {
 		e.prepared.Delete(clusterKey(c))
 		e.Tasks.Run(tasks.Key{Cluster: clusterKey(c), Name: taskName(st)}, func(ctx context.Context) (string, error) {
 			return "", e.Signaller.SignalRestart(ctx, pod)
@@ -295,7 +303,8 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 	}); err != nil {
 		return Result{Active: true}, err
 	}
-	e.prepared.Store(clusterKey(c), preparedAttempt{id: st.ID, pod: pod.Name, attempt: attempt.Time})
+	e.prepared.Store(clusterKey(c), preparedAttempt{id: st.ID, pod: pod.Name, attempt: attempt.Time,
+		recorded: pod.Annotations[ackov1alpha1.AnnotationConfigHash]})
 	e.Tasks.Run(tasks.Key{Cluster: clusterKey(c), Name: prepareName(st)}, func(ctx context.Context) (string, error) {
 		return "", e.Signaller.PrepareRestart(ctx, pod, hash)
 	})
@@ -401,15 +410,10 @@ func setLastRestart(s *ackov1alpha1.AerospikeClusterStatus, name string, reason 
 }
 
 // podDone records the current pod completed (and the operation finished after its last pod). A
-// warm-restarted pod loaded the rack's config then: it records it, which counts as its turn in a
-// rolling restart.
-func (e *Executor) podDone(ctx context.Context, c *ackov1alpha1.AerospikeCluster, name string, pod *corev1.Pod) (Result, error) {
+// warm-restarted pod recorded the config it loaded once signalled (recordCopiedConfig), which counts as
+// its turn in a rolling restart.
+func (e *Executor) podDone(ctx context.Context, c *ackov1alpha1.AerospikeCluster, name string) (Result, error) {
 	st := c.Status.OperationStatus
-	if st.Kind == ackov1alpha1.OperationWarmRestart && pod != nil {
-		if err := pods.RecordConfig(ctx, e.Client, pod, st.CurrentPodConfigHash); err != nil {
-			return Result{Active: true}, err
-		}
-	}
 	completed := st.CompletedPods
 	var announce []func()
 	if name != "" && !slices.Contains(completed, name) {
@@ -439,13 +443,21 @@ func (e *Executor) podDone(ctx context.Context, c *ackov1alpha1.AerospikeCluster
 // copied for it, which asd loads at this start and at every later one, whether it takes it or refuses it.
 // The pod records it at once, so that a spec reverted meanwhile finds the pod outdated (and replaces it
 // when asd refuses the file) rather than up to date with a file it does not run. A recreated pod got its
-// copy from the ConfigMap, as its annotation says already.
-func (e *Executor) recordCopiedConfig(ctx context.Context, st *ackov1alpha1.OperationStatus, pod *corev1.Pod) error {
-	if st.Kind != ackov1alpha1.OperationWarmRestart || st.CurrentPodConfigHash == "" || pod == nil ||
-		string(pod.UID) != st.CurrentPodUID || pod.Annotations[ackov1alpha1.AnnotationConfigHash] == st.CurrentPodConfigHash {
-		return nil
+// copy from the ConfigMap, as its annotation says already. It is recorded once: the status then forgets
+// the hash, so that a live change the pod records later (which copies its own file too) is never
+// overwritten by this older one (model seed 69975: a replication-factor set live after the restart, the
+// spec back at the old one, and the pod recorded the restart's config while its node ran the live factor).
+// The rolling restart applies no live change to the pod meanwhile (operationRecording).
+func (e *Executor) recordCopiedConfig(ctx context.Context, c *ackov1alpha1.AerospikeCluster, pod *corev1.Pod) (Result, error) {
+	st := c.Status.OperationStatus
+	if st.Kind == ackov1alpha1.OperationWarmRestart && pod != nil && string(pod.UID) == st.CurrentPodUID {
+		if err := pods.RecordConfig(ctx, e.Client, pod, st.CurrentPodConfigHash); err != nil {
+			return Result{Active: true}, err
+		}
 	}
-	return pods.RecordConfig(ctx, e.Client, pod, st.CurrentPodConfigHash)
+	return e.progress(ctx, c, transition{mutate: func(s *ackov1alpha1.AerospikeClusterStatus) {
+		s.OperationStatus.CurrentPodConfigHash = ""
+	}})
 }
 
 // podFailed ends the operation: the seed's Error phase means "one or more pods failed", and

@@ -174,6 +174,34 @@ var _ = Describe("A signalled WarmRestart", func() {
 		Expect(pod.Annotations).To(HaveKeyWithValue(ackov1alpha1.AnnotationConfigHash, "template"),
 			"a recreated pod's copy came from the ConfigMap")
 	})
+
+	// Model seed 69975: a replication-factor change set live after the restart recorded its config on the
+	// pod (and copied its file); the operation recorded the restart's config over it, and the pod read as
+	// running the spec's factor while its node ran the live one.
+	It("records it once: a config the pod records later stands", func() {
+		s := build(current(warm, true))
+		s.c.Status.OperationStatus.CurrentPodConfigHash = "copied"
+		pod := s.obs.Pods["c-1"]
+		pod.Namespace, pod.Annotations = "ns", map[string]string{ackov1alpha1.AnnotationConfigHash: "before"}
+		scheme := runtime.NewScheme()
+		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod.DeepCopy()).Build()
+		e := &operations.Executor{Client: c, Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		_, err := e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.c.Status.OperationStatus.CurrentPodConfigHash).To(BeEmpty(), "the status forgets what was recorded")
+
+		Expect(c.Get(context.Background(), client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		pod.Annotations[ackov1alpha1.AnnotationConfigHash] = "live"
+		Expect(c.Update(context.Background(), pod)).To(Succeed())
+		s.obs.Pods["c-1"] = pod.DeepCopy()
+		for range 3 {
+			_, err = e.Step(context.Background(), s.c, s.obs)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(c.Get(context.Background(), client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		Expect(pod.Annotations).To(HaveKeyWithValue(ackov1alpha1.AnnotationConfigHash, "live"))
+	})
 })
 
 // Model seed 189: a WarmRestart signalled a pod whose asd crash-looped (no reading, so no start time).
@@ -236,39 +264,17 @@ func (f *signals) seen() (prepared, signalled []string) {
 // once the pod is prepared, and not while the door holds it.
 var _ = Describe("A WarmRestart's signal", func() {
 	It("goes through the door again once the pod is prepared, and nothing is signalled while it holds", func() {
-		e, s := warmScene()
-		runner, sig := tasks.New(time.Minute), &signals{}
-		ctx, stop := context.WithCancel(context.Background())
-		DeferCleanup(stop)
-		go func() { _ = runner.Start(ctx) }()
-		probe := tasks.Key{Cluster: types.NamespacedName{Namespace: "t", Name: "probe"}, Name: "probe"}
-		Eventually(func() error { // the runner runs tasks once Start has set its context
-			runner.Run(probe, func(context.Context) (string, error) { return "", nil })
-			Eventually(func() bool { _, busy := runner.Busy(probe.Cluster); return busy }).Should(BeFalse())
-			return runner.Take(probe.Cluster)[probe.Name].Err
-		}).Should(Succeed())
-		e.Tasks, e.Signaller = runner, sig
-		door := ""
-		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return door, nil }
-		step := func() string {
-			GinkgoHelper()
-			Eventually(func() bool { _, busy := runner.Busy(types.NamespacedName{Namespace: "ns", Name: "c"}); return busy }).
-				Should(BeFalse())
-			s.obs.Results = runner.Take(types.NamespacedName{Namespace: "ns", Name: "c"})
-			res, err := e.Step(context.Background(), s.c, s.obs)
-			Expect(err).NotTo(HaveOccurred())
-			return res.Waiting
-		}
+		s, sig, door, step := signalScene()
 
 		Expect(step()).To(Equal("preparing the restart of pod c-1 in place"))
-		door = "another node went down meanwhile"
-		Expect(step()).To(Equal(door))
+		*door = "another node went down meanwhile"
+		Expect(step()).To(Equal(*door))
 		prepared, signalled := sig.seen()
 		Expect(prepared).To(Equal([]string{"c-1"}))
 		Expect(signalled).To(BeEmpty(), "no signal while the door holds it")
-		Expect(step()).To(Equal(door), "the prepared attempt waits for the door, not for a settle delay")
+		Expect(step()).To(Equal(*door), "the prepared attempt waits for the door, not for a settle delay")
 
-		door = ""
+		*door = ""
 		Expect(step()).To(Equal("restarting pod c-1 in place"))
 		Expect(step()).To(BeEmpty())
 		prepared, signalled = sig.seen()
@@ -276,4 +282,51 @@ var _ = Describe("A WarmRestart's signal", func() {
 		Expect(signalled).To(Equal([]string{"c-1"}))
 		Expect(s.c.Status.OperationStatus.CurrentPodSignalled).To(BeTrue())
 	})
+
+	// A live change recorded on the pod while its prepared signal waited at the door copied its own file
+	// over the prepared one: the signal would load it while the operation records the prepared config.
+	It("is prepared again when the pod recorded another config since its copy", func() {
+		s, sig, door, step := signalScene()
+		Expect(step()).To(Equal("preparing the restart of pod c-1 in place"))
+		*door = "the replication-factor change reaches every node first"
+		Expect(step()).To(Equal(*door))
+		s.obs.Pods["c-1"].Annotations = map[string]string{ackov1alpha1.AnnotationConfigHash: "set live"}
+		*door = ""
+
+		Expect(step()).To(Equal("preparing the restart of pod c-1 in place"))
+		Expect(step()).To(Equal("restarting pod c-1 in place"))
+		Expect(step()).To(BeEmpty())
+		prepared, signalled := sig.seen()
+		Expect(prepared).To(Equal([]string{"c-1", "c-1"}))
+		Expect(signalled).To(Equal([]string{"c-1"}))
+	})
 })
+
+// signalScene is a WarmRestart whose tasks run in a real runner: step takes the finished tasks' results
+// and steps once, and door is what the door answers.
+func signalScene() (s scene, sig *signals, door *string, step func() string) {
+	e, s := warmScene()
+	runner, sig := tasks.New(time.Minute), &signals{}
+	ctx, stop := context.WithCancel(context.Background())
+	DeferCleanup(stop)
+	go func() { _ = runner.Start(ctx) }()
+	probe := tasks.Key{Cluster: types.NamespacedName{Namespace: "t", Name: "probe"}, Name: "probe"}
+	Eventually(func() error { // the runner runs tasks once Start has set its context
+		runner.Run(probe, func(context.Context) (string, error) { return "", nil })
+		Eventually(func() bool { _, busy := runner.Busy(probe.Cluster); return busy }).Should(BeFalse())
+		return runner.Take(probe.Cluster)[probe.Name].Err
+	}).Should(Succeed())
+	e.Tasks, e.Signaller = runner, sig
+	door = new(string)
+	s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return *door, nil }
+	key := types.NamespacedName{Namespace: "ns", Name: "c"}
+	step = func() string {
+		GinkgoHelper()
+		Eventually(func() bool { _, busy := runner.Busy(key); return busy }).Should(BeFalse())
+		s.obs.Results = runner.Take(key)
+		res, err := e.Step(context.Background(), s.c, s.obs)
+		Expect(err).NotTo(HaveOccurred())
+		return res.Waiting
+	}
+	return s, sig, door, step
+}
