@@ -709,7 +709,7 @@ type PodStatus struct {
 	VolumesGivenUp *VolumesGivenUp `json:"volumesGivenUp,omitempty"`
 	// SplitOff is set when the pod's Aerospike node last answered from outside the largest cluster (the
 	// nodes split, AP mode): it may have taken writes no other node has. Cleared once it answers from
-	// inside. While set, a lost node's local volumes are not given up unless the user accepts the loss
+	// inside and the cluster's migrations ended with it (which merged them). While set, a lost node's local volumes are not given up unless the user accepts the loss
 	// (acko.io/accept-data-loss, docs/storage.md).
 	// +optional
 	SplitOff *metav1.Time `json:"splitOff,omitempty"`

@@ -220,10 +220,12 @@ func (st *clusterState) podFacts(name string, pod *corev1.Pod, p ackov1alpha1.Po
 }
 
 // splitOff is when the pod's node was first seen answering from outside the largest cluster (nil once it
-// answers from inside): in a settled split, or before the split settles from a cluster of its own
-// (ownCluster), as a node cut off and then lost may be gone before then (model hole 26: an operator
-// restarted between the two saw the node alone for 7 s). A node that does not answer keeps what it last
-// showed: a node split off and then lost may hold writes only it took (issue 38; model seed 50603).
+// answers from inside and the cluster's migrations ended with it, which merged what it took alone): in a
+// settled split, or before the split settles from a cluster of its own (ownCluster), as a node cut off
+// and then lost may be gone before then (model hole 26: an operator restarted between the two saw the node
+// alone for 7 s). A node that does not answer keeps what it last showed: a node split off and then lost
+// may hold writes only it took (issue 38; model seed 50603), also when it was lost after it rejoined and
+// before the migrations that merge them ended (model seed 70318).
 func (st *clusterState) splitOff(name string, since *metav1.Time) *metav1.Time {
 	n, ok := st.health.Nodes[name]
 	if !ok || n.Err != nil {
@@ -237,6 +239,9 @@ func (st *clusterState) splitOff(name string, since *metav1.Time) *metav1.Time {
 	}
 	switch {
 	case slices.Contains(st.largestGroup(withIt), name):
+		if since != nil && !st.mergedBack(name) {
+			return since
+		}
 		return nil
 	case since != nil:
 		return since
@@ -245,6 +250,12 @@ func (st *clusterState) splitOff(name string, since *metav1.Time) *metav1.Time {
 		return &at
 	}
 	return nil
+}
+
+// mergedBack: the node is a member of one stable cluster whose migrations ended.
+func (st *clusterState) mergedBack(name string) bool {
+	stable, _ := st.stable()
+	return stable && slices.Contains(st.members, name)
 }
 
 // ownCluster: the node answers from a cluster of its own that takes writes (at least itself) and is

@@ -185,7 +185,7 @@ func (w *modelWorld) loseNode(ctx context.Context, k8s string) {
 			w.takeDown(name, "node "+k8s+" lost")
 			w.lostCopies[name] = !n.holdsNothing() && !n.copiesRemade()
 			n.lost = true
-			w.splitOff[k8s] = w.splitOff[k8s] || n.side != 0
+			w.splitOff[k8s] = w.splitOff[k8s] || n.side != 0 || w.unmerged[name]
 		}
 	}
 	w.noteAbsent(ctx)
@@ -311,6 +311,11 @@ func (w *modelWorld) claimDeleted(ctx context.Context, pvc *corev1.PersistentVol
 	pod := strings.TrimPrefix(pvc.Name, modelLocalVolume+"-")
 	w.noteAbsent(ctx)
 	w.logf("operator deletes claim %s (on node %s)", pvc.Name, pvc.Annotations[annotationSelectedNode])
+	if w.unmerged[pod] && !w.accepted[pod] {
+		w.violate("DataLoss", "the operator deleted claim %s, which holds the writes its node took alone while split off: "+
+			"they never reached the other nodes", pvc.Name)
+	}
+	delete(w.unmerged, pod)
 	w.emptied[pod] = true
 	delete(w.lostCopies, pod)
 	w.absent = slices.DeleteFunc(w.absent, func(a *absentSet) bool {

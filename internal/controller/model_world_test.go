@@ -130,7 +130,10 @@ type modelWorld struct {
 	// operator gave up and whose successors did not refill yet, the partitions with no copy in the cluster.
 	// splitOff: the lost nodes whose pod was on the other side of a split when they were lost (its side's
 	// writes are on its claim only). lostCopies: the pods whose claims, on a lost node, hold copies the
-	// members have not made again (until migrations end without them).
+	// members have not made again (until migrations end without them). unmerged: the pods whose node
+	// served on the other side of a split (AP mode: it may have taken writes alone) and whose claim holds
+	// them until migrations end with it among the main side's members.
+	unmerged   map[string]bool
 	k8sSeq     int
 	k8sLost    map[string]bool
 	splitOff   map[string]bool
@@ -266,7 +269,7 @@ func newModelWorld(seed uint64, cluster *ackov1alpha1.AerospikeCluster) *modelWo
 		nodes: map[string]*modelNode{}, gone: map[string]bool{}, copies: 2,
 		members: map[int][]string{}, instances: map[int][]string{}, migratingUntil: map[int]time.Time{}, stepActs: map[string]int{},
 		k8sLost: map[string]bool{}, splitOff: map[string]bool{}, emptied: map[string]bool{},
-		lostCopies:   map[string]bool{},
+		lostCopies: map[string]bool{}, unmerged: map[string]bool{},
 		outOfService: map[string]bool{}, accepted: map[string]bool{}, acceptAsked: map[string]time.Time{},
 	}
 	for _, class := range modelStorageClasses() {
@@ -703,6 +706,9 @@ func (w *modelWorld) aerospike() {
 			instances[n.side] = append(instances[n.side], fmt.Sprintf("%s/%s/%d", name, n.uid, n.started.UnixNano()))
 		}
 	}
+	for _, name := range sides[1] {
+		w.unmerged[name] = true
+	}
 	for side := range 2 {
 		members := sides[side]
 		w.members[side] = members
@@ -742,6 +748,9 @@ func (w *modelWorld) migrationsEnded(side int, members []string) {
 	}
 	for pod := range w.lostCopies {
 		delete(w.lostCopies, pod) // the members made its copies again (or it is one of them)
+	}
+	for _, m := range members {
+		delete(w.unmerged, m)
 	}
 	w.refilled(members)
 	if rf := w.smallestRF(members); rf > 0 {

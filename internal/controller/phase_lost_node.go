@@ -244,7 +244,7 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 
 // splitOffKept says why the volumes of the pods due are kept ("" when they are not): a pod whose node
 // last answered from outside the largest cluster may have taken writes, alone, that no other node has; a
-// stable cluster without it proves nothing of them. Kept until the node comes back and rejoins, or the
+// stable cluster without it proves nothing of them. Kept until the node comes back and its migrations end, or the
 // user accepts the loss on the pod.
 func (st *clusterState) splitOffKept(due []string) string {
 	var kept, names []string
@@ -259,7 +259,8 @@ func (st *clusterState) splitOffKept(due []string) string {
 		return ""
 	}
 	return fmt.Sprintf("the volumes are kept: %s last answered from outside the cluster, and may hold writes "+
-		"no other node has; they are kept until the node comes back and rejoins; to give them up anyway, "+
+		"no other node has; they are kept until the node comes back and the migrations that merge them end; "+
+		"to give them up anyway, "+
 		"accepting that loss: kubectl annotate pod %s %s=true", strings.Join(kept, ", "),
 		strings.Join(names, " "), ackov1alpha1.AnnotationAcceptDataLoss)
 }
