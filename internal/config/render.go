@@ -84,7 +84,7 @@ func Hash(conf string) string {
 		trimmed := strings.TrimSpace(line)
 		key, _, _ := strings.Cut(trimmed, " ")
 		switch {
-		case key == keyMeshSeed:
+		case key == keyMeshSeed || strings.HasPrefix(line, hashTrailer):
 			continue
 		case perPodKeys[key]:
 			line = key + "\n"
@@ -137,11 +137,28 @@ type PodValues struct {
 	Port    int32
 }
 
+// hashTrailer begins the last line of every pod's file: a comment with the identity (Hash) of the
+// rack's config it was rendered from. The pod's config-report init container copies the file to its
+// termination log, whose last 4 KiB the kubelet keeps in the pod's status: the operator reads there
+// which config the pod copied when it started, which is not always the one its template's annotation says
+// (the ConfigMap takes a new config before the StatefulSet does).
+const hashTrailer = "# acko.io/config-hash "
+
+// CopiedHash is the config identity in the trailer of a pod's file, or of its tail ("" without one).
+func CopiedHash(tail string) string {
+	i := strings.LastIndex(tail, hashTrailer)
+	if i < 0 || (i > 0 && tail[i-1] != '\n') {
+		return ""
+	}
+	hash, _, _ := strings.Cut(tail[i+len(hashTrailer):], "\n")
+	return strings.TrimSpace(hash)
+}
+
 // PodFile is the pod's aerospike.conf: its rack's template with the pod's values in place of the
-// template's placeholders.
+// template's placeholders, and the trailer that names the template's identity (hashTrailer).
 func PodFile(template string, v PodValues) string {
 	var b strings.Builder
-	b.Grow(len(template) + 64)
+	b.Grow(len(template) + 128)
 	for line := range strings.Lines(template) {
 		trimmed := strings.TrimSpace(line)
 		key, value, _ := strings.Cut(trimmed, " ")
@@ -166,6 +183,10 @@ func PodFile(template string, v PodValues) string {
 		}
 		b.WriteString(line[:strings.Index(line, key)] + key + " " + own + "\n")
 	}
+	if !strings.HasSuffix(b.String(), "\n") && b.Len() > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(hashTrailer + Hash(template) + "\n")
 	return b.String()
 }
 

@@ -396,3 +396,26 @@ func TestPodFileKey(t *testing.T) {
 		t.Errorf("PodFileKey on a node = %s", got)
 	}
 }
+
+// A pod's file names the identity of the rack's config it was rendered from in its last line, which the
+// kubelet keeps of it (the last 4 KiB of the config-report init container's termination log); the
+// identity itself ignores that line, so a pod's file and its template have the same one.
+func TestAPodFileNamesItsConfigInItsLastLine(t *testing.T) {
+	template := "service {\n\tnode-id <per-pod>\n\tproto-fd-max 15000\n}\n" + strings.Repeat("# padding\n", 600)
+	file := PodFile(template, PodValues{NodeID: "A0002"})
+	if Hash(file) != Hash(template) {
+		t.Fatalf("the file's identity %s differs from its template's %s", Hash(file), Hash(template))
+	}
+	tail := file[len(file)-4096:]
+	if got := CopiedHash(tail); got != Hash(template) {
+		t.Fatalf("the tail names %q, want %q", got, Hash(template))
+	}
+	if other := PodFile(strings.Replace(template, "15000", "20000", 1), PodValues{}); CopiedHash(other) == Hash(template) {
+		t.Fatalf("another config names the same identity %s", CopiedHash(other))
+	}
+	for _, none := range []string{"", "service {\n}\n", "x# acko.io/config-hash abc\n"} {
+		if got := CopiedHash(none); got != "" {
+			t.Errorf("CopiedHash(%q) = %q, want none", none, got)
+		}
+	}
+}

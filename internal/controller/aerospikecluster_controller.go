@@ -85,6 +85,9 @@ type AerospikeClusterReconciler struct {
 	stuck stuckExchanges
 	// prepared remembers the restarts in place whose pods are ready for the signal (restartStep).
 	prepared preparedRestarts
+	// applying remembers the config each pod is given by the replication-factor change running
+	// (applyTogether).
+	applying applyingConfigs
 }
 
 // phase is one named step of a reconcile; stop ends the reconcile after it (nothing more to do
@@ -259,6 +262,7 @@ func (r *AerospikeClusterReconciler) forget(key types.NamespacedName) {
 	r.looks.forget(key)
 	r.stuck.forget(key)
 	r.prepared.forget(key)
+	r.applying.forget(key)
 	r.openFileLimits.forget(key)
 	metrics.Forget(key)
 }

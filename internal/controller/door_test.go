@@ -22,6 +22,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/pods"
+	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/internal/status"
 	"github.com/acko-io/acko/internal/tasks"
 	"github.com/acko-io/acko/test/testcluster"
@@ -917,5 +918,71 @@ func TestALiveFactorChangeWaitsForAWarmRestartsRecord(t *testing.T) {
 	st.cluster.Status.OperationStatus.CurrentPodConfigHash = "" // recorded
 	if batch, hold := st.nextBatch(); len(batch) != 3 || hold != "" {
 		t.Fatalf("batch %v, hold %q: want every pod together once the record is made", podsOf(batch), hold)
+	}
+}
+
+// Model hole 30: a pod created while the ConfigMap had taken a new config and its StatefulSet's template
+// not yet copied the new file under the old annotation. Its report says which it copied: a pod that has
+// recorded nothing since it was created records that one; a pod that recorded a later config keeps it.
+func TestAPodRecordsTheConfigItReportsCopying(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(3)))
+	report := func(hash string) func(p *corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Annotations[ackov1alpha1.AnnotationReplicationFactor] = "2"
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.ConfigReportContainer,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					Message: "namespace test {\n}\n# acko.io/config-hash " + hash + "\n"}}}}
+		}
+	}
+	f.pod("aero-1", report("copied"))
+	f.pod("aero-2", report("copied"))
+	f.pod("aero-2", func(p *corev1.Pod) { delete(p.Annotations, ackov1alpha1.AnnotationReplicationFactor) }) // recorded since
+	template := f.observe().pods["aero-0"].Annotations[ackov1alpha1.AnnotationConfigHash]
+
+	st := f.observe()
+	if got := st.pods["aero-1"].Annotations[ackov1alpha1.AnnotationConfigHash]; got != "copied" {
+		t.Fatalf("aero-1 records %q, want the config it copied", got)
+	}
+	pod := &corev1.Pod{}
+	f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "aero-1"}, pod))
+	if pod.Annotations[ackov1alpha1.AnnotationConfigHash] != "copied" || pod.Annotations[ackov1alpha1.AnnotationReplicationFactor] != "" {
+		t.Fatalf("aero-1's annotations in the API server: %v", pod.Annotations)
+	}
+	if got := st.pods["aero-2"].Annotations[ackov1alpha1.AnnotationConfigHash]; got != template {
+		t.Fatalf("aero-2 records %q, want its later record %q kept", got, template)
+	}
+	if reason, outdated := resources.RestartReason(st.pods["aero-1"], st.sets["aero"]); !outdated {
+		t.Fatalf("aero-1 runs a config its template does not say, yet it is not outdated (%s)", reason)
+	}
+}
+
+// Model seed 73902: a replication-factor change to 2 ran while the user set 3 again; its steps were
+// decided again for the spec's config, and its success recorded that config on the pods, whose nodes ran
+// 2. A success records what the change applied.
+func TestAFactorChangeRecordsWhatItApplied(t *testing.T) {
+	f := newDoorFixture(t, testcluster.Build(sized(3), replicationFactor(3)))
+	f.withConfigMaps()
+	f.r.Live = stubLive{}
+	f.edit(replicationFactor(2))
+	st := f.observe()
+	names := podsOf(st.outdated)
+	applied := st.desiredConfigHash(st.pods["aero-0"])
+	if _, err := f.r.applyTogether(f.ctx, st, names); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		f.record(name, ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateLiveTogether, ConfigHash: "the spec's now"})
+	}
+	st = f.observe()
+	st.results = map[string]tasks.Result{togetherTask: {Note: "replication-factor 2 on 3 nodes"}}
+	if _, err := f.r.applyTogether(f.ctx, st, names); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		pod := &corev1.Pod{}
+		f.must(f.c.Get(f.ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name}, pod))
+		if got := pod.Annotations[ackov1alpha1.AnnotationConfigHash]; got != applied {
+			t.Fatalf("%s records %q, want the config applied %q", name, got, applied)
+		}
 	}
 }

@@ -82,9 +82,7 @@ import (
 
 // knownHoles are the points of issue 22 that the code at hand still has (see the top of this file):
 // delete a point once its fix has landed.
-var knownHoles = map[int]string{
-	30: "a config asd refuses, set while pods start or restart in place, outlives the fix (seed 67601)",
-}
+var knownHoles = map[int]string{}
 
 var (
 	modelSeeds = flag.Int("model.seeds", 100, "random sequences TestModel runs (with modelFoundSeeds; under a minute)")

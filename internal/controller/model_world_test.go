@@ -73,6 +73,7 @@ type modelNode struct {
 	side      int // 0: the main cluster; 1: the other side of a split
 	rf        int
 	conf      string // the pod's own copy of aerospike.conf: what asd loads when it restarts
+	copied    string // what its init container copied when the pod started (its report container says)
 	ip        string
 	crashLoop bool // asd refuses its config
 	refusedAt time.Time
@@ -475,7 +476,7 @@ func (w *modelWorld) createPod(ctx context.Context, sts *appsv1.StatefulSet, nam
 	// Without its file the init container's cp fails: the pod crash-loops like on a refused config.
 	conf := w.configOf(ctx, pod)
 	refused := conf == "" || refusedConfig(conf)
-	w.nodes[name] = &modelNode{uid: pod.UID, up: !refused, started: w.now(), containerAt: w.now(), rf: replicationOf(conf), conf: conf,
+	w.nodes[name] = &modelNode{uid: pod.UID, up: !refused, started: w.now(), containerAt: w.now(), rf: replicationOf(conf), conf: conf, copied: conf,
 		crashLoop: refused, refusedAt: w.now(), remade: true, k8s: k8s, lost: lost, ip: fmt.Sprintf("10.0.%d.%d", w.uidSeq/250, w.uidSeq%250+1)}
 	w.logf("pod %s created (%s)", name, pod.UID)
 }
@@ -549,7 +550,9 @@ func (w *modelWorld) kubelet(ctx context.Context, pods map[string]*corev1.Pod) {
 		want.Phase, want.PodIP = corev1.PodRunning, n.ip
 		aero := w.aerospikeContainer(pod, n)
 		want.InitContainerStatuses = []corev1.ContainerStatus{{Name: resources.ConfigInitContainer, Ready: true,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}},
+			{Name: resources.ConfigReportContainer, Ready: true, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 0, Reason: "Completed", Message: terminationLog(n.copied)}}}}
 		want.ContainerStatuses = []corev1.ContainerStatus{aero}
 		ready := aero.Ready
 		for _, c := range pod.Spec.Containers {
@@ -597,7 +600,7 @@ func (w *modelWorld) copyFileAgain(ctx context.Context, pod *corev1.Pod, n *mode
 		return
 	}
 	refused := refusedConfig(conf)
-	n.conf, n.rf, n.crashLoop, n.up, n.started, n.refusedAt = conf, replicationOf(conf), refused, !refused, w.now(), w.now()
+	n.conf, n.copied, n.rf, n.crashLoop, n.up, n.started, n.refusedAt = conf, conf, replicationOf(conf), refused, !refused, w.now(), w.now()
 	n.containerAt = w.now()
 	w.logf("the init container of %s copies its file at last", pod.Name)
 }
@@ -679,8 +682,12 @@ const modelBackOffAfter = 30 * time.Second
 const modelNeverReadySidecar = "never-ready"
 
 func podStatusEqual(a, b *corev1.PodStatus) bool {
-	return fmt.Sprint(a.Phase, a.PodIP, a.ContainerStatuses, a.Conditions) == fmt.Sprint(b.Phase, b.PodIP, b.ContainerStatuses, b.Conditions)
+	return fmt.Sprint(a.Phase, a.PodIP, a.InitContainerStatuses, a.ContainerStatuses, a.Conditions) ==
+		fmt.Sprint(b.Phase, b.PodIP, b.InitContainerStatuses, b.ContainerStatuses, b.Conditions)
 }
+
+// terminationLog is what the kubelet keeps of a container's termination log: its last 4 KiB.
+func terminationLog(file string) string { return file[max(0, len(file)-4096):] }
 
 // holdsNothing: the node never held copies (new, and no migrations ended while it was a member): the
 // others hold every copy, and taking it down takes none (a scale-up undone before it finished).
@@ -989,17 +996,30 @@ func (w *modelWorld) Snapshot(types.NamespacedName) (aerospike.ClusterHealth, bo
 
 // PrepareRestart implements podexec.Signaller: the rack's ConfigMap as it is now is copied into the
 // pod's own file (an exec into a hung node times out).
-func (w *modelWorld) PrepareRestart(ctx context.Context, pod *corev1.Pod, _ string) error {
+func (w *modelWorld) PrepareRestart(ctx context.Context, pod *corev1.Pod, configHash string) error {
 	n, err := w.execNode(pod, "before the files were copied")
 	if err != nil {
 		return err
 	}
-	conf := w.configOf(ctx, pod)
-	if conf == "" {
-		return fmt.Errorf("pod %s: cp: no such file", pod.Name)
+	conf, err := w.projected(ctx, pod, configHash)
+	if err != nil {
+		return err
 	}
 	n.conf = conf
 	return nil
+}
+
+// projected is the pod's own file of the ConfigMap, refused as podexec.Client.CopyConfig refuses it when it
+// is not the config the operator asked for (configHash; "" asks for none): the ConfigMap changed since.
+func (w *modelWorld) projected(ctx context.Context, pod *corev1.Pod, configHash string) (string, error) {
+	conf := w.configOf(ctx, pod)
+	switch {
+	case conf == "":
+		return "", fmt.Errorf("pod %s: cp: no such file", pod.Name)
+	case configHash != "" && config.Hash(conf) != configHash:
+		return "", fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, config.Hash(conf), configHash)
+	}
+	return conf, nil
 }
 
 // SignalRestart implements podexec.Signaller: asd restarts in place and loads its own file.
@@ -1039,10 +1059,16 @@ func (w *modelWorld) ReadConfigs(ctx context.Context, pod *corev1.Pod) (string, 
 }
 
 // CopyConfig implements podexec.Signaller.
-func (w *modelWorld) CopyConfig(ctx context.Context, pod *corev1.Pod, _ string) error {
-	if n := w.nodes[pod.Name]; n != nil {
-		n.conf = w.configOf(ctx, pod)
+func (w *modelWorld) CopyConfig(ctx context.Context, pod *corev1.Pod, configHash string) error {
+	n := w.nodes[pod.Name]
+	if n == nil {
+		return nil
 	}
+	conf, err := w.projected(ctx, pod, configHash)
+	if err != nil {
+		return err
+	}
+	n.conf = conf
 	return nil
 }
 
@@ -1050,13 +1076,16 @@ var _ podexec.Signaller = (*modelWorld)(nil)
 
 // Apply implements LiveConfigurer: the node takes its rack's config as it is now, with no restart (a
 // node that is down or hung does not answer).
-func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, _ string) (string, error) {
+func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, configHash string) (string, error) {
 	n, err := w.liveNode(pod)
 	if err != nil {
 		return "", err
 	}
 	// As the real applier (liveconfig.Apply): a replication-factor goes to every node together, never to one.
-	conf := w.configOf(ctx, pod)
+	conf, err := w.projected(ctx, pod, configHash)
+	if err != nil {
+		return "", err
+	}
 	if replicationOf(conf) != replicationOf(n.conf) {
 		return "", fmt.Errorf("%w: replication-factor %d goes to every node together, then the cluster reclusters",
 			liveconfig.ErrNeedsRestart, replicationOf(conf))
@@ -1072,16 +1101,23 @@ func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, _ string) (stri
 // migrations done, or fails at its deadline: until then the pods do not record the new config, so the
 // factor they may run stays the smaller one (model hole 24: a stand-in that returned at the recluster let
 // a raise count while its copies were still being made).
-func (w *modelWorld) ApplyTogether(ctx context.Context, pods, _ []*corev1.Pod, _, _ map[string]string) (string, error) {
+func (w *modelWorld) ApplyTogether(ctx context.Context, pods, _ []*corev1.Pod, hashes, _ map[string]string) (string, error) {
+	confs := map[string]string{}
 	for _, pod := range pods {
 		if _, err := w.liveNode(pod); err != nil {
 			return "", err
 		}
+		// As the real applier plans from the file the operator asked for, or from none (ErrNotProjected).
+		conf, err := w.projected(ctx, pod, hashes[pod.Name])
+		if err != nil {
+			return "", err
+		}
+		confs[pod.Name] = conf
 	}
 	changed := false
 	for _, pod := range pods {
 		n := w.nodes[pod.Name]
-		n.conf = w.configOf(ctx, pod)
+		n.conf = confs[pod.Name]
 		changed = changed || n.rf != replicationOf(n.conf)
 		n.rf = replicationOf(n.conf)
 	}

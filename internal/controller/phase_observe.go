@@ -20,6 +20,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/internal/validation"
 )
@@ -123,6 +124,9 @@ func (r *AerospikeClusterReconciler) observePods(ctx context.Context, st *cluste
 		}
 	}
 	slices.Sort(st.members)
+	if err := r.recordCopiedConfigs(ctx, st); err != nil {
+		return err
+	}
 	pdb := &policyv1.PodDisruptionBudget{}
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.PodDisruptionBudgetName()}, pdb); {
 	case err == nil && ownedBy(pdb, c):
@@ -135,6 +139,32 @@ func (r *AerospikeClusterReconciler) observePods(ctx context.Context, st *cluste
 	st.split = st.healthOK && st.health.SplitSettled
 	st.maxDown = st.runningMaxDown()
 	st.held = st.heldPods()
+	return nil
+}
+
+// recordCopiedConfigs records on each pod the config its init container copied when the pod started, where
+// that is not the one its template's annotation says: the ConfigMap takes a new config before the
+// StatefulSet's template does, and a pod created between the two (the operator killed, or the spec turned
+// invalid, in between) copied the new file under the old annotation. Reading as running the old config, it
+// was never outdated: after the user's fix of a config asd refuses it crash-looped for good (model hole 30).
+// Only a pod that records nothing since it was created (it still has the template's replication-factor
+// annotation) is judged by its report: a later record (a live change, a restart in place) is newer.
+func (r *AerospikeClusterReconciler) recordCopiedConfigs(ctx context.Context, st *clusterState) error {
+	for name, pod := range st.pods {
+		copied := resources.CopiedConfig(pod)
+		_, fromTemplate := pod.Annotations[ackov1alpha1.AnnotationReplicationFactor]
+		if copied == "" || !fromTemplate || copied == pod.Annotations[ackov1alpha1.AnnotationConfigHash] {
+			continue
+		}
+		if err := pods.RecordConfig(ctx, r.Client, pod, copied); err != nil {
+			return err
+		}
+		recorded := pod.DeepCopy()
+		recorded.Annotations[ackov1alpha1.AnnotationConfigHash] = copied
+		delete(recorded.Annotations, ackov1alpha1.AnnotationReplicationFactor)
+		delete(recorded.Annotations, ackov1alpha1.AnnotationFactorChanging)
+		st.pods[name] = recorded
+	}
 	return nil
 }
 

@@ -314,12 +314,7 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 		}
 		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventConfigApplied, "Configure", nil,
 			"Applied config to every node with no restart: %s", res.Note)
-		for _, name := range names {
-			if err := pods.RecordConfig(ctx, r.Client, st.pods[name], st.cluster.Status.Pods[name].Update.ConfigHash); err != nil {
-				return "", err
-			}
-		}
-		return "recording the config the pods run", nil
+		return "recording the config the pods run", r.recordApplied(ctx, st, names)
 	}
 	if r.Live == nil {
 		return "a replication-factor change is applied live on every node, and live changes are off", nil
@@ -344,12 +339,33 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 			return "", err
 		}
 	}
+	r.applying.forget(st.key)
+	for pod, hash := range hashes {
+		r.applying.set(st.key, pod, hash)
+	}
 	cluster := st.podsWithAddress()
 	apply := func(ctx context.Context) (string, error) {
 		return r.Live.ApplyTogether(ctx, targets, cluster, hashes, factors)
 	}
 	r.Tasks.RunWithin(tasks.Key{Cluster: st.key, Name: togetherTask}, liveconfig.TogetherDeadline, apply)
 	return "applying the replication-factor to every node", nil
+}
+
+// recordApplied records on each pod the config the replication-factor change that succeeded gave its
+// node: what it applied, not what the steps say now, as a spec changed while it ran gave the steps another
+// config (model seed 73902: the factor 2 applied was recorded as the spec's 3).
+func (r *AerospikeClusterReconciler) recordApplied(ctx context.Context, st *clusterState, names []string) error {
+	for _, name := range names {
+		applied, ok := r.applying.get(st.key, name)
+		if !ok || st.pods[name] == nil {
+			continue
+		}
+		if err := pods.RecordConfig(ctx, r.Client, st.pods[name], applied); err != nil {
+			return err
+		}
+	}
+	r.applying.forget(st.key)
+	return nil
 }
 
 // noteStuckExchange remembers the nodes outside a stuck exchange that a replication-factor change found
@@ -372,6 +388,10 @@ func (r *AerospikeClusterReconciler) noteStuckExchange(st *clusterState, err err
 // stuck exchange (liveconfig.StuckExchangeError), and when. Until their restart ends it no other such change
 // runs. In memory: an operator that restarts runs the change again, which finds them again.
 type stuckExchanges = perCluster[string, time.Time]
+
+// applyingConfigs are, per cluster and pod, the config hashes a replication-factor change gives the
+// nodes, recorded on the pods once it succeeded.
+type applyingConfigs = perCluster[string, string]
 
 // endStuckTask names the background task that restarts the nodes outside a stuck exchange.
 const endStuckTask = "end-stuck-exchange"

@@ -52,9 +52,10 @@ type preparedAttempt struct {
 	id, pod string
 	attempt time.Time
 	ready   bool // the preparation ended well
-	// recorded is the config the pod recorded when its copy was made: a live change recorded since
-	// copied its own file over it, so the signal needs a new copy.
-	recorded string
+	// uid and recorded are the pod instance prepared and the config it recorded when its copy was made:
+	// a pod recreated since has the ConfigMap's file of then, and a live change recorded since copied its
+	// own file over the prepared one, so the signal needs a new copy.
+	uid, recorded string
 }
 
 // SameAttempt: a recorded attempt is the one made at at (a recorded time is whole microseconds).
@@ -72,11 +73,12 @@ func (e *Executor) isPrepared(c *ackov1alpha1.AerospikeCluster) bool {
 		SameAttempt(st.CurrentPodAttempted, p.attempt)
 }
 
-// preparedFor: the prepared copy is still the pod's own file: the pod records the config it recorded
-// when the copy was made. Otherwise the attempt is prepared again.
+// preparedFor: the prepared copy is still the pod's own file: the same pod instance records the config
+// it recorded when the copy was made. Otherwise the attempt is prepared again.
 func (e *Executor) preparedFor(c *ackov1alpha1.AerospikeCluster, pod *corev1.Pod) bool {
 	v, _ := e.prepared.Load(clusterKey(c))
-	return v.(preparedAttempt).recorded == pod.Annotations[ackov1alpha1.AnnotationConfigHash]
+	p := v.(preparedAttempt)
+	return p.uid == string(pod.UID) && p.recorded == pod.Annotations[ackov1alpha1.AnnotationConfigHash]
 }
 
 // Result tells the reconciler what the executor did.
@@ -300,11 +302,14 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 	if err := e.Status.WriteStatus(ctx, c, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		op := s.OperationStatus
 		op.CurrentPodNodeStartedBefore, op.CurrentPodAttempted, op.CurrentPodConfigHash = &started, &attempt, hash
+		// The attempt is on the pod as it is now: one recreated since the operation chose it (a drain)
+		// records what this attempt copies into it (model seed 66859).
+		op.CurrentPodUID = string(pod.UID)
 	}); err != nil {
 		return Result{Active: true}, err
 	}
 	e.prepared.Store(clusterKey(c), preparedAttempt{id: st.ID, pod: pod.Name, attempt: attempt.Time,
-		recorded: pod.Annotations[ackov1alpha1.AnnotationConfigHash]})
+		uid: string(pod.UID), recorded: pod.Annotations[ackov1alpha1.AnnotationConfigHash]})
 	e.Tasks.Run(tasks.Key{Cluster: clusterKey(c), Name: prepareName(st)}, func(ctx context.Context) (string, error) {
 		return "", e.Signaller.PrepareRestart(ctx, pod, hash)
 	})

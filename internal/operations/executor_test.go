@@ -302,6 +302,30 @@ var _ = Describe("A WarmRestart's signal", func() {
 	})
 })
 
+// Model seed 66859: a drain recreated the operation's pod between its choice and the signal; the attempt
+// went to the new pod, whose UID the operation did not know, so the config it loaded (one asd refuses)
+// was never recorded, and after the user's fix the pod read as running it.
+var _ = Describe("A WarmRestart of a pod recreated before its signal", func() {
+	It("prepares the new pod and records the attempt on it", func() {
+		s, sig, door, step := signalScene()
+		Expect(step()).To(Equal("preparing the restart of pod c-1 in place"))
+		*door = "the cluster is not stable"
+		Expect(step()).To(Equal(*door))
+		recreated := s.obs.Pods["c-1"].DeepCopy()
+		recreated.UID = "c-1-new"
+		s.obs.Pods["c-1"] = recreated
+		*door = ""
+
+		Expect(step()).To(Equal("preparing the restart of pod c-1 in place"))
+		Expect(s.c.Status.OperationStatus.CurrentPodUID).To(Equal("c-1-new"))
+		Expect(step()).To(Equal("restarting pod c-1 in place"))
+		Expect(step()).To(BeEmpty())
+		prepared, signalled := sig.seen()
+		Expect(prepared).To(HaveLen(2))
+		Expect(signalled).To(Equal([]string{"c-1"}))
+	})
+})
+
 // signalScene is a WarmRestart whose tasks run in a real runner: step takes the finished tasks' results
 // and steps once, and door is what the door answers.
 func signalScene() (s scene, sig *signals, door *string, step func() string) {

@@ -26,6 +26,12 @@ const (
 // the same config again); the operator copies the new file on the pod's turn in a rolling restart.
 const ConfigInitContainer = "copy-config"
 
+// ConfigReportContainer runs after ConfigInitContainer and copies the pod's own aerospike.conf to its
+// termination log: the kubelet keeps the last 4 KiB in the pod's status, whose last line names the config
+// the pod copied (config.CopiedHash, CopiedConfig). A pod created while its ConfigMap had taken a new
+// config and its StatefulSet not yet copied that one under the old one's annotation.
+const ConfigReportContainer = "report-config"
+
 // Kind is the kind of the owner of every child.
 const Kind = "AerospikeCluster"
 

@@ -99,10 +99,11 @@ func TestConfigMap(t *testing.T) {
 	c.Spec.Size = 2
 	const template = "service {\n\tnode-id <per-pod>\n}\n"
 	cm := ConfigMap(c, c.RackPlan()[0], template, nil)
+	trailer := "# acko.io/config-hash " + config.Hash(template) + "\n"
 	if want := map[string]string{
 		"aerospike.conf": template,
-		"aero-4-0.conf":  "service {\n\tnode-id A40000\n}\n",
-		"aero-4-1.conf":  "service {\n\tnode-id A40001\n}\n",
+		"aero-4-0.conf":  "service {\n\tnode-id A40000\n}\n" + trailer,
+		"aero-4-1.conf":  "service {\n\tnode-id A40001\n}\n" + trailer,
 	}; !maps.Equal(cm.Data, want) {
 		t.Errorf("data = %v, want %v", cm.Data, want)
 	}

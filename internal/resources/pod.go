@@ -49,7 +49,7 @@ func podTemplate(c *v1alpha1.AerospikeCluster, rack v1alpha1.RackPlacement) core
 	if prepare := prepareVolumesContainer(c, o); prepare != nil {
 		inits = append(inits, *prepare)
 	}
-	inits = append(inits, configInitContainer(c, o))
+	inits = append(inits, configInitContainer(c, o), configReportContainer(c, o))
 	for _, s := range o.InitContainers {
 		inits = append(inits, s.Container)
 	}
@@ -189,6 +189,26 @@ func configInitContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides)
 		ctr.Resources = *o.Resources
 	}
 	return ctr
+}
+
+// configReportContainer copies the pod's own file to its termination log (ConfigReportContainer), with
+// the same image, resources and security as the copy.
+func configReportContainer(c *v1alpha1.AerospikeCluster, o *v1alpha1.PodOverrides) corev1.Container {
+	ctr := configInitContainer(c, o)
+	ctr.Name, ctr.Env = ConfigReportContainer, nil
+	ctr.Command = []string{"cp", path.Join(config.ConfigDir, config.FileName), corev1.TerminationMessagePathDefault}
+	ctr.VolumeMounts = []corev1.VolumeMount{{Name: ConfigVolume, MountPath: config.ConfigDir, ReadOnly: true}}
+	return ctr
+}
+
+// CopiedConfig is the config identity the pod's report container found in the file the pod copied when
+// it started ("" when it has not reported: a pod created by an older operator, or not started yet).
+func CopiedConfig(pod *corev1.Pod) string {
+	s := containerStatus(pod.Status.InitContainerStatuses, ConfigReportContainer)
+	if s == nil || s.State.Terminated == nil || s.State.Terminated.ExitCode != 0 {
+		return ""
+	}
+	return config.CopiedHash(s.State.Terminated.Message)
 }
 
 // podNameEnv is the init container's variable holding its pod's name (the downward API).

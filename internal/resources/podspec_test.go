@@ -44,7 +44,7 @@ func TestPodSpecFieldsReachTheTemplate(t *testing.T) {
 				spec.TerminationGracePeriodSeconds, spec.DNSPolicy, spec.DNSConfig, spec.HostNetwork)
 		}
 		inits := namesOf(spec.InitContainers, func(c corev1.Container) string { return c.Name })
-		if !slices.Equal(inits, []string{ConfigInitContainer, "fetch-certs"}) {
+		if !slices.Equal(inits, []string{ConfigInitContainer, ConfigReportContainer, "fetch-certs"}) {
 			t.Errorf("rack %d: init containers %v: the user's run after the operator's", rack.ID, inits)
 		}
 		vols := namesOf(spec.Volumes, func(v corev1.Volume) string { return v.Name })

@@ -85,7 +85,7 @@ func Broken(pod *corev1.Pod) (bool, string) {
 	if pod == nil || pod.DeletionTimestamp != nil {
 		return false, ""
 	}
-	for _, init := range []string{PrepareVolumesContainer, ConfigInitContainer} {
+	for _, init := range []string{PrepareVolumesContainer, ConfigInitContainer, ConfigReportContainer} {
 		if s := containerStatus(pod.Status.InitContainerStatuses, init); s != nil {
 			if why := brokenState(s, true); why != "" {
 				return true, "init container " + s.Name + ": " + why

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,10 @@ func PodSpecHash(tmpl corev1.PodTemplateSpec) string {
 			t.Spec.InitContainers[i].Image = "" // the Aerospike image too
 		}
 	}
+	// The report came later than the pods of an older operator: they need no restart to get it.
+	t.Spec.InitContainers = slices.DeleteFunc(t.Spec.InitContainers, func(c corev1.Container) bool {
+		return c.Name == ConfigReportContainer
+	})
 	// encoding/json writes struct fields in order and map keys sorted: the same template always gives
 	// the same bytes. It cannot fail: a PodTemplateSpec holds no channels, functions or cyclic values.
 	data, _ := json.Marshal(t)

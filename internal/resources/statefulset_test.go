@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/acko-io/acko/api/v1alpha1"
+	"github.com/acko-io/acko/internal/config"
 )
 
 func aerospike(t *testing.T, sts *appsv1.StatefulSet) corev1.Container {
@@ -99,10 +100,38 @@ func TestConfigAndSMDMounts(t *testing.T) {
 	inits := sts.Spec.Template.Spec.InitContainers
 	podName := []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}}
-	if len(inits) != 1 || inits[0].Image != c.Spec.Image || !slices.Equal(inits[0].Command,
+	if len(inits) < 1 || inits[0].Image != c.Spec.Image || !slices.Equal(inits[0].Command,
 		[]string{"cp", "/etc/aerospike-configmap/$(POD_NAME).conf", "/etc/aerospike/aerospike.conf"}) ||
 		!equality.Semantic.DeepEqual(inits[0].Env, podName) || !equality.Semantic.DeepEqual(inits[0].VolumeMounts, want[:2]) {
 		t.Errorf("init containers = %+v, want one that copies the pod's config", inits)
+	}
+}
+
+// The copy goes to the termination log, which the kubelet keeps in the pod's status (its tail). The pods
+// of an older operator, without the report container, are not outdated by it; and a pod reports the config
+// it copied only once its report container completed.
+func TestTheConfigReportRestartsNoPod(t *testing.T) {
+	c := newCluster()
+	tmpl := StatefulSet(c, c.RackPlan()[0], "h").Spec.Template
+	inits := tmpl.Spec.InitContainers
+	if len(inits) != 2 || inits[1].Name != ConfigReportContainer || inits[1].Image != c.Spec.Image ||
+		!slices.Equal(inits[1].Command, []string{"cp", "/etc/aerospike/aerospike.conf", "/dev/termination-log"}) {
+		t.Errorf("init containers = %+v, want the copy reported", inits)
+	}
+	older := tmpl.DeepCopy()
+	older.Spec.InitContainers = older.Spec.InitContainers[:1]
+	if PodSpecHash(*older) != PodSpecHash(tmpl) {
+		t.Fatalf("the report container changes the pod spec hash: pods of an older operator would be restarted")
+	}
+	pod := &corev1.Pod{}
+	if got := CopiedConfig(pod); got != "" {
+		t.Fatalf("a pod that has not reported: %q", got)
+	}
+	file := config.PodFile("service {\n}\n", config.PodValues{})
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: ConfigReportContainer,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: file}}}}
+	if got := CopiedConfig(pod); got != config.Hash("service {\n}\n") {
+		t.Fatalf("reported %q, want %q", got, config.Hash("service {\n}\n"))
 	}
 }
 

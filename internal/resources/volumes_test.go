@@ -26,9 +26,9 @@ var (
 func TestPrepareVolumesContainer(t *testing.T) {
 	c := newCluster(withVolumes(workDir, dataDevice))
 	spec := StatefulSet(c, c.RackPlan()[0], "h").Spec.Template.Spec
-	if len(spec.InitContainers) != 2 || spec.InitContainers[0].Name != PrepareVolumesContainer ||
-		spec.InitContainers[1].Name != ConfigInitContainer {
-		t.Fatalf("init containers = %v, want prepare-volumes then copy-config", names(spec.InitContainers))
+	if len(spec.InitContainers) != 3 || spec.InitContainers[0].Name != PrepareVolumesContainer ||
+		spec.InitContainers[1].Name != ConfigInitContainer || spec.InitContainers[2].Name != ConfigReportContainer {
+		t.Fatalf("init containers = %v, want prepare-volumes, copy-config, then report-config", names(spec.InitContainers))
 	}
 	prep, asd := spec.InitContainers[0], spec.Containers[0]
 	if prep.Image != c.Spec.Image {
@@ -55,7 +55,7 @@ func TestPrepareVolumesContainer(t *testing.T) {
 
 	plain := newCluster()
 	spec = StatefulSet(plain, plain.RackPlan()[0], "h").Spec.Template.Spec
-	if len(spec.InitContainers) != 1 || slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == VolumePlanVolume }) {
+	if slices.Contains(names(spec.InitContainers), PrepareVolumesContainer) || slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == VolumePlanVolume }) {
 		t.Errorf("without storage: init containers %v, volumes %v", names(spec.InitContainers), spec.Volumes)
 	}
 }

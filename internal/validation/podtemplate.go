@@ -35,6 +35,7 @@ var operatorContainers = map[string]string{
 	v1alpha1.AerospikeContainerName:   "the Aerospike container",
 	v1alpha1.ExporterContainerName:    "the exporter container (spec.monitoring)",
 	resources.ConfigInitContainer:     "the operator's init container that copies aerospike.conf",
+	resources.ConfigReportContainer:   "the operator's init container that reports the aerospike.conf copied",
 	resources.PrepareVolumesContainer: "the operator's init container that prepares the storage volumes",
 }
 

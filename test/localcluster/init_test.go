@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/test/aerosim"
 )
 
@@ -40,7 +42,9 @@ func TestInitCopyOfAMissingFile(t *testing.T) {
 	if spec := nodeSpec(pod, vols); spec.Files[asdConfigFile] != "service {\n}\n" {
 		t.Fatalf("asd's config: %q", spec.Files[asdConfigFile])
 	}
-	// A source outside the volumes is the image's: the simulator does not know it, nothing fails.
+	// A source outside the volumes is the image's: the simulator does not know it, nothing fails (the
+	// report of the copy, which reads the copy the simulator did not make, is left out).
+	pod.Spec.InitContainers = pod.Spec.InitContainers[:1]
 	pod.Spec.InitContainers[0].Command = []string{"cp", "/usr/share/x.conf", asdConfigFile}
 	if _, _, err := startFiles(pod, configMapLister(t, cm)); err != nil {
 		t.Fatalf("a source in the image: %v", err)
@@ -73,7 +77,7 @@ func TestInitFailureShown(t *testing.T) {
 	pod, init := failingInitPod(t)
 	now := time.Now()
 	st, changed := desiredStatus(pod, nil, &initFailure{uid: pod.UID, container: init, output: "cp: cannot stat",
-		failures: 1, at: now}, now)
+		failures: 1, at: now}, nil, now)
 	ics, cs := st.InitContainerStatuses[0], st.ContainerStatuses[0]
 	if !changed || st.Phase != corev1.PodPending || ics.State.Terminated == nil || ics.State.Terminated.ExitCode != 1 ||
 		ics.State.Terminated.Reason != "Error" || ics.State.Terminated.Message != "" || ics.RestartCount != 0 || ics.Ready {
@@ -94,7 +98,7 @@ func assertInitializing(t *testing.T, st *corev1.PodStatus, cs corev1.ContainerS
 		t.Fatalf("container during init: %+v", cs)
 	}
 	if c := condition(st.Conditions, corev1.PodInitialized); c.Status != corev1.ConditionFalse ||
-		c.Reason != reasonNotInitialized || c.Message != "containers with incomplete status: ["+init+"]" {
+		c.Reason != reasonNotInitialized || c.Message != "containers with incomplete status: ["+init+" "+resources.ConfigReportContainer+"]" {
 		t.Errorf("Initialized: %+v", c)
 	}
 	if r := readyOf(st); r.Status != corev1.ConditionFalse || r.Reason != reasonContainersNotReady {
@@ -110,7 +114,7 @@ func TestInitCrashLoopShown(t *testing.T) {
 	pod.Spec.InitContainers[0].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	now := time.Now()
 	st, _ := desiredStatus(pod, nil, &initFailure{uid: pod.UID, container: init, output: "cp: cannot stat",
-		failures: 3, at: now}, now)
+		failures: 3, at: now}, nil, now)
 	ics := st.InitContainerStatuses[0]
 	if ics.State.Waiting == nil || ics.State.Waiting.Reason != reasonCrashLoop || ics.RestartCount != 2 ||
 		ics.State.Waiting.Message != "back-off 40s restarting failed container="+init+" pod=db-0_ns(uid-1)" ||
@@ -128,13 +132,13 @@ func TestInitDoneShown(t *testing.T) {
 	pod, init := failingInitPod(t)
 	kwokConditions := len(pod.Status.Conditions)
 	now := time.Now()
-	st, _ := desiredStatus(pod, nil, &initFailure{uid: pod.UID, container: init, failures: 3, at: now}, now)
+	st, _ := desiredStatus(pod, nil, &initFailure{uid: pod.UID, container: init, failures: 3, at: now}, nil, now)
 	pod.Status = *st
-	if _, changed := desiredStatus(pod, nil, nil, now); changed {
+	if _, changed := desiredStatus(pod, nil, nil, nil, now); changed {
 		t.Error("no node yet and no failure known (a restarted sync loop): the status stays")
 	}
 	node := &aerosim.NodeState{Phase: aerosim.PhaseJoining}
-	st, changed := desiredStatus(pod, node, nil, now.Add(time.Second))
+	st, changed := desiredStatus(pod, node, nil, nil, now.Add(time.Second))
 	ics, cs := st.InitContainerStatuses[0], st.ContainerStatuses[0]
 	if !changed || st.Phase != corev1.PodRunning || ics.State.Terminated == nil || ics.State.Terminated.Reason != reasonCompleted ||
 		ics.RestartCount != 2 || !cs.Ready || cs.State.Running == nil || !podReadyIn(*st) {
@@ -144,7 +148,7 @@ func TestInitDoneShown(t *testing.T) {
 		t.Errorf("conditions %+v", st.Conditions)
 	}
 	pod.Status = *st
-	if _, changed := desiredStatus(pod, node, nil, now.Add(time.Minute)); changed {
+	if _, changed := desiredStatus(pod, node, nil, nil, now.Add(time.Minute)); changed {
 		t.Error("nothing more to change")
 	}
 }
@@ -154,7 +158,7 @@ func TestInitDoneShown(t *testing.T) {
 func TestInitWaitingShown(t *testing.T) {
 	pod, init := failingInitPod(t)
 	now := time.Now()
-	st, changed := desiredStatus(pod, nil, &initFailure{uid: pod.UID, container: init, running: true, at: now}, now)
+	st, changed := desiredStatus(pod, nil, &initFailure{uid: pod.UID, container: init, running: true, at: now}, nil, now)
 	ics, cs := st.InitContainerStatuses[0], st.ContainerStatuses[0]
 	if !changed || st.Phase != corev1.PodPending || ics.State.Running == nil || ics.State.Terminated != nil ||
 		ics.RestartCount != 0 || ics.Ready {
@@ -166,9 +170,30 @@ func TestInitWaitingShown(t *testing.T) {
 		t.Error("a pod whose init container waits is initializing, not running, and nothing failed")
 	}
 	node := &aerosim.NodeState{Phase: "member", Member: true}
-	st, _ = desiredStatus(pod, node, nil, now.Add(time.Second))
+	st, _ = desiredStatus(pod, node, nil, nil, now.Add(time.Second))
 	if ics := st.InitContainerStatuses[0]; st.Phase != corev1.PodRunning || ics.State.Terminated == nil ||
 		ics.State.Terminated.ExitCode != 0 {
 		t.Errorf("once its node runs: phase %s, init %+v", st.Phase, ics.State)
+	}
+}
+
+// ACKO's report container copies the pod's own file to its termination log; the status shows its last
+// 4 KiB, as the kubelet does, where the operator reads which config the pod copied.
+func TestInitReportShown(t *testing.T) {
+	pod, cm := acko(t)
+	vols, _, err := startFiles(pod, configMapLister(t, cm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := vols[terminationLogs]
+	copied := config.CopiedHash(reports[resources.ConfigReportContainer])
+	if copied == "" || copied != config.Hash(cm.Data[config.FileName]) {
+		t.Fatalf("reported %q, want the rack's config %s", copied, config.Hash(cm.Data[config.FileName]))
+	}
+	pod.Spec.ReadinessGates, pod.Spec.NodeName = nil, "kwok-zone-a-1"
+	pod.Status = renderPodReady(t, pod)
+	st, changed := desiredStatus(pod, nil, nil, reports, time.Now())
+	if !changed || resources.CopiedConfig(&corev1.Pod{Status: *st}) != copied {
+		t.Fatalf("the status does not show the report: %+v", st.InitContainerStatuses)
 	}
 }

@@ -116,6 +116,21 @@ func projectedFiles(namespace string, src *corev1.ConfigMapVolumeSource,
 	return configMapFiles(src, cm), nil
 }
 
+// terminationLogs is, among a pod's volumes, what each init container copied to its termination log, by
+// container (no volume can be named like a path): the kubelet keeps its last 4 KiB in the container's
+// status (maxTerminationMessage), where the operator reads which config the pod copied.
+const terminationLogs = corev1.TerminationMessagePathDefault
+
+// maxTerminationMessage is how much of a termination log the kubelet keeps: the end of it.
+const maxTerminationMessage = 4096
+
+func terminationLogPath(c *corev1.Container) string {
+	if c.TerminationMessagePath != "" {
+		return c.TerminationMessagePath
+	}
+	return corev1.TerminationMessagePathDefault
+}
+
 // runInit applies an init container's `cp SOURCE DEST` to the volumes; other commands change no
 // file the simulator knows of. A SOURCE in a volume that is not there fails the container, with
 // GNU cp's message (the Aerospike image's); a SOURCE outside the volumes is the image's, which the
@@ -135,6 +150,13 @@ func runInit(pod *corev1.Pod, c *corev1.Container, vols volumeFiles) error {
 	content, ok := vols[srcVol][srcPath]
 	if !ok {
 		return &initError{container: c.Name, output: fmt.Sprintf("cp: cannot stat '%s': No such file or directory", argv[1])}
+	}
+	if argv[2] == terminationLogPath(c) {
+		if vols[terminationLogs] == nil {
+			vols[terminationLogs] = map[string]string{}
+		}
+		vols[terminationLogs][c.Name] = content[max(0, len(content)-maxTerminationMessage):]
+		return nil
 	}
 	dstVol, dstPath, ok := volumeOf(c.VolumeMounts, argv[2])
 	if !ok {

@@ -59,12 +59,15 @@ func initBackoff(failures int) time.Duration {
 
 // desiredStatus is the pod's status with the node's state (or its failing init container)
 // reflected and Ready computed; changed is false when the pod has it already. node is nil for a pod
-// without a simulated node, init nil unless an init container is failing.
-func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, init *initFailure, now time.Time) (*corev1.PodStatus, bool) {
+// without a simulated node, init nil unless an init container is failing; reports are the termination
+// messages of the init containers that ran, by container.
+func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, init *initFailure, reports map[string]string,
+	now time.Time) (*corev1.PodStatus, bool) {
 	st := pod.Status.DeepCopy()
 	if len(st.ContainerStatuses) == 0 || pod.DeletionTimestamp != nil {
 		return st, false // kwok has not started it yet, or it is going
 	}
+	showReports(st, reports)
 	switch {
 	case init != nil:
 		reflectInitFailure(st, pod, init, now)
@@ -87,6 +90,16 @@ func desiredStatus(pod *corev1.Pod, node *aerosim.NodeState, init *initFailure, 
 	ready.Type = corev1.PodReady
 	setCondition(st, ready, now)
 	return st, !equality.Semantic.DeepEqual(st, &pod.Status)
+}
+
+// showReports sets the termination message of each init container that completed and reported one.
+func showReports(st *corev1.PodStatus, reports map[string]string) {
+	for i := range st.InitContainerStatuses {
+		cs := &st.InitContainerStatuses[i]
+		if cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 && reports[cs.Name] != "" {
+			cs.State.Terminated.Message = reports[cs.Name]
+		}
+	}
 }
 
 // reflectInitFailure shows a running init container that waits as the kubelet does (running, the

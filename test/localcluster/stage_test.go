@@ -88,7 +88,7 @@ func TestPodReadyStage(t *testing.T) {
 	}
 	// The sync loop agrees with the stage, so it writes nothing more.
 	pod.Status = st
-	if _, changed := desiredStatus(pod, nil, nil, r.LastTransitionTime.Time); changed {
+	if _, changed := desiredStatus(pod, nil, nil, nil, r.LastTransitionTime.Time); changed {
 		t.Error("the sync loop would rewrite the stage's Ready")
 	}
 
@@ -108,7 +108,7 @@ func TestPodReadyStageBrokenImage(t *testing.T) {
 		t.Fatalf("a broken image: %+v", st)
 	}
 	if c := condition(st.Conditions, corev1.PodInitialized); c.Status != corev1.ConditionFalse ||
-		c.Message != "containers with incomplete status: [copy-config]" {
+		c.Message != "containers with incomplete status: [copy-config report-config]" {
 		t.Errorf("Initialized: %+v", c)
 	}
 }
@@ -144,7 +144,7 @@ func TestPodReadyStageNeverReadyProbe(t *testing.T) {
 	}
 	// The sync loop agrees with the stage, so it writes nothing more.
 	pod.Status = st
-	if _, changed := desiredStatus(pod, nil, nil, r.LastTransitionTime.Time); changed {
+	if _, changed := desiredStatus(pod, nil, nil, nil, r.LastTransitionTime.Time); changed {
 		t.Error("the sync loop would rewrite the stage's status")
 	}
 }

@@ -115,6 +115,7 @@ type Syncer struct {
 	tools   map[string]toolRun   // backup-tool pods (namespace/name) whose tool was started
 	volumes map[string]*projections
 	inits   map[string]*initFailure // pods (namespace/name) whose init container is failing or waits
+	reports map[string]initReports  // pods (namespace/name): their init containers' termination messages
 	// prepared: the pod (UID) whose prepare-volumes container ran, by pod key: it never erases twice.
 	prepared map[string]types.UID
 	states   map[string]aerosim.NodeState // simulator node → its state at the last poll
@@ -160,7 +161,7 @@ func NewSyncer(cfg *rest.Config, opts Options, out io.Writer) (*Syncer, error) {
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](
 			100*time.Millisecond, 5*time.Second)),
 		nodes: map[string]types.UID{}, execs: map[string]execID{}, volumes: map[string]*projections{},
-		inits: map[string]*initFailure{}, prepared: map[string]types.UID{},
+		inits: map[string]*initFailure{}, reports: map[string]initReports{}, prepared: map[string]types.UID{},
 		states: map[string]aerosim.NodeState{}}, nil
 }
 
@@ -444,6 +445,7 @@ func (s *Syncer) forget(key string) {
 	defer s.mu.Unlock()
 	delete(s.volumes, key)
 	delete(s.inits, key)
+	delete(s.reports, key)
 	delete(s.prepared, key)
 	if run, ok := s.tools[key]; ok {
 		run.cancel()
@@ -582,7 +584,18 @@ func (s *Syncer) initDone(key string, pod *corev1.Pod) (volumeFiles, map[string]
 		s.initFailed(key, pod, failed)
 		return nil, nil, false, nil
 	}
+	if err == nil {
+		s.mu.Lock()
+		s.reports[key] = initReports{uid: pod.UID, messages: vols[terminationLogs]}
+		s.mu.Unlock()
+	}
 	return vols, digests, err == nil, err
+}
+
+// initReports are the termination messages of a pod instance's init containers, by container.
+type initReports struct {
+	uid      types.UID
+	messages map[string]string
 }
 
 // initFailed records an init container's failure and when it runs again; or one that waits, which
@@ -689,12 +702,15 @@ func (s *Syncer) syncStatus(ctx context.Context, key string, pod *corev1.Pod) er
 	if st, ok := s.states[simclient.NodeName(pod.Namespace, pod.Name)]; ok && s.nodes[st.Name] == pod.UID {
 		node = &st
 	}
-	init := s.inits[key]
+	init, reports := s.inits[key], s.reports[key]
 	s.mu.Unlock()
 	if init != nil && init.uid != pod.UID {
 		init = nil
 	}
-	status, changed := desiredStatus(pod, node, init, time.Now())
+	if reports.uid != pod.UID {
+		reports = initReports{}
+	}
+	status, changed := desiredStatus(pod, node, init, reports.messages, time.Now())
 	if !changed {
 		return nil
 	}

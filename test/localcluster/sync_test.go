@@ -243,7 +243,7 @@ func TestReadinessGates(t *testing.T) {
 	const gate = "acko.io/aerospike-ready"
 	pod := started(base, gate)
 	now := time.Now()
-	st, changed := desiredStatus(pod, nil, nil, now)
+	st, changed := desiredStatus(pod, nil, nil, nil, now)
 	r := readyOf(st)
 	if !changed || r.Status != corev1.ConditionFalse || r.Reason != reasonGatesNotReady ||
 		r.Message != `corresponding condition of pod readiness gate "acko.io/aerospike-ready" does not exist.` {
@@ -251,20 +251,20 @@ func TestReadinessGates(t *testing.T) {
 	}
 	pod.Status = *st
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: gate, Status: corev1.ConditionFalse})
-	if st, _ := desiredStatus(pod, nil, nil, now); readyOf(st).Message !=
+	if st, _ := desiredStatus(pod, nil, nil, nil, now); readyOf(st).Message !=
 		`the status of pod readiness gate "acko.io/aerospike-ready" is not "True", but False` {
 		t.Fatalf("gate False: %+v", readyOf(st))
 	}
 	condition(pod.Status.Conditions, gate).Status = corev1.ConditionTrue
-	st, changed = desiredStatus(pod, nil, nil, now.Add(time.Second))
+	st, changed = desiredStatus(pod, nil, nil, nil, now.Add(time.Second))
 	if r := readyOf(st); !changed || r.Status != corev1.ConditionTrue || r.Reason != "" || !r.LastTransitionTime.Time.Equal(now.Add(time.Second)) {
 		t.Fatalf("gate True: %+v", r)
 	}
 	pod.Status = *st
-	if _, changed := desiredStatus(pod, nil, nil, now.Add(time.Minute)); changed {
+	if _, changed := desiredStatus(pod, nil, nil, nil, now.Add(time.Minute)); changed {
 		t.Error("nothing to change")
 	}
-	if _, changed := desiredStatus(started(base), nil, nil, now); changed {
+	if _, changed := desiredStatus(started(base), nil, nil, nil, now); changed {
 		t.Error("a pod without gates is Ready as kwok made it")
 	}
 }
@@ -277,7 +277,7 @@ func TestCrashLoopShown(t *testing.T) {
 	node := &aerosim.NodeState{Phase: aerosim.PhaseFailed, Crashes: 2,
 		Error: "CRITICAL (config): line 3 :: 'rack-id' is enterprise-only"}
 	now := time.Now()
-	st, changed := desiredStatus(pod, node, nil, now)
+	st, changed := desiredStatus(pod, node, nil, nil, now)
 	cs := st.ContainerStatuses[0]
 	if !changed || cs.Ready || cs.RestartCount != 2 || cs.State.Waiting == nil || cs.State.Waiting.Reason != reasonCrashLoop ||
 		cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.Message != node.Error ||
@@ -294,11 +294,11 @@ func TestCrashLoopShown(t *testing.T) {
 
 func assertRunsAgain(t *testing.T, pod *corev1.Pod, node *aerosim.NodeState, now time.Time) {
 	t.Helper()
-	if _, changed := desiredStatus(pod, node, nil, now.Add(time.Second)); changed {
+	if _, changed := desiredStatus(pod, node, nil, nil, now.Add(time.Second)); changed {
 		t.Error("the same crash loop changes nothing")
 	}
 	node.Phase = aerosim.PhaseJoining
-	st, _ := desiredStatus(pod, node, nil, now.Add(time.Second))
+	st, _ := desiredStatus(pod, node, nil, nil, now.Add(time.Second))
 	if cs := st.ContainerStatuses[0]; !cs.Ready || cs.State.Running == nil || cs.RestartCount != 2 ||
 		cs.LastTerminationState.Terminated == nil || readyOf(st).Status != corev1.ConditionTrue {
 		t.Fatalf("running again: %+v", cs)
