@@ -421,17 +421,22 @@ func (stubLive) ApplyTogether(context.Context, []*corev1.Pod, []*corev1.Pod, map
 	return "", nil
 }
 
+// factorDown is a cluster of size pods whose replication-factor goes from 3 to 2, observed.
+func factorDown(t *testing.T, size int32) (*doorFixture, *clusterState) {
+	f := newDoorFixture(t, testcluster.Build(sized(size), replicationFactor(3)))
+	f.withConfigMaps()
+	f.r.Live = stubLive{}
+	f.edit(replicationFactor(2))
+	return f, f.observe()
+}
+
 // Model seed 40089: a live change of the replication-factor from 3 to 2 reached the nodes and was never
 // recorded (the API server away, the operator restarted), then the spec went back to 3: the pods' config
 // hash said 3 while the nodes ran 2, and a batch of 2 evictions took both copies down. The change sets the
 // smaller factor on each pod before any node takes it, and the rule follows it until the pod records the
 // config its node runs.
 func TestAnUnrecordedFactorChangeKeepsTheSmallerFactor(t *testing.T) {
-	f := newDoorFixture(t, testcluster.Build(sized(5), replicationFactor(3)))
-	f.withConfigMaps()
-	f.r.Live = stubLive{}
-	f.edit(replicationFactor(2))
-	st := f.observe()
+	f, st := factorDown(t, 5)
 	if name := st.factorPending(); name == "" {
 		t.Fatalf("no pod takes the new factor live: outdated %v", podsOf(st.outdated))
 	}
@@ -960,11 +965,7 @@ func TestAPodRecordsTheConfigItReportsCopying(t *testing.T) {
 // decided again for the spec's config, and its success recorded that config on the pods, whose nodes ran
 // 2. A success records what the change applied.
 func TestAFactorChangeRecordsWhatItApplied(t *testing.T) {
-	f := newDoorFixture(t, testcluster.Build(sized(3), replicationFactor(3)))
-	f.withConfigMaps()
-	f.r.Live = stubLive{}
-	f.edit(replicationFactor(2))
-	st := f.observe()
+	f, st := factorDown(t, 3)
 	names := podsOf(st.outdated)
 	applied := st.desiredConfigHash(st.pods["aero-0"])
 	if _, err := f.r.applyTogether(f.ctx, st, names); err != nil {

@@ -145,19 +145,26 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 	})
 })
 
+// signalledScene is a WarmRestart signalled on c-1 whose copy was "copied", c-1 recording "before", in a
+// fake API server.
+func signalledScene() (scene, *corev1.Pod, client.Client, *operations.Executor) {
+	GinkgoHelper()
+	s := build(current(warm, true))
+	s.c.Status.OperationStatus.CurrentPodConfigHash = "copied"
+	pod := s.obs.Pods["c-1"]
+	pod.Namespace, pod.Annotations = "ns", map[string]string{ackov1alpha1.AnnotationConfigHash: "before"}
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod.DeepCopy()).Build()
+	return s, pod, c, &operations.Executor{Client: c, Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+}
+
 // Issue 22, point 8 through an operation: a WarmRestart copied a config asd refuses into the pod, which
 // then crash-loops; the pod did not record it (only once back), so a spec reverted to its old config found
 // the pod up to date and never replaced it (model seed 1634).
 var _ = Describe("A signalled WarmRestart", func() {
 	It("records the config copied into the pod at once, on that pod instance only", func() {
-		s := build(current(warm, true))
-		s.c.Status.OperationStatus.CurrentPodConfigHash = "copied"
-		pod := s.obs.Pods["c-1"]
-		pod.Namespace, pod.Annotations = "ns", map[string]string{ackov1alpha1.AnnotationConfigHash: "before"}
-		scheme := runtime.NewScheme()
-		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod.DeepCopy()).Build()
-		e := &operations.Executor{Client: c, Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		s, pod, c, e := signalledScene()
 
 		_, err := e.Step(context.Background(), s.c, s.obs) // asd has not restarted yet: the pod is not back
 		Expect(err).NotTo(HaveOccurred())
@@ -179,14 +186,7 @@ var _ = Describe("A signalled WarmRestart", func() {
 	// pod (and copied its file); the operation recorded the restart's config over it, and the pod read as
 	// running the spec's factor while its node ran the live one.
 	It("records it once: a config the pod records later stands", func() {
-		s := build(current(warm, true))
-		s.c.Status.OperationStatus.CurrentPodConfigHash = "copied"
-		pod := s.obs.Pods["c-1"]
-		pod.Namespace, pod.Annotations = "ns", map[string]string{ackov1alpha1.AnnotationConfigHash: "before"}
-		scheme := runtime.NewScheme()
-		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod.DeepCopy()).Build()
-		e := &operations.Executor{Client: c, Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		s, pod, c, e := signalledScene()
 		_, err := e.Step(context.Background(), s.c, s.obs)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.c.Status.OperationStatus.CurrentPodConfigHash).To(BeEmpty(), "the status forgets what was recorded")
