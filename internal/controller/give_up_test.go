@@ -354,3 +354,19 @@ func TestALostNodeSplitOffIsKept(t *testing.T) {
 		t.Fatalf("the split-off record outlived the volumes: %v", got)
 	}
 }
+
+// Model seed 75543: a node split off while the cluster was paused was never recorded (a paused reconcile
+// wrote no pod facts); lost then, its give-up after the resume deleted the only claim with its writes. The
+// record follows the readings, which every reconcile follows first, paused or not.
+func TestSplitOffIsRecordedWhilePaused(t *testing.T) {
+	f := newDoorFixture(t, localCluster(5, 2))
+	f.edit(func(c *ackov1alpha1.AerospikeCluster) { c.Spec.Paused = true })
+	f.node("aero-4", func(h *aerospike.NodeHealth) { h.Facts.ClusterKey, h.Facts.ClusterSize = "K-alone", 1 })
+	f.prober.health.SplitSettled = true
+	if err := f.r.followReadings(f.ctx, newClusterState(f.cluster(), doorNow)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.cluster().Status.Pods["aero-4"].SplitOff; got == nil || !got.Time.Equal(doorNow) {
+		t.Fatalf("aero-4 split off since %v, want %v", got, doorNow)
+	}
+}

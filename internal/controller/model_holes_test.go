@@ -36,6 +36,8 @@ type holeScenario struct {
 	// avoid are the points whose events the sequence avoids, as the random sequences did while those were
 	// known holes when it was found: so that it replays what it found.
 	avoid []int
+	// admin: the admin acts as in TestModel's sequence of the seed (seedAdmin).
+	admin bool
 }
 
 var holeScenarios = []holeScenario{
@@ -359,6 +361,19 @@ var holeScenarios = []holeScenario{
 	// the budget allowed 2 down (39, seed 74805). It records what it applied.
 	{point: 35, seed: 70318, size: seedSize(70318), tune: seedTune(70318), run: (*modelRun).randomEvents, avoid: []int{30}},
 	{point: 36, seed: 69975, size: seedSize(69975), tune: seedTune(69975), run: (*modelRun).randomEvents, avoid: []int{30}},
+	// 40 (seed 76763, DataLoss) was found by 3 000 new seeds (75001–78000, nothing avoided) on the code that
+	// fixed 30–39, and is kept as a known hole: at replication-factor 2, aero-3's Kubernetes node was lost,
+	// then aero-4's before the migrations that make aero-3's copies again ended (partitions whose two
+	// copies were on those two have none in the cluster); the user raised the factor to 3, the survivors'
+	// migrations ended at 3 copies of what they hold, and the give-up, judging the two lost nodes together
+	// at the factor of now (two may be down), deleted both claims. The random sequences lose no second
+	// node while a lost node's copies are not made again, while it is known. 75543 (same run): a node split
+	// off while the cluster was paused was never recorded split off (a paused reconcile wrote no pod facts),
+	// so after the resume its give-up deleted the only claim with its writes; the split-off record is now
+	// followed with the readings, paused or not (recordSplitOff).
+	{point: 40, seed: 76763, want: []string{"DataLoss"}, size: seedSize(76763), tune: seedTune(76763), run: (*modelRun).randomEvents,
+		admin: true},
+	{point: 41, seed: 75543, size: seedSize(75543), tune: seedTune(75543), run: (*modelRun).randomEvents, admin: true},
 	{point: 38, seed: 73902, size: seedSize(73902), tune: seedTune(73902), run: (*modelRun).randomEvents, avoid: []int{30}},
 	{point: 39, seed: 74805, size: seedSize(74805), tune: seedTune(74805), run: (*modelRun).randomEvents, avoid: []int{30}},
 }
@@ -428,6 +443,9 @@ func runHoleScenario(s holeScenario) *modelRun {
 		avoid[p] = true
 	}
 	m := newModelRun(s.seed, avoid, s.size, s.tune)
+	if s.admin {
+		m.admin = seedAdmin(s.seed)
+	}
 	if m.bootstrap() {
 		s.run(m)
 		if len(m.w.violations) == 0 {

@@ -44,7 +44,37 @@ func (r *AerospikeClusterReconciler) followReadings(ctx context.Context, st *clu
 	if err := r.syncBudget(ctx, st); err != nil {
 		return err
 	}
-	return r.syncReadinessGates(ctx, st)
+	if err := r.syncReadinessGates(ctx, st); err != nil {
+		return err
+	}
+	return r.recordSplitOff(ctx, st)
+}
+
+// recordSplitOff records which nodes were seen answering from outside the largest cluster (splitOff),
+// whatever ends this reconcile: a node split off and then lost may hold writes no other node has, and a
+// pause or a back-off must not hide it (model seed 75543: a node split off while the cluster was paused,
+// then lost; after the resume its give-up deleted the only claim with its writes).
+func (r *AerospikeClusterReconciler) recordSplitOff(ctx context.Context, st *clusterState) error {
+	changed := map[string]*metav1.Time{}
+	for name := range st.pods {
+		since := st.cluster.Status.Pods[name].SplitOff
+		if next := st.splitOff(name, since); next != since {
+			changed[name] = next
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		if s.Pods == nil {
+			s.Pods = map[string]ackov1alpha1.PodStatus{}
+		}
+		for name, at := range changed {
+			p := s.Pods[name]
+			p.SplitOff = at
+			s.Pods[name] = p
+		}
+	})
 }
 
 // syncReadinessGates sets every pod's acko.io/aerospike-ready condition from the prober's latest
