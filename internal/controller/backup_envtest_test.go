@@ -353,12 +353,16 @@ var _ = Describe("A backup run killed after each write", func() {
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"},
 				Spec: ackov1alpha1.AerospikeBackupSpec{Cluster: "prod", Parallel: 1, Runs: []ackov1alpha1.BackupRunSpec{{ID: "one"}},
 					Destination: ackov1alpha1.BackupDestination{Volume: &ackov1alpha1.VolumeDestination{ClaimName: "b"}}}})).To(Succeed())
-			endJob(ns, "nightly-one-test", true, logs, "2026-12-04 10:00:01 UTC [INF] [   42] Backed up 42 record(s), 0 secondary index(es), 0 UDF file(s), 4200 byte(s) in total (~100 B/rec)")
-			eventuallyTool(func() []ackov1alpha1.BackupRunStatus {
+			runs := func() []ackov1alpha1.BackupRunStatus {
 				bk := &ackov1alpha1.AerospikeBackup{}
 				Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "nightly"}, bk)).To(Succeed())
 				return bk.Status.Backups
-			}).Should(ConsistOf(And(HaveField("Phase", ackov1alpha1.BackupSucceeded),
+			}
+			// The Job ends once the run is Running: a Job that ended before would make the status go to
+			// Succeeded at once, with no write 4 to be killed after (a flake of a loaded machine).
+			eventuallyTool(runs).Should(ConsistOf(HaveField("Phase", ackov1alpha1.BackupRunning)))
+			endJob(ns, "nightly-one-test", true, logs, "2026-12-04 10:00:01 UTC [INF] [   42] Backed up 42 record(s), 0 secondary index(es), 0 UDF file(s), 4200 byte(s) in total (~100 B/rec)")
+			eventuallyTool(runs).Should(ConsistOf(And(HaveField("Phase", ackov1alpha1.BackupSucceeded),
 				HaveField("Records", int64(42)))))
 			Expect(crashed.Load()).To(BeTrue(), "write %d was made and the reconcile ended there", k)
 			Expect(jobNames(ns)).To(ConsistOf("nightly-one-test"))
