@@ -100,7 +100,7 @@ func TestConfigAndSMDMounts(t *testing.T) {
 	inits := sts.Spec.Template.Spec.InitContainers
 	podName := []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}}
-	if len(inits) < 1 || inits[0].Image != c.Spec.Image || !slices.Equal(inits[0].Command,
+	if len(inits) != 2 || inits[0].Image != c.Spec.Image || !slices.Equal(inits[0].Command,
 		[]string{"cp", "/etc/aerospike-configmap/$(POD_NAME).conf", "/etc/aerospike/aerospike.conf"}) ||
 		!equality.Semantic.DeepEqual(inits[0].Env, podName) || !equality.Semantic.DeepEqual(inits[0].VolumeMounts, want[:2]) {
 		t.Errorf("init containers = %+v, want one that copies the pod's config", inits)
