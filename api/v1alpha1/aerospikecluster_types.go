@@ -630,6 +630,13 @@ type AerospikeClusterStatus struct {
 	// +optional
 	Pods map[string]PodStatus `json:"pods,omitempty"`
 
+	// StableReplicationFactor is the replication factor the nodes ran at the last reading that showed
+	// every desired node in one cluster with no migrations: every partition had that many copies then. A
+	// raised factor counts only once its migrations end; a lowered one at once. What lost nodes may hold
+	// alone is judged by it (pods[*].lostNode.factor).
+	// +optional
+	StableReplicationFactor int32 `json:"stableReplicationFactor,omitempty"`
+
 	// OperationStatus tracks the current or last on-demand operation.
 	// +optional
 	OperationStatus *OperationStatus `json:"operationStatus,omitempty"`
@@ -713,6 +720,25 @@ type PodStatus struct {
 	// (acko.io/accept-data-loss, docs/storage.md).
 	// +optional
 	SplitOff *metav1.Time `json:"splitOff,omitempty"`
+	// LostNode is set while the pod's local volumes are on a lost Kubernetes node: what the operator saw
+	// since decides how many such nodes' volumes may be given up together (docs/storage.md).
+	// +optional
+	LostNode *LostNode `json:"lostNode,omitempty"`
+}
+
+// LostNode records a pod held by local volumes on a lost Kubernetes node. Nodes lost before the others
+// made their copies again may together hold every copy of some partitions: a stable cluster without them
+// then proves nothing, since those partitions have nothing left to migrate.
+type LostNode struct {
+	// Factor is the fewest copies every partition was known to have (the replication factor run, or
+	// stableReplicationFactor while a raised factor migrates) while the node was lost and its copies not
+	// yet made again: of the lost nodes whose copies were not made again, at most Factor − 1 have their
+	// volumes given up without the user's word (acko.io/accept-data-loss).
+	Factor int32 `json:"factor"`
+	// CopiesRemade is set once a reading showed the other nodes in one stable cluster with no migrations
+	// while at most Factor − 1 nodes were lost or refilling: they hold every copy the node had.
+	// +optional
+	CopiesRemade bool `json:"copiesRemade,omitempty"`
 }
 
 // VolumesGivenUp records a pod instance whose local volumes the operator deleted.

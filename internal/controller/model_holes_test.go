@@ -362,12 +362,13 @@ var holeScenarios = []holeScenario{
 	{point: 35, seed: 70318, size: seedSize(70318), tune: seedTune(70318), run: (*modelRun).randomEvents, avoid: []int{30}},
 	{point: 36, seed: 69975, size: seedSize(69975), tune: seedTune(69975), run: (*modelRun).randomEvents, avoid: []int{30}},
 	// 40 (seed 76763, DataLoss) was found by 3 000 new seeds (75001–78000, nothing avoided) on the code that
-	// fixed 30–39, and is kept as a known hole: at replication-factor 2, aero-3's Kubernetes node was lost,
-	// then aero-4's before the migrations that make aero-3's copies again ended (partitions whose two
-	// copies were on those two have none in the cluster); the user raised the factor to 3, the survivors'
-	// migrations ended at 3 copies of what they hold, and the give-up, judging the two lost nodes together
-	// at the factor of now (two may be down), deleted both claims. The random sequences lose no second
-	// node while a lost node's copies are not made again, while it is known. 75543 (same run): a node split
+	// fixed 30–39: at replication-factor 2, aero-3's Kubernetes node was lost, then aero-4's before the
+	// migrations that make aero-3's copies again ended (partitions whose two copies were on those two have
+	// none in the cluster); the user raised the factor to 3, the survivors' migrations ended at 3 copies of
+	// what they hold, and the give-up, judging the two lost nodes together at the factor of now (two may be
+	// down), deleted both claims. Each lost node is now recorded with the copies every partition was known
+	// to have (status.pods[*].lostNode), and of the nodes lost before their copies were made again at most
+	// that many − 1 are given up without the user's word (mayGiveUpTogether). 75543 (same run): a node split
 	// off while the cluster was paused was never recorded split off (a paused reconcile wrote no pod facts),
 	// so after the resume its give-up deleted the only claim with its writes; the split-off record is now
 	// followed with the readings, paused or not (recordSplitOff).

@@ -363,11 +363,6 @@ func (w *modelWorld) mayDeleteNode() bool {
 		len(w.splitOff) == 0
 }
 
-// anyLostCopies: a lost node's claim holds copies the members have not made again.
-func (w *modelWorld) anyLostCopies() bool {
-	return slices.ContainsFunc(w.lostClaims(context.Background()), func(p string) bool { return w.lostCopies[p] })
-}
-
 // lostNodes are the Kubernetes nodes lost now, sorted.
 func (w *modelWorld) lostNodes() []string { return slices.Sorted(maps.Keys(w.k8sLost)) }
 
@@ -380,7 +375,7 @@ func (m *modelRun) eventLoseNode() bool {
 		}
 	}
 	pod := m.pick(candidates)
-	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || !m.mayFault() || m.avoid[40] && m.w.anyLostCopies() {
+	if pod == "" || len(m.w.lostClaims(context.Background())) >= 2 || !m.mayFault() {
 		return false
 	}
 	k8s := m.w.nodes[pod].k8s

@@ -82,9 +82,7 @@ import (
 
 // knownHoles are the points of issue 22 that the code at hand still has (see the top of this file):
 // delete a point once its fix has landed.
-var knownHoles = map[int]string{
-	40: "a second node lost before the first lost node's copies were made again is given up with it once a raised factor allows two down (seed 76763)",
-}
+var knownHoles = map[int]string{}
 
 var (
 	modelSeeds = flag.Int("model.seeds", 100, "random sequences TestModel runs (with modelFoundSeeds; under a minute)")

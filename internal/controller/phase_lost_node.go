@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -60,12 +62,12 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 		return false, err
 	}
 	lv := localVolumes(st.cluster)
-	if lv == nil {
-		return false, nil
-	}
-	pinned, err := r.findPinned(ctx, st, lv)
-	if err != nil || len(pinned) == 0 {
-		return false, err
+	var pinned []pinnedPod
+	var err error
+	if lv != nil {
+		if pinned, err = r.findPinned(ctx, st, lv); err != nil {
+			return false, err
+		}
 	}
 	// A pinned pod's node does not answer: it is not counted as a running node the others are measured by.
 	lost := make([]string, 0, len(pinned))
@@ -73,8 +75,12 @@ func (r *AerospikeClusterReconciler) recoverLostNodes(ctx context.Context, st *c
 		lost = append(lost, p.pod.Name)
 	}
 	st.members = slices.DeleteFunc(st.members, func(m string) bool { return slices.Contains(lost, m) })
-	due := slices.DeleteFunc(slices.Clone(pinned), func(p pinnedPod) bool { return p.givenUp || st.now.Before(p.giveUpAt(lv)) })
-	due = due[:min(len(due), st.maxDown)]
+	if err = r.recordLost(ctx, st, lost); err != nil || len(pinned) == 0 {
+		return false, err
+	}
+	due := st.mayGiveUpTogether(slices.DeleteFunc(slices.Clone(pinned), func(p pinnedPod) bool {
+		return p.givenUp || st.now.Before(p.giveUpAt(lv))
+	}))
 	verdict := ""
 	if len(due) > 0 {
 		if verdict, err = r.giveUp(ctx, st, due, lost, lv); err != nil {
@@ -133,7 +139,14 @@ func (r *AerospikeClusterReconciler) describePinned(ctx context.Context, st *clu
 			line += "; its volumes were given up: " + what
 		case st.now.Before(at):
 			line += "; they are given up at " + at.UTC().Format(time.RFC3339)
-		case !slices.ContainsFunc(due, func(d pinnedPod) bool { return d.pod.Name == p.pod.Name }):
+		case slices.ContainsFunc(due, func(d pinnedPod) bool { return d.pod.Name == p.pod.Name }):
+		case st.mayHoldLastCopy(p.pod.Name):
+			line += fmt.Sprintf("; kept: it was lost before the other nodes made its copies again, with %s, and at "+
+				"replication-factor %d these nodes may hold the last copy of some partitions; %d of them may be given "+
+				"up, the others wait until a node comes back or the user accepts the loss: kubectl annotate pod %s %s=true",
+				strings.Join(slices.DeleteFunc(st.unremadeLost(), func(n string) bool { return n == p.pod.Name }), ", "),
+				st.lostFactor(), st.lostFactor()-1, p.pod.Name, ackov1alpha1.AnnotationAcceptDataLoss)
+		default:
 			line += fmt.Sprintf("; given up after the pods before it (at most %d at a time)", st.maxDown)
 		}
 		lines = append(lines, line)
@@ -191,6 +204,155 @@ func (r *AerospikeClusterReconciler) forgetRefilled(ctx context.Context, st *clu
 			}
 		}
 	})
+}
+
+// recordLost keeps status.pods[*].lostNode in step with the pods pinned on lost nodes (lost), and
+// status.stableReplicationFactor with the readings. A pod seen lost for the first time is recorded with
+// the copies every partition is known to have (copiesFactor), which only goes down while its copies are
+// not made again; a reading of the other nodes in one stable cluster with no migrations marks them made
+// again when the nodes lost or refilling were too few to hold every copy of a partition. A record goes
+// once its pod runs off the lost node (or is no longer desired); a pod deleted and not yet recreated
+// keeps it. It writes only what changes.
+func (r *AerospikeClusterReconciler) recordLost(ctx context.Context, st *clusterState, lost []string) error {
+	stableFactor := st.cluster.Status.StableReplicationFactor
+	if st.everyDesiredNodeStable() {
+		stableFactor = int32(st.runningReplicationFactor())
+	}
+	factor := int32(st.runningReplicationFactor())
+	if stableFactor > 0 {
+		factor = min(factor, stableFactor)
+	}
+	next := map[string]*ackov1alpha1.LostNode{}
+	for _, name := range lost {
+		switch rec := st.cluster.Status.Pods[name].LostNode; {
+		case rec == nil, !rec.CopiesRemade && factor < rec.Factor:
+			next[name] = &ackov1alpha1.LostNode{Factor: factor}
+		default:
+			next[name] = rec
+		}
+	}
+	desired := st.cluster.DesiredPodNames()
+	for name, p := range st.cluster.Status.Pods {
+		if _, ok := next[name]; !ok && p.LostNode != nil && st.pods[name] == nil && slices.Contains(desired, name) {
+			next[name] = p.LostNode // deleted on its lost node: its successor is pinned there too
+		}
+	}
+	if st.copiesRemadeWithout(next) {
+		for name, rec := range next {
+			next[name] = &ackov1alpha1.LostNode{Factor: rec.Factor, CopiesRemade: true}
+		}
+	}
+	current := map[string]*ackov1alpha1.LostNode{}
+	for name, p := range st.cluster.Status.Pods {
+		if p.LostNode != nil {
+			current[name] = p.LostNode
+		}
+	}
+	if stableFactor == st.cluster.Status.StableReplicationFactor && equality.Semantic.DeepEqual(current, next) {
+		return nil
+	}
+	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		s.StableReplicationFactor = stableFactor
+		if s.Pods == nil {
+			s.Pods = map[string]ackov1alpha1.PodStatus{}
+		}
+		for name, p := range s.Pods {
+			p.LostNode = next[name]
+			s.Pods[name] = p
+		}
+		for name, rec := range next {
+			p := s.Pods[name]
+			p.LostNode = rec
+			s.Pods[name] = p
+		}
+	})
+}
+
+// everyDesiredNodeStable: a reading shows every desired node in one cluster with no migrations.
+func (st *clusterState) everyDesiredNodeStable() bool {
+	for _, name := range st.cluster.DesiredPodNames() {
+		if !slices.Contains(st.members, name) {
+			return false
+		}
+	}
+	stable, _ := st.stable()
+	return stable
+}
+
+// copiesRemadeWithout: this reading proves that the running nodes hold every copy the lost nodes had
+// (records): each desired node but them in one cluster with no migrations, and the nodes lost with
+// copies not made again, with the refilling ones, fewer than the copies each partition had, so that
+// every partition kept one copy in the cluster to make the others from.
+func (st *clusterState) copiesRemadeWithout(records map[string]*ackov1alpha1.LostNode) bool {
+	unremade, factor := 0, int32(math.MaxInt32)
+	for _, rec := range records {
+		if !rec.CopiesRemade {
+			unremade++
+			factor = min(factor, rec.Factor)
+		}
+	}
+	if unremade == 0 || int32(unremade+len(st.refilling())) > factor-1 {
+		return false
+	}
+	for _, name := range st.cluster.DesiredPodNames() {
+		if records[name] == nil && !slices.Contains(st.members, name) {
+			return false
+		}
+	}
+	stable, _ := st.stable()
+	return stable
+}
+
+// unremadeLost are the pods recorded lost whose copies were not seen made again, sorted.
+func (st *clusterState) unremadeLost() []string {
+	var out []string
+	for name, p := range st.cluster.Status.Pods {
+		if p.LostNode != nil && !p.LostNode.CopiesRemade {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// lostFactor is the fewest copies recorded for the lost nodes whose copies were not made again.
+func (st *clusterState) lostFactor() int {
+	f := math.MaxInt32
+	for _, name := range st.unremadeLost() {
+		f = min(f, int(st.cluster.Status.Pods[name].LostNode.Factor))
+	}
+	return f
+}
+
+// mayHoldLastCopy: the pod's node was lost before the others made its copies again, and the user did not
+// accept losing them.
+func (st *clusterState) mayHoldLastCopy(name string) bool {
+	rec := st.cluster.Status.Pods[name].LostNode
+	pod := st.pods[name]
+	return rec != nil && !rec.CopiesRemade && (pod == nil || pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] != "true")
+}
+
+// mayGiveUpTogether are the pods due that may be given up together: at most maxDown, and of those that
+// may hold the last copy of some partitions, fewer than the copies each partition had (lostFactor − 1),
+// so that one copy stays on a claim kept or in the cluster (model hole 40: at replication-factor 2, two
+// nodes lost one after the other before the first one's copies were made again, the factor raised to 3
+// meanwhile; both were given up together).
+func (st *clusterState) mayGiveUpTogether(due []pinnedPod) []pinnedPod {
+	room := st.lostFactor() - 1
+	out := make([]pinnedPod, 0, len(due))
+	for _, p := range due {
+		if len(out) == st.maxDown {
+			break
+		}
+		if st.mayHoldLastCopy(p.pod.Name) {
+			if room <= 0 {
+				continue
+			}
+			room--
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // localVolumes is spec.storage.localVolumes, nil when not set.
