@@ -206,42 +206,10 @@ func (r *AerospikeClusterReconciler) forgetRefilled(ctx context.Context, st *clu
 	})
 }
 
-// recordLost keeps status.pods[*].lostNode in step with the pods pinned on lost nodes (lost), and
-// status.stableReplicationFactor with the readings. A pod seen lost for the first time is recorded with
-// the copies every partition is known to have (copiesFactor), which only goes down while its copies are
-// not made again; a reading of the other nodes in one stable cluster with no migrations marks them made
-// again when the nodes lost or refilling were too few to hold every copy of a partition. A record goes
-// once its pod runs off the lost node (or is no longer desired); a pod deleted and not yet recreated
-// keeps it. It writes only what changes.
+// recordLost keeps status.pods[*].lostNode and status.stableReplicationFactor in step with the pods
+// pinned on lost nodes (lost) and the readings (lostRecords). It writes only what changes.
 func (r *AerospikeClusterReconciler) recordLost(ctx context.Context, st *clusterState, lost []string) error {
-	stableFactor := st.cluster.Status.StableReplicationFactor
-	if st.everyDesiredNodeStable() {
-		stableFactor = int32(st.runningReplicationFactor())
-	}
-	factor := int32(st.runningReplicationFactor())
-	if stableFactor > 0 {
-		factor = min(factor, stableFactor)
-	}
-	next := map[string]*ackov1alpha1.LostNode{}
-	for _, name := range lost {
-		switch rec := st.cluster.Status.Pods[name].LostNode; {
-		case rec == nil, !rec.CopiesRemade && factor < rec.Factor:
-			next[name] = &ackov1alpha1.LostNode{Factor: factor}
-		default:
-			next[name] = rec
-		}
-	}
-	desired := st.cluster.DesiredPodNames()
-	for name, p := range st.cluster.Status.Pods {
-		if _, ok := next[name]; !ok && p.LostNode != nil && st.pods[name] == nil && slices.Contains(desired, name) {
-			next[name] = p.LostNode // deleted on its lost node: its successor is pinned there too
-		}
-	}
-	if st.copiesRemadeWithout(next) {
-		for name, rec := range next {
-			next[name] = &ackov1alpha1.LostNode{Factor: rec.Factor, CopiesRemade: true}
-		}
-	}
+	stableFactor, next := st.lostRecords(lost)
 	current := map[string]*ackov1alpha1.LostNode{}
 	for name, p := range st.cluster.Status.Pods {
 		if p.LostNode != nil {
@@ -266,6 +234,45 @@ func (r *AerospikeClusterReconciler) recordLost(ctx context.Context, st *cluster
 			s.Pods[name] = p
 		}
 	})
+}
+
+// lostRecords are the stable factor and the lost-node records this reconcile's readings give. A pod seen
+// lost for the first time is recorded with the copies every partition is known to have: the factor run,
+// or the stable one while a raised factor migrates; it only goes down while the pod's copies are not made
+// again. A reading of the other nodes in one stable cluster with no migrations marks them made again when
+// the nodes lost or refilling were too few to hold every copy of a partition. A record goes once its pod
+// runs off the lost node (or is no longer desired); a pod deleted and not yet recreated keeps it.
+func (st *clusterState) lostRecords(lost []string) (int32, map[string]*ackov1alpha1.LostNode) {
+	factor := int32(st.runningReplicationFactor())
+	stableFactor := st.cluster.Status.StableReplicationFactor
+	switch {
+	case st.everyDesiredNodeStable():
+		stableFactor = factor
+	case stableFactor > 0: // 0: never seen stable, the factor run is all there is to go by
+		stableFactor = min(stableFactor, factor)
+		factor = stableFactor
+	}
+	next := map[string]*ackov1alpha1.LostNode{}
+	for _, name := range lost {
+		switch rec := st.cluster.Status.Pods[name].LostNode; {
+		case rec == nil, !rec.CopiesRemade && factor < rec.Factor:
+			next[name] = &ackov1alpha1.LostNode{Factor: factor}
+		default:
+			next[name] = rec
+		}
+	}
+	desired := st.cluster.DesiredPodNames()
+	for name, p := range st.cluster.Status.Pods {
+		if _, ok := next[name]; !ok && p.LostNode != nil && st.pods[name] == nil && slices.Contains(desired, name) {
+			next[name] = p.LostNode // deleted on its lost node: its successor is pinned there too
+		}
+	}
+	if st.copiesRemadeWithout(next) {
+		for name, rec := range next {
+			next[name] = &ackov1alpha1.LostNode{Factor: rec.Factor, CopiesRemade: true}
+		}
+	}
+	return stableFactor, next
 }
 
 // everyDesiredNodeStable: a reading shows every desired node in one cluster with no migrations.
