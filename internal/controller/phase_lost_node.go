@@ -335,8 +335,13 @@ func (st *clusterState) lostFactor() int {
 // accept losing them.
 func (st *clusterState) mayHoldLastCopy(name string) bool {
 	rec := st.cluster.Status.Pods[name].LostNode
-	pod := st.pods[name]
-	return rec != nil && !rec.CopiesRemade && (pod == nil || pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] != "true")
+	return rec != nil && !rec.CopiesRemade && !acceptsLoss(st.pods[name])
+}
+
+// acceptsLoss: the user accepts losing the copies only the pod's volumes may hold
+// (acko.io/accept-data-loss=true on the pod).
+func acceptsLoss(pod *corev1.Pod) bool {
+	return pod != nil && pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] == "true"
 }
 
 // mayGiveUpTogether are the pods due that may be given up together: at most maxDown, and of those that
@@ -383,7 +388,7 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 		if at := p.giveUpAt(lv); at.After(decided) {
 			decided = at
 		}
-		accepted = accepted && p.pod.Annotations[ackov1alpha1.AnnotationAcceptDataLoss] == "true"
+		accepted = accepted && acceptsLoss(p.pod)
 	}
 	v, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes of " + strings.Join(names, ", "), kind: actGiveUp,
 		pods: names, decided: decided, absent: lost, acceptLoss: accepted})
@@ -419,7 +424,7 @@ func (st *clusterState) splitOffKept(due []string) string {
 	var kept, names []string
 	for _, name := range due {
 		since := st.cluster.Status.Pods[name].SplitOff
-		if since != nil && st.pods[name].Annotations[ackov1alpha1.AnnotationAcceptDataLoss] != "true" {
+		if since != nil && !acceptsLoss(st.pods[name]) {
 			kept = append(kept, fmt.Sprintf("%s (split off since %s)", name, since.UTC().Format(time.RFC3339)))
 			names = append(names, name)
 		}
