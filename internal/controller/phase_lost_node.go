@@ -141,11 +141,7 @@ func (r *AerospikeClusterReconciler) describePinned(ctx context.Context, st *clu
 			line += "; they are given up at " + at.UTC().Format(time.RFC3339)
 		case slices.ContainsFunc(due, func(d pinnedPod) bool { return d.pod.Name == p.pod.Name }):
 		case st.mayHoldLastCopy(p.pod.Name):
-			line += fmt.Sprintf("; kept: it was lost before the other nodes made its copies again, with %s, and at "+
-				"replication-factor %d these nodes may hold the last copy of some partitions; %d of them may be given "+
-				"up, the others wait until a node comes back or the user accepts the loss: kubectl annotate pod %s %s=true",
-				strings.Join(slices.DeleteFunc(st.unremadeLost(), func(n string) bool { return n == p.pod.Name }), ", "),
-				st.lostFactor(), st.lostFactor()-1, p.pod.Name, ackov1alpha1.AnnotationAcceptDataLoss)
+			line += "; " + st.lastCopyKept(p.pod.Name)
 		default:
 			line += fmt.Sprintf("; given up after the pods before it (at most %d at a time)", st.maxDown)
 		}
@@ -336,6 +332,18 @@ func (st *clusterState) lostFactor() int {
 func (st *clusterState) mayHoldLastCopy(name string) bool {
 	rec := st.cluster.Status.Pods[name].LostNode
 	return rec != nil && !rec.CopiesRemade && !acceptsLoss(st.pods[name])
+}
+
+// lastCopyKept says why a lost pod's volumes are kept beyond what mayGiveUpTogether lets go.
+func (st *clusterState) lastCopyKept(name string) string {
+	with := ""
+	if others := slices.DeleteFunc(st.unremadeLost(), func(n string) bool { return n == name }); len(others) > 0 {
+		with = " (lost too: " + strings.Join(others, ", ") + ")"
+	}
+	return fmt.Sprintf("kept: its node was lost before the other nodes made its copies again%s, and at "+
+		"replication-factor %d the lost nodes may hold the last copy of some partitions: at most %d of them are "+
+		"given up without the user's word; the others wait until a node comes back, or the user accepts the loss: "+
+		"kubectl annotate pod %s %s=true", with, st.lostFactor(), st.lostFactor()-1, name, ackov1alpha1.AnnotationAcceptDataLoss)
 }
 
 // acceptsLoss: the user accepts losing the copies only the pod's volumes may hold

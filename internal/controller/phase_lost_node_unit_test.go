@@ -185,6 +185,10 @@ func TestLostNodesGivenUpTogether(t *testing.T) {
 		if got := pinnedNames(st.mayGiveUpTogether(due)); !slices.Equal(got, []string{"c-3"}) {
 			t.Errorf("two lost before their copies were made again, 2 copies known: %v given up together, want [c-3]", got)
 		}
+		if got := st.lastCopyKept("c-4"); !strings.Contains(got, "(lost too: c-3)") || !strings.Contains(got, "at most 1 of them") ||
+			!strings.HasSuffix(got, "kubectl annotate pod c-4 acko.io/accept-data-loss=true") {
+			t.Errorf("NodeLost's line for the pod kept: %q", got)
+		}
 		st.pods["c-3"].Annotations = map[string]string{ackov1alpha1.AnnotationAcceptDataLoss: "true"}
 		if got := pinnedNames(st.mayGiveUpTogether(due)); !slices.Equal(got, []string{"c-3", "c-4"}) {
 			t.Errorf("the user accepts losing c-3's copies: %v, want both", got)
