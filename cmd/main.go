@@ -25,6 +25,8 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/controller"
+	backupcontroller "github.com/acko-io/acko/internal/controller/backup"
+	restorecontroller "github.com/acko-io/acko/internal/controller/restore"
 	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
@@ -128,11 +130,11 @@ func setupController(mgr ctrl.Manager, o options) error {
 	registerMetrics(mgr)
 	statusWriter := status.NewWriter(mgr.GetClient(), mgr.GetAPIReader())
 	logs := pods.LogTail{Client: clientset}
-	if err := (&controller.AerospikeBackupReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs,
+	if err := (&backupcontroller.AerospikeBackupReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs,
 		ClusterDomain: o.clusterDomain}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&controller.AerospikeRestoreReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs,
+	if err := (&restorecontroller.AerospikeRestoreReconciler{Client: mgr.GetClient(), Recorder: recorder, Logs: logs,
 		ClusterDomain: o.clusterDomain}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/metrics"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/status"
 	"github.com/acko-io/acko/internal/tasks"
 )
@@ -64,7 +65,7 @@ type AerospikeClusterReconciler struct {
 	openFileLimits openFileLimits
 	// Logs reads a pod's container log: the progress of a cold start is only in asd's log; nil reads
 	// nothing.
-	Logs LogReader
+	Logs pods.LogReader
 
 	Clock clock.PassiveClock
 	// PollInterval is the requeue while the cluster is changing (pods coming back, migrations).

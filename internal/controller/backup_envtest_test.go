@@ -23,6 +23,9 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/backup"
+	backupcontroller "github.com/acko-io/acko/internal/controller/backup"
+	restorecontroller "github.com/acko-io/acko/internal/controller/restore"
+	"github.com/acko-io/acko/internal/pods"
 )
 
 // toolWait bounds the waits of these specs: they share 2 cores with the e2e suite in CI.
@@ -54,7 +57,7 @@ func (l *toolLogs) set(pod string, lines ...string) {
 
 // startBackupOperator runs the backup and restore reconcilers alone, on namespace ns; wrap, if any,
 // wraps the client they write with.
-func startBackupOperator(ns string, logs LogReader, wrap ...func(client.WithWatch) client.Client) {
+func startBackupOperator(ns string, logs pods.LogReader, wrap ...func(client.WithWatch) client.Client) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Cache: cacheFor(ns), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	Expect(err).NotTo(HaveOccurred())
@@ -65,8 +68,8 @@ func startBackupOperator(ns string, logs LogReader, wrap ...func(client.WithWatc
 		c = w(direct)
 	}
 	recorder := mgr.GetEventRecorder("acko")
-	Expect((&AerospikeBackupReconciler{Client: c, Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
-	Expect((&AerospikeRestoreReconciler{Client: c, Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&backupcontroller.AerospikeBackupReconciler{Client: c, Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&restorecontroller.AerospikeRestoreReconciler{Client: c, Recorder: recorder, Logs: logs}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -14,11 +14,6 @@ import (
 	"github.com/acko-io/acko/internal/resources"
 )
 
-// LogReader reads the last lines of a pod's container log (pods.LogTail).
-type LogReader interface {
-	Tail(ctx context.Context, pod *corev1.Pod, container string, lines int64) ([]string, error)
-}
-
 // coldStartLogLines is how much of asd's log tells where a cold start is: its ticker writes a line per
 // namespace every 5 s (asd 8.1.2.0's storage.c, TICKER_INTERVAL), and nothing else is logged meanwhile.
 const coldStartLogLines = 64

@@ -8,6 +8,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
+// LogReader reads the last lines of a pod's container log (LogTail; the tests' stand-ins): the cluster
+// reconciler reads asd's cold start from it, the backup and restore reconcilers their tools' summaries.
+type LogReader interface {
+	Tail(ctx context.Context, pod *corev1.Pod, container string, lines int64) ([]string, error)
+}
+
 // LogTail reads the last lines of a pod's container log through the API server (pods/log), as
 // `kubectl logs --tail` does.
 type LogTail struct {

@@ -1,4 +1,4 @@
-package controller
+package toolrun
 
 import (
 	"testing"
@@ -35,7 +35,7 @@ func TestClusterReadinessChanged(t *testing.T) {
 	} {
 		n := base.DeepCopy()
 		c.change(n)
-		if got := clusterReadinessChanged.Update(event.UpdateEvent{ObjectOld: base, ObjectNew: n}); got != c.wake {
+		if got := ClusterReadinessChanged.Update(event.UpdateEvent{ObjectOld: base, ObjectNew: n}); got != c.wake {
 			t.Errorf("%s: wakes %v, want %v", name, got, c.wake)
 		}
 	}

@@ -1,4 +1,6 @@
-package controller
+// Package restore is the AerospikeRestore reconciler: it restores a backup run (with the chain an
+// incremental builds on) into a cluster once, as asrestore Jobs.
+package restore
 
 import (
 	"cmp"
@@ -23,13 +25,15 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/backup"
+	"github.com/acko-io/acko/internal/controller/toolrun"
+	"github.com/acko-io/acko/internal/pods"
 )
 
 // AerospikeRestoreReconciler restores a backup into a cluster once, as Jobs with asrestore.
 type AerospikeRestoreReconciler struct {
 	client.Client
 	Recorder      events.EventRecorder
-	Logs          LogReader
+	Logs          pods.LogReader
 	Clock         clock.PassiveClock
 	ClusterDomain string
 }
@@ -41,7 +45,7 @@ func (r *AerospikeRestoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	if err := r.Get(ctx, req.NamespacedName, rs); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if ended(rs.Status.Phase) {
+	if toolrun.Ended(rs.Status.Phase) {
 		return ctrl.Result{}, nil
 	}
 	next := rs.Status.DeepCopy()
@@ -57,10 +61,10 @@ func (r *AerospikeRestoreReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		}
 		return ctrl.Result{}, err
 	}
-	if ended(next.Phase) {
+	if toolrun.Ended(next.Phase) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{RequeueAfter: toolPoll}, nil
+	return ctrl.Result{RequeueAfter: toolrun.Poll}, nil
 }
 
 // advance moves the restore one step; stalled says why it cannot start (with its reason).
@@ -77,11 +81,11 @@ func (r *AerospikeRestoreReconciler) advance(ctx context.Context, rs *ackov1alph
 	if stalled != "" || err != nil {
 		return stalled, ackov1alpha1.ReasonClusterNotFound, err
 	}
-	if wait := clusterNotReadyFor(cluster, false); wait != "" {
+	if wait := toolrun.ClusterNotReadyFor(cluster, false); wait != "" {
 		next.Phase, next.Message = ackov1alpha1.BackupPending, wait
 		return "", "", nil
 	}
-	if err := ensureToolAccount(ctx, r.Client, rs.Namespace); err != nil {
+	if err := toolrun.EnsureToolAccount(ctx, r.Client, rs.Namespace); err != nil {
 		return "", "", err
 	}
 	next.Chain = make([]ackov1alpha1.RestoreStep, len(from.steps))
@@ -111,7 +115,8 @@ func (r *AerospikeRestoreReconciler) cluster(ctx context.Context, rs *ackov1alph
 func (r *AerospikeRestoreReconciler) startStep(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
 	cluster *ackov1alpha1.AerospikeCluster, step restoreLink, next *ackov1alpha1.AerospikeRestoreStatus, i int) error {
 	for _, ns := range step.namespaces {
-		if err := createOwned(ctx, r.Client, rs, backup.RestoreJob(rs, cluster, step.files, i, ns, r.ClusterDomain)); err != nil {
+		job := backup.RestoreJob(rs, cluster, step.files, i, ns, r.ClusterDomain)
+		if err := toolrun.CreateOwned(ctx, r.Client, rs, job); err != nil {
 			return err
 		}
 	}
@@ -179,7 +184,7 @@ func (r *AerospikeRestoreReconciler) follow(ctx context.Context, rs *ackov1alpha
 	var total backup.RestoreSummary
 	for _, ns := range step.Namespaces {
 		name := backup.JobName(rs.Name, backup.RestoreStepName(i), ns)
-		done, failure, lines, err := jobOutcome(ctx, r.Client, r.Logs, rs.Namespace, name, backup.RestoreTool)
+		done, failure, lines, err := toolrun.JobOutcome(ctx, r.Client, r.Logs, rs.Namespace, name, backup.RestoreTool)
 		if err != nil || !done {
 			return err
 		}
@@ -244,32 +249,32 @@ func setRestoreConditions(rs *ackov1alpha1.AerospikeRestore, next *ackov1alpha1.
 	var ready, reconciling *metav1.Condition
 	switch next.Phase {
 	case ackov1alpha1.BackupSucceeded:
-		ready = newCondition(metav1.ConditionTrue, ackov1alpha1.ReasonRestoreSucceeded,
+		ready = toolrun.NewCondition(metav1.ConditionTrue, ackov1alpha1.ReasonRestoreSucceeded,
 			fmt.Sprintf("restored %d of %d records from %s%s (%s)", next.Restored, next.Records, next.Path,
 				backup.ChainNote(next.Chain), backup.RestoreCounts(next)))
 	case ackov1alpha1.BackupFailed:
-		ready = newCondition(metav1.ConditionFalse, ackov1alpha1.ReasonRestoreFailed, next.Message)
+		ready = toolrun.NewCondition(metav1.ConditionFalse, ackov1alpha1.ReasonRestoreFailed, next.Message)
 		stalled, reason = next.Message, ackov1alpha1.ReasonRestoreFailed
 	case ackov1alpha1.BackupRunning:
-		ready = newCondition(metav1.ConditionFalse, ackov1alpha1.ReasonRestoreRunning, "restoring from "+next.Path)
+		ready = toolrun.NewCondition(metav1.ConditionFalse, ackov1alpha1.ReasonRestoreRunning, "restoring from "+next.Path)
 		reconciling = ready
 	default:
-		ready = newCondition(metav1.ConditionFalse, cmp.Or(reason, ackov1alpha1.ReasonWaitingForCluster), next.Message)
+		ready = toolrun.NewCondition(metav1.ConditionFalse, cmp.Or(reason, ackov1alpha1.ReasonWaitingForCluster), next.Message)
 		if stalled == "" {
 			reconciling = ready
 		}
 	}
-	conditions := conditionSetter{list: &next.Conditions, generation: rs.Generation}
-	conditions.set(ackov1alpha1.ConditionReady, ready)
+	conditions := toolrun.Conditions{List: &next.Conditions, Generation: rs.Generation}
+	conditions.Set(ackov1alpha1.ConditionReady, ready)
 	if reconciling != nil {
-		reconciling = newCondition(metav1.ConditionTrue, reconciling.Reason, reconciling.Message)
+		reconciling = toolrun.NewCondition(metav1.ConditionTrue, reconciling.Reason, reconciling.Message)
 	}
-	conditions.set(ackov1alpha1.ConditionReconciling, reconciling)
+	conditions.Set(ackov1alpha1.ConditionReconciling, reconciling)
 	var stalledCond *metav1.Condition
 	if stalled != "" {
-		stalledCond = newCondition(metav1.ConditionTrue, reason, stalled)
+		stalledCond = toolrun.NewCondition(metav1.ConditionTrue, reason, stalled)
 	}
-	conditions.set(ackov1alpha1.ConditionStalled, stalledCond)
+	conditions.Set(ackov1alpha1.ConditionStalled, stalledCond)
 }
 
 func (r *AerospikeRestoreReconciler) writeStatus(ctx context.Context, rs *ackov1alpha1.AerospikeRestore,
@@ -312,7 +317,8 @@ func (r *AerospikeRestoreReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&ackov1alpha1.AerospikeRestore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
 		Watches(&ackov1alpha1.AerospikeCluster{}, handler.EnqueueRequestsFromMapFunc(
-			namingCluster(r.Client, &ackov1alpha1.AerospikeRestoreList{})), builder.WithPredicates(clusterReadinessChanged)).
+			toolrun.NamingCluster(r.Client, &ackov1alpha1.AerospikeRestoreList{})),
+			builder.WithPredicates(toolrun.ClusterReadinessChanged)).
 		Named("aerospikerestore").
 		Complete(r)
 }
