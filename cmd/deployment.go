@@ -10,7 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/acko-io/acko/internal/controller"
+	clustercontroller "github.com/acko-io/acko/internal/controller/cluster"
 	"github.com/acko-io/acko/internal/version"
 )
 
@@ -87,9 +87,9 @@ func (d *deploymentOptions) namespace() (string, error) {
 }
 
 // cacheOptions limit the cache to the watched namespaces, keeping the label selection of each
-// child kind (controller.CacheByObject) in each of them.
+// child kind (clustercontroller.CacheByObject) in each of them.
 func cacheOptions(watchNamespaces []string) cache.Options {
-	o := controller.CacheOptions()
+	o := clustercontroller.CacheOptions()
 	if len(watchNamespaces) > 0 {
 		o.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range watchNamespaces {

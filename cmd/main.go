@@ -24,8 +24,8 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
-	"github.com/acko-io/acko/internal/controller"
 	backupcontroller "github.com/acko-io/acko/internal/controller/backup"
+	clustercontroller "github.com/acko-io/acko/internal/controller/cluster"
 	restorecontroller "github.com/acko-io/acko/internal/controller/restore"
 	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/metrics"
@@ -81,7 +81,7 @@ func parseFlags() (options, zap.Options) {
 		"Enable HTTP/2 for the metrics and webhook servers (off: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	flag.DurationVar(&o.operationPodTimeout, "operation-pod-timeout", operations.DefaultConfig.PodTimeout,
 		"How long an operation waits for one restarted pod to come back before it fails.")
-	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
+	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", clustercontroller.DefaultMaxConcurrentReconciles,
 		"How many AerospikeClusters are reconciled at once (one cluster never by two workers).")
 	flag.Float64Var(&o.apiQPS, "kube-api-qps", 100, "Requests per second the manager may send to the API server.")
 	flag.IntVar(&o.apiBurst, "kube-api-burst", 200, "Burst of requests above --kube-api-qps.")
@@ -111,7 +111,7 @@ func setupController(mgr ctrl.Manager, o options) error {
 		MaxConnections: o.infoConnections})
 	probers := aerospike.NewProberManager(aerospike.ProberOptions{
 		Client: info,
-		OnTip:  func(t aerospike.Tip) { controller.RecordTip(recorder, t) },
+		OnTip:  func(t aerospike.Tip) { clustercontroller.RecordTip(recorder, t) },
 	})
 	runner := tasks.New(tasks.DefaultTimeout)
 	for _, r := range []manager.Runnable{probers, runner} {
@@ -138,7 +138,7 @@ func setupController(mgr ctrl.Manager, o options) error {
 		ClusterDomain: o.clusterDomain}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	return (&controller.AerospikeClusterReconciler{
+	return (&clustercontroller.AerospikeClusterReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Scheme:                  mgr.GetScheme(),

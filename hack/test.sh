@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `make test`: the unit and envtest suites. The controller's envtest suite is the long pole (mostly waiting on
+# `make test`: the unit and envtest suites. The cluster reconciler's envtest suite is the long pole (mostly waiting on
 # its API server), so it runs as three processes side by side, split by Ginkgo label, next to every other
 # package: on 2 cores that is about half the time of one after the other. Each process starts its own API server.
 set -uo pipefail
 args=(-timeout 35m -cover)
-controller=github.com/acko-io/acko/internal/controller
+controller=github.com/acko-io/acko/internal/controller/cluster
 others=$(go list ./... | grep -v -e /test/e2e -e "^$controller\$")
 
 pids=()

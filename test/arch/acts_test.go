@@ -24,15 +24,15 @@ const module = "github.com/acko-io/acko"
 // and the pure builders (internal/resources: they hold no client, their callers apply what they build)
 // are not sites: their callers are.
 var actSites = []string{
-	"internal/controller/phase_apply.go: (*AerospikeClusterReconciler).applyChildren: set replicas",
-	"internal/controller/phase_apply.go: (*AerospikeClusterReconciler).deleteRack: delete StatefulSet",
-	"internal/controller/phase_apply.go: (*AerospikeClusterReconciler).recreateRemovedRack: set replicas",
-	"internal/controller/phase_apply.go: (*AerospikeClusterReconciler).removeOldRacks: set replicas",
-	"internal/controller/phase_grow.go: (*AerospikeClusterReconciler).replaceSmallerSets: delete StatefulSet",
-	"internal/controller/phase_lost_node.go: (*AerospikeClusterReconciler).deletePinnedPod: delete Pod",
-	"internal/controller/phase_node_block.go: (*AerospikeClusterReconciler).deleteClaims: delete PersistentVolumeClaim",
-	"internal/controller/phase_rollout.go: (*AerospikeClusterReconciler).removeStepPod: remove pod",
-	"internal/controller/phase_rollout_inplace.go: (*AerospikeClusterReconciler).restartStep: signal asd",
+	"internal/controller/cluster/phase_apply.go: (*AerospikeClusterReconciler).applyChildren: set replicas",
+	"internal/controller/cluster/phase_apply.go: (*AerospikeClusterReconciler).deleteRack: delete StatefulSet",
+	"internal/controller/cluster/phase_apply.go: (*AerospikeClusterReconciler).recreateRemovedRack: set replicas",
+	"internal/controller/cluster/phase_apply.go: (*AerospikeClusterReconciler).removeOldRacks: set replicas",
+	"internal/controller/cluster/phase_grow.go: (*AerospikeClusterReconciler).replaceSmallerSets: delete StatefulSet",
+	"internal/controller/cluster/phase_lost_node.go: (*AerospikeClusterReconciler).deletePinnedPod: delete Pod",
+	"internal/controller/cluster/phase_node_block.go: (*AerospikeClusterReconciler).deleteClaims: delete PersistentVolumeClaim",
+	"internal/controller/cluster/phase_rollout.go: (*AerospikeClusterReconciler).removeStepPod: remove pod",
+	"internal/controller/cluster/phase_rollout_inplace.go: (*AerospikeClusterReconciler).restartStep: signal asd",
 	"internal/operations/executor.go: (*Executor).act: remove pod",
 	"internal/operations/executor.go: (*Executor).act: signal asd",
 }

@@ -12,7 +12,7 @@ import (
 // reconciler). None imports another: what they share lives below them (the status writer, the pods'
 // log reader, toolrun for the tools' Jobs).
 var reconcilers = []string{
-	module + "/internal/controller",
+	module + "/internal/controller/cluster",
 	module + "/internal/controller/backup",
 	module + "/internal/controller/restore",
 }
