@@ -20,11 +20,8 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	backups "github.com/acko-io/acko/internal/backup"
@@ -415,20 +412,8 @@ func unstableNote(run ackov1alpha1.BackupRunStatus) string {
 	return ""
 }
 
-// SetupWithManager registers the controller: the backups, and the Jobs they own.
+// SetupWithManager registers the controller: the backups, the Jobs they own, the clusters they name.
 func (r *AerospikeBackupReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
-	if r.ClusterDomain == "" {
-		r.ClusterDomain = ackov1alpha1.DefaultClusterDomain
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&ackov1alpha1.AerospikeBackup{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&batchv1.Job{}).
-		Watches(&ackov1alpha1.AerospikeCluster{}, handler.EnqueueRequestsFromMapFunc(
-			toolrun.NamingCluster(r.Client, &ackov1alpha1.AerospikeBackupList{})),
-			builder.WithPredicates(toolrun.ClusterReadinessChanged)).
-		Named("aerospikebackup").
-		Complete(r)
+	return toolrun.Register(mgr, "aerospikebackup", &ackov1alpha1.AerospikeBackup{}, &ackov1alpha1.AerospikeBackupList{},
+		r.Client, &r.Clock, &r.ClusterDomain, r)
 }

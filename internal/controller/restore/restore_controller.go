@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,10 +17,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/backup"
@@ -305,20 +301,8 @@ func (r *AerospikeRestoreReconciler) writeStatus(ctx context.Context, rs *ackov1
 	return nil
 }
 
-// SetupWithManager registers the controller: the restores, and the Jobs they own.
+// SetupWithManager registers the controller: the restores, the Jobs they own, the clusters they name.
 func (r *AerospikeRestoreReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
-	if r.ClusterDomain == "" {
-		r.ClusterDomain = ackov1alpha1.DefaultClusterDomain
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&ackov1alpha1.AerospikeRestore{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&batchv1.Job{}).
-		Watches(&ackov1alpha1.AerospikeCluster{}, handler.EnqueueRequestsFromMapFunc(
-			toolrun.NamingCluster(r.Client, &ackov1alpha1.AerospikeRestoreList{})),
-			builder.WithPredicates(toolrun.ClusterReadinessChanged)).
-		Named("aerospikerestore").
-		Complete(r)
+	return toolrun.Register(mgr, "aerospikerestore", &ackov1alpha1.AerospikeRestore{}, &ackov1alpha1.AerospikeRestoreList{},
+		r.Client, &r.Clock, &r.ClusterDomain, r)
 }

@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -198,6 +201,26 @@ func (s Conditions) Set(typ string, c *metav1.Condition) {
 
 func NewCondition(status metav1.ConditionStatus, reason, message string) *metav1.Condition {
 	return &metav1.Condition{Status: status, Reason: reason, Message: message}
+}
+
+// Register registers a tool run's reconciler under name: its objects (kind; spec changes only), the Jobs
+// they own, and the clusters they name (list, read with reader), woken only by what a waiting run reads
+// (ClusterReadinessChanged). It fills the reconciler's clock and cluster domain when unset.
+func Register[L client.ObjectList](mgr ctrl.Manager, name string, kind client.Object, list L, reader client.Reader,
+	clk *clock.PassiveClock, clusterDomain *string, r reconcile.Reconciler) error {
+	if *clk == nil {
+		*clk = clock.RealClock{}
+	}
+	if *clusterDomain == "" {
+		*clusterDomain = ackov1alpha1.DefaultClusterDomain
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(kind, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&batchv1.Job{}).
+		Watches(&ackov1alpha1.AerospikeCluster{}, handler.EnqueueRequestsFromMapFunc(NamingCluster(reader, list)),
+			builder.WithPredicates(ClusterReadinessChanged)).
+		Named(name).
+		Complete(r)
 }
 
 // ClusterReadinessChanged lets through the cluster changes that can start a waiting run (what
