@@ -11,7 +11,6 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,18 +21,13 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/operations"
+	"github.com/acko-io/acko/test/testenv"
 )
 
 // eventMessages lists the messages of the cluster's events with the given reason, oldest first.
 func eventMessages(key types.NamespacedName, reason string) []string {
-	list := &eventsv1.EventList{}
-	ExpectWithOffset(1, k8s.List(context.Background(), list, client.InNamespace(key.Namespace))).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.Regarding.Name == key.Name && e.Reason == reason {
-			out = append(out, e.Note)
-		}
-	}
+	out, err := testenv.EventMessages(k8s, key, reason)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return out
 }
 

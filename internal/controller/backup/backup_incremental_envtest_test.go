@@ -1,4 +1,4 @@
-package cluster
+package backup_test
 
 import (
 	"context"

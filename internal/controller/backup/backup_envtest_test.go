@@ -1,4 +1,4 @@
-package cluster
+package backup_test
 
 import (
 	"context"
@@ -127,7 +127,7 @@ func endJob(ns, name string, ok bool, logs *toolLogs, lines ...string) {
 // backupTestbed is a namespace with a Ready cluster and the backup and restore reconcilers, whose tool
 // pods say what logs holds.
 func backupTestbed(cluster string) (string, *toolLogs) {
-	ns, _ := newNamespace()
+	ns := newNamespace()
 	logs := &toolLogs{lines: map[string][]string{}}
 	startBackupOperator(ns, logs)
 	readyCluster(ns, cluster)
@@ -347,7 +347,7 @@ func crashAfter(k int64, crashed *atomic.Bool) func(client.WithWatch) client.Cli
 var _ = Describe("A backup run killed after each write", func() {
 	for k := int64(1); k <= 4; k++ {
 		It(fmt.Sprintf("finishes the run once, killed after write %d", k), func() {
-			ns, _ := newNamespace()
+			ns := newNamespace()
 			logs := &toolLogs{lines: map[string][]string{}}
 			crashed := &atomic.Bool{}
 			startBackupOperator(ns, logs, crashAfter(k, crashed))
@@ -378,7 +378,7 @@ var _ = Describe("A backup run killed after each write", func() {
 var _ = Describe("A backup of a cluster that is not stable", func() {
 	It("runs while Aerospike only migrates, saying so, and waits while the cluster rolls", func() {
 		ctx := context.Background()
-		ns, _ := newNamespace()
+		ns := newNamespace()
 		logs := &toolLogs{lines: map[string][]string{}}
 		startBackupOperator(ns, logs)
 		readyCluster(ns, "prod")
