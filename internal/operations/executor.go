@@ -33,8 +33,9 @@ type StatusWriter interface {
 
 // Executor performs the steps Plan decides.
 type Executor struct {
-	// Client evicts pods for PodRestart and records the config a warm-restarted pod runs.
-	Client    client.Client
+	// Client records the config a warm-restarted pod runs.
+	Client client.Client
+	// Signaller prepares a warm restart (the config copied into place); the actuator signals it.
 	Signaller podexec.Signaller
 	// Tasks runs the warm restart (exec into the pod) outside Reconcile.
 	Tasks    *tasks.Runner
@@ -259,9 +260,10 @@ func (e *Executor) begin(pod *corev1.Pod, obs Observed) transition {
 	}}
 }
 
-// act restarts the current pod after the safety checks: a PodRestart evicts it (the
-// PodDisruptionBudget arbitrates; a refusal is a wait, up to the pod timeout), a WarmRestart records the node's start time
-// and the attempt, then signals in the background.
+// act restarts the current pod through the cluster's actuator, which alone takes it down after its
+// door: a PodRestart evicts it (the PodDisruptionBudget arbitrates; a refusal is a wait, up to the pod
+// timeout), a WarmRestart records the node's start time and the attempt, prepares it in the background,
+// and has the actuator signal it once prepared.
 func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, pod *corev1.Pod, obs Observed) (Result, error) {
 	st := c.Status.OperationStatus
 	warm := st.Kind == ackov1alpha1.OperationWarmRestart
@@ -273,29 +275,28 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 		// restart could never be confirmed, and its readiness gate would stay held.
 		return e.waitOrFail(ctx, c, obs, fmt.Sprintf("pod %s's Aerospike node does not answer", pod.Name))
 	}
-	why, err := obs.MayTakeDown(ctx, pod.Name, warm)
-	if err != nil {
-		return Result{Active: true}, err
-	}
-	if why != "" {
-		return e.waitOrFail(ctx, c, obs, why)
-	}
 	if !warm {
-		refused, err := pods.Remove(ctx, e.Client, pod, types.UID(st.CurrentPodUID), true)
-		if err != nil {
+		why, refused, err := obs.Actuator.Evict(ctx, pod, types.UID(st.CurrentPodUID))
+		switch {
+		case err != nil:
 			return Result{Active: true}, err
-		}
-		if refused != "" {
+		case why != "":
+			return e.waitOrFail(ctx, c, obs, why)
+		case refused != "":
 			return e.refused(ctx, c, obs, refused)
 		}
 		return e.progress(ctx, c, e.confirm(c, pod.Name, obs))
 	}
 	if e.isPrepared(c) && e.preparedFor(c, pod) {
+		why, err := obs.Actuator.Signal(ctx, pod, tasks.Key{Cluster: clusterKey(c), Name: taskName(st)})
+		if err != nil || why != "" {
+			return e.doorSays(ctx, c, obs, why, err)
+		}
 		e.prepared.Delete(clusterKey(c))
-		e.Tasks.Run(tasks.Key{Cluster: clusterKey(c), Name: taskName(st)}, func(ctx context.Context) (string, error) {
-			return "", e.Signaller.SignalRestart(ctx, pod)
-		})
 		return Result{Active: true, Waiting: fmt.Sprintf("restarting pod %s in place", pod.Name)}, nil
+	}
+	if why, err := obs.Actuator.MayTakeDown(ctx, pod.Name, true); err != nil || why != "" {
+		return e.doorSays(ctx, c, obs, why, err)
 	}
 	started, attempt := metav1.NewMicroTime(obs.Health.NodeStarted(pod.Name)), metav1.NewMicroTime(obs.Now)
 	hash := obs.ConfigHash(pod.Name)
@@ -314,6 +315,16 @@ func (e *Executor) act(ctx context.Context, c *ackov1alpha1.AerospikeCluster, po
 		return "", e.Signaller.PrepareRestart(ctx, pod, hash)
 	})
 	return Result{Active: true, Waiting: fmt.Sprintf("preparing the restart of pod %s in place", pod.Name)}, nil
+}
+
+// doorSays is the operation's answer when the actuator's door does not let its pod go now: a wait, up
+// to the pod timeout, or the reconcile's error.
+func (e *Executor) doorSays(ctx context.Context, c *ackov1alpha1.AerospikeCluster, obs Observed, why string,
+	err error) (Result, error) {
+	if err != nil {
+		return Result{Active: true}, err
+	}
+	return e.waitOrFail(ctx, c, obs, why)
 }
 
 // warmRestartResult takes the outcome of the background warm restart. A pod whose PID 1 cannot

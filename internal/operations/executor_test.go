@@ -24,6 +24,7 @@ import (
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/operations"
 	"github.com/acko-io/acko/internal/podexec"
+	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/tasks"
 )
 
@@ -65,7 +66,7 @@ func pastThePodTimeout(e *operations.Executor, s *scene) *ackov1alpha1.Operation
 // warmScene is a WarmRestart of c-1 recorded as begun, not attempted, whose door lets it go.
 func warmScene() (*operations.Executor, scene) {
 	s := build(current(warm, false), noAttempt)
-	s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+	s.obs.Actuator = &actuator{}
 	s.obs.ConfigHash = func(string) string { return "desired" }
 	return &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}, s
 }
@@ -75,9 +76,9 @@ func warmScene() (*operations.Executor, scene) {
 var _ = Describe("A PodRestart whose eviction is refused", func() {
 	DescribeTable("waits for the pod timeout, then ends the operation in Error saying why",
 		func(answer error, says string) {
-			e := &operations.Executor{Client: evictionAnswers(answer), Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+			e := &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
 			s := build(current(cold, false))
-			s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+			s.obs.Actuator = &actuator{client: evictionAnswers(answer)}
 
 			res, err := e.Step(context.Background(), s.c, s.obs)
 			Expect(err).NotTo(HaveOccurred(), "a refusal is a wait, not a reconcile failure")
@@ -97,10 +98,10 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 	)
 
 	It("records the first refusal, and names the refusal when its time runs out between two attempts", func() {
-		e := &operations.Executor{Client: evictionAnswers(tooManyBudgets), Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		e := &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
 		s := build(current(cold, false))
 		door := ""
-		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return door, nil }
+		s.obs.Actuator = &actuator{why: &door, client: evictionAnswers(tooManyBudgets)}
 
 		_, err := e.Step(context.Background(), s.c, s.obs)
 		Expect(err).NotTo(HaveOccurred())
@@ -120,13 +121,14 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 	})
 
 	It("forgets the refusal once the eviction goes out", func() {
-		e := &operations.Executor{Client: evictionAnswers(tooManyBudgets), Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		e := &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
 		s := build(current(cold, false))
-		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+		door := &actuator{client: evictionAnswers(tooManyBudgets)}
+		s.obs.Actuator = door
 		_, err := e.Step(context.Background(), s.c, s.obs)
 		Expect(err).NotTo(HaveOccurred())
 
-		e.Client = evictionAnswers(nil)
+		door.client = evictionAnswers(nil)
 		_, err = e.Step(context.Background(), s.c, s.obs)
 		Expect(err).NotTo(HaveOccurred())
 		op := s.c.Status.OperationStatus
@@ -136,10 +138,9 @@ var _ = Describe("A PodRestart whose eviction is refused", func() {
 	})
 
 	It("still fails the reconcile on any other error (retried through the breaker)", func() {
-		e := &operations.Executor{Client: evictionAnswers(apierrors.NewInternalError(errors.New("etcd timeout"))),
-			Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
+		e := &operations.Executor{Tasks: tasks.New(time.Minute), Status: inPlace{}, Config: cfg}
 		s := build(current(cold, false))
-		s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return "", nil }
+		s.obs.Actuator = &actuator{client: evictionAnswers(apierrors.NewInternalError(errors.New("etcd timeout")))}
 		_, err := e.Step(context.Background(), s.c, s.obs)
 		Expect(err).To(MatchError(ContainSubstring("etcd timeout")))
 	})
@@ -231,6 +232,38 @@ var _ = Describe("A WarmRestart of a pod whose node does not answer", func() {
 		Expect(op.CurrentPodNodeStartedBefore.Time).To(BeTemporally("==", s.obs.Health.NodeStarted("c-1")))
 	})
 })
+
+// actuator stands in for the cluster reconciler's: its door says why (nil: it lets every pod go), and it
+// then evicts through client, or signals through sig on runner, as the real one does.
+type actuator struct {
+	why    *string
+	client client.Client
+	runner *tasks.Runner
+	sig    podexec.Signaller
+}
+
+func (a *actuator) MayTakeDown(context.Context, string, bool) (string, error) {
+	if a.why == nil {
+		return "", nil
+	}
+	return *a.why, nil
+}
+
+func (a *actuator) Evict(ctx context.Context, pod *corev1.Pod, uid types.UID) (string, string, error) {
+	if why, _ := a.MayTakeDown(ctx, pod.Name, false); why != "" {
+		return why, "", nil
+	}
+	refused, err := pods.Remove(ctx, a.client, pod, uid, true)
+	return "", refused, err
+}
+
+func (a *actuator) Signal(ctx context.Context, pod *corev1.Pod, task tasks.Key) (string, error) {
+	if why, _ := a.MayTakeDown(ctx, pod.Name, true); why != "" {
+		return why, nil
+	}
+	a.runner.Run(task, func(ctx context.Context) (string, error) { return "", a.sig.SignalRestart(ctx, pod) })
+	return "", nil
+}
 
 // signals records what a WarmRestart does to the pods: preparations, then signals.
 type signals struct {
@@ -342,7 +375,7 @@ func signalScene() (s scene, sig *signals, door *string, step func() string) {
 	}).Should(Succeed())
 	e.Tasks, e.Signaller = runner, sig
 	door = new(string)
-	s.obs.MayTakeDown = func(context.Context, string, bool) (string, error) { return *door, nil }
+	s.obs.Actuator = &actuator{why: door, runner: runner, sig: sig}
 	key := types.NamespacedName{Namespace: "ns", Name: "c"}
 	step = func() string {
 		GinkgoHelper()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
@@ -75,14 +76,28 @@ type Observed struct {
 	Now time.Time
 	// Results of the cluster's background tasks that ended since the last reconcile, by task name.
 	Results map[string]tasks.Result
-	// MayTakeDown runs the reconciler's safety checks right before a pod is restarted (fresh readings,
-	// the disruption budget taken for a warm restart, a look again at the pods): "" when it may go.
-	MayTakeDown func(ctx context.Context, pod string, warm bool) (string, error)
+	// Actuator is the cluster reconciler's actuator: it alone takes the pod down.
+	Actuator Actuator
 	// ConfigHash is the config identity the pod's rack runs now: a WarmRestart loads it.
 	ConfigHash func(pod string) string
 	// Loading is the cold start of each pod whose asd reads its data back (status.pods[*].dataLoading):
 	// a pod's wait counts only time without progress.
 	Loading func(pod string) *ackov1alpha1.DataLoading
+}
+
+// Actuator is the cluster reconciler's actuator, the only code that takes an Aerospike node down: each
+// call runs the door every take-down goes through (fresh readings, the disruption budget taken for a warm
+// restart, the safety checks, a last look) right before it acts.
+type Actuator interface {
+	// MayTakeDown says why the pod may not be taken down now ("" when it may): a WarmRestart asks it
+	// before it records and prepares its attempt.
+	MayTakeDown(ctx context.Context, pod string, warm bool) (string, error)
+	// Evict evicts the pod's instance uid once the door lets it (a PodRestart): why is the door's wait,
+	// refused the disruption budget's answer.
+	Evict(ctx context.Context, pod *corev1.Pod, uid types.UID) (why, refused string, err error)
+	// Signal restarts asd in the pod in place, in the background task key, once the door lets it (a
+	// WarmRestart whose attempt is prepared): why is the door's wait.
+	Signal(ctx context.Context, pod *corev1.Pod, task tasks.Key) (why string, err error)
 }
 
 // Config tunes the executor.

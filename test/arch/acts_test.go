@@ -17,24 +17,29 @@ import (
 
 const module = "github.com/acko-io/acko"
 
-// actSites are the functions that take an Aerospike node down today, by act ("file: function: act").
-// Issue 41's actuator brings them into one room; until then this list is the ratchet: a new act anywhere
-// else fails the test (a path that could forget the door), and a site that no longer acts must leave the
-// list, so the list only shrinks. The mechanisms themselves (pods.Remove's eviction, podexec's signal)
-// and the pure builders (internal/resources: they hold no client, their callers apply what they build)
-// are not sites: their callers are.
+// actuatorFile is the actuator (issue 41): every act that takes an Aerospike node down is in it, and the
+// rest of the project reaches its acts only through its entries.
+const actuatorFile = "internal/controller/cluster/actuator.go"
+
+// actuatorEntries are the actuator's functions the rest of its package may call: takeDownNow (the door,
+// then the act the caller hands it), and deletePinnedPod, which deletes again, at once, a pod whose
+// volumes the door let go once its node is out of service (describePinned). The executor of operations
+// reaches the actuator through the operations.Actuator interface.
+var actuatorEntries = []string{"takeDownNow", "deletePinnedPod"}
+
+// actSites are the functions outside the actuator that still take an Aerospike node down, by act ("file:
+// function: act"): the StatefulSet's acts, a scale-down's or a removed rack's replicas lowered after the
+// door let them go, and a set deleted (its pods orphaned) to grow its volumes. This list is the ratchet: a
+// new act anywhere else fails the test, and a site that no longer acts must leave the list, so the list
+// only shrinks. The mechanisms themselves (pods.Remove's eviction, podexec's signal) and the pure
+// builders (internal/resources: they hold no client, their callers apply what they build) are not sites:
+// their callers are.
 var actSites = []string{
 	"internal/controller/cluster/phase_apply.go: (*AerospikeClusterReconciler).applyChildren: set replicas",
 	"internal/controller/cluster/phase_apply.go: (*AerospikeClusterReconciler).deleteRack: delete StatefulSet",
 	"internal/controller/cluster/phase_apply.go: (*AerospikeClusterReconciler).recreateRemovedRack: set replicas",
 	"internal/controller/cluster/phase_apply.go: (*AerospikeClusterReconciler).removeOldRacks: set replicas",
 	"internal/controller/cluster/phase_grow.go: (*AerospikeClusterReconciler).replaceSmallerSets: delete StatefulSet",
-	"internal/controller/cluster/phase_lost_node.go: (*AerospikeClusterReconciler).deletePinnedPod: delete Pod",
-	"internal/controller/cluster/phase_node_block.go: (*AerospikeClusterReconciler).deleteClaims: delete PersistentVolumeClaim",
-	"internal/controller/cluster/phase_rollout.go: (*AerospikeClusterReconciler).removeStepPod: remove pod",
-	"internal/controller/cluster/phase_rollout_inplace.go: (*AerospikeClusterReconciler).restartStep: signal asd",
-	"internal/operations/executor.go: (*Executor).act: remove pod",
-	"internal/operations/executor.go: (*Executor).act: signal asd",
 }
 
 // TestOnlyTheListedSitesTakeNodesDown reads every package of the module (not its tests) with types and
@@ -73,15 +78,53 @@ func TestOnlyTheListedSitesTakeNodesDown(t *testing.T) {
 		}
 	}
 	for _, site := range slices.Sorted(maps.Keys(found)) {
-		if !slices.Contains(actSites, site) {
-			t.Errorf("%s takes an Aerospike node down outside the listed sites: bring it to the door's room "+
-				"(issue 41), or list it here only if it goes through mayActNow", site)
+		if !strings.HasPrefix(site, actuatorFile+":") && !slices.Contains(actSites, site) {
+			t.Errorf("%s takes an Aerospike node down outside the actuator: hand the act to it (%s)", site, actuatorFile)
 		}
 	}
 	for _, site := range actSites {
 		if !found[site] {
 			t.Errorf("%s no longer acts: delete it from actSites", site)
 		}
+	}
+}
+
+// TestTheActuatorIsReachedOnlyThroughItsEntries: outside actuator.go, the code of its package refers to
+// none of the actuator's functions or methods but its entries, so that no act is reached without the
+// door.
+func TestTheActuatorIsReachedOnlyThroughItsEntries(t *testing.T) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
+		packages.NeedTypesInfo, Dir: "../.."}
+	pkgs, err := packages.Load(cfg, module+"/internal/controller/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := mustAbs(t, "../..")
+	actuator := filepath.Join(root, actuatorFile)
+	declared := 0
+	for _, pkg := range pkgs {
+		for _, e := range pkg.Errors {
+			t.Fatalf("%s: %v", pkg.PkgPath, e)
+		}
+		for ident, obj := range pkg.TypesInfo.Defs {
+			if fn, ok := obj.(*types.Func); ok && pkg.Fset.Position(ident.Pos()).Filename == actuator && fn.Name() != "" {
+				declared++
+			}
+		}
+		for ident, obj := range pkg.TypesInfo.Uses {
+			fn, ok := obj.(*types.Func)
+			if !ok || pkg.Fset.Position(fn.Pos()).Filename != actuator || slices.Contains(actuatorEntries, fn.Name()) {
+				continue
+			}
+			if at := pkg.Fset.Position(ident.Pos()); at.Filename != actuator {
+				name, _ := filepath.Rel(root, at.Filename)
+				t.Errorf("%s:%d calls the actuator's %s: go through one of its entries (%s)", name, at.Line, fn.Name(),
+					strings.Join(actuatorEntries, ", "))
+			}
+		}
+	}
+	if declared == 0 {
+		t.Fatalf("no function declared in %s: the check would pass on nothing", actuatorFile)
 	}
 }
 

@@ -611,14 +611,14 @@ func TestNoTakeDownWhileSplit(t *testing.T) {
 	}
 	for _, pod := range []string{"aero-2", "aero-0"} {
 		if why, err := f.afterLastLook(func(st *clusterState) (string, error) {
-			return f.r.mayRestartForOperation(f.ctx, st, pod, false)
+			return operationActuator{r: f.r, st: st}.MayTakeDown(f.ctx, pod, false)
 		}, nil); why != "" || err != nil {
 			t.Fatalf("operation restarting %s while split: %q, %v; want it to go", pod, why, err)
 		}
 	}
 	// Under the safety rule still: with aero-1 gone, no second node goes.
 	f.must(f.c.Delete(f.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.key.Namespace, Name: "aero-1"}}))
-	if why, _ := f.r.mayRestartForOperation(f.ctx, st, "aero-2", false); !strings.Contains(why, "check SafetyRule") {
+	if why, _ := (operationActuator{r: f.r, st: st}).MayTakeDown(f.ctx, "aero-2", false); !strings.Contains(why, "check SafetyRule") {
 		t.Fatalf("operation restarting aero-2 with aero-1 gone: %q, want held by SafetyRule", why)
 	}
 }

@@ -398,8 +398,8 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 		}
 		accepted = accepted && acceptsLoss(p.pod)
 	}
-	v, err := r.mayActNow(ctx, st, takeDown{what: "giving up the volumes of " + strings.Join(names, ", "), kind: actGiveUp,
-		pods: names, decided: decided, absent: lost, acceptLoss: accepted})
+	done, v, err := r.takeDownNow(ctx, st, takeDown{what: "giving up the volumes of " + strings.Join(names, ", "),
+		kind: actGiveUp, pods: names, decided: decided, absent: lost, acceptLoss: accepted}, volumesGivenUp{due: due})
 	why := v.why
 	if err != nil || why != "" {
 		if refilling := st.refilling(); len(refilling) > 0 && !accepted && v.held {
@@ -410,18 +410,7 @@ func (r *AerospikeClusterReconciler) giveUp(ctx context.Context, st *clusterStat
 		}
 		return why, err
 	}
-	if err := r.recordGivenUp(ctx, st, due); err != nil {
-		return "", err
-	}
-	var done []string
-	for _, p := range due {
-		what, err := r.deleteLost(ctx, st, p)
-		if err != nil {
-			return "", err
-		}
-		done = append(done, what)
-	}
-	return "deleted " + strings.Join(done, "; "), nil
+	return done, nil
 }
 
 // splitOffKept says why the volumes of the pods due are kept ("" when they are not): a pod whose node
@@ -463,46 +452,6 @@ func (r *AerospikeClusterReconciler) recordGivenUp(ctx context.Context, st *clus
 			s.Pods[p.pod.Name] = ps
 		}
 	})
-}
-
-// deleteLost deletes a pinned pod's local claims and then the pod; it says what it deleted.
-func (r *AerospikeClusterReconciler) deleteLost(ctx context.Context, st *clusterState, p pinnedPod) (string, error) {
-	names, err := r.deleteClaims(ctx, p.claims)
-	if err != nil {
-		return "", err
-	}
-	waits, err := r.deletePinnedPod(ctx, p)
-	if err != nil {
-		return "", err
-	}
-	what := "claims " + strings.Join(names, ", ") + " and pod " + p.pod.Name
-	if len(names) == 0 {
-		what = "pod " + p.pod.Name + " (its claims were gone already)"
-	}
-	st.addEvent(corev1.EventTypeWarning, ackov1alpha1.EventLocalVolumesDeleted, "GiveUpVolumes", p.pod,
-		"Node %s %s since %s: deleted %s; the pod is recreated with empty volumes and refilled by migrations; %s",
-		p.node, p.lost, p.since.UTC().Format(time.RFC3339), what, waits)
-	return what + "; " + waits, nil
-}
-
-// deletePinnedPod deletes a pinned pod whose volumes were given up: at once (grace 0) when its node is
-// out of service, else with its grace, so that it stays Terminating until its kubelet confirms that asd
-// stopped. It says which.
-func (r *AerospikeClusterReconciler) deletePinnedPod(ctx context.Context, p pinnedPod) (string, error) {
-	opts := []client.DeleteOption{client.Preconditions{UID: &p.pod.UID}}
-	if p.outOfService {
-		opts = append(opts, client.GracePeriodSeconds(0))
-	} else if p.pod.DeletionTimestamp != nil {
-		return outOfServiceWait(p), nil // deleted already: a second delete changes nothing
-	}
-	if err := r.Delete(ctx, p.pod, opts...); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-		return "", fmt.Errorf("delete pod %s: %w", p.pod.Name, err)
-	}
-	if p.outOfService {
-		return fmt.Sprintf("pod %s deleted at once (node %s is deleted or out of service): its successor starts elsewhere",
-			p.pod.Name, p.node), nil
-	}
-	return outOfServiceWait(p), nil
 }
 
 // outOfServiceWait says what a given-up pod on a node that may still run asd waits for.

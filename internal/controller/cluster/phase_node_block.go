@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -94,49 +92,6 @@ func (r *AerospikeClusterReconciler) localClaims(ctx context.Context, st *cluste
 		}
 	}
 	return out, nil
-}
-
-// giveUpForMove gives up the local volumes of a pod moved off a blocked node, right before its
-// eviction (the door let the move through: every other node holds every copy): recorded first, then
-// its claims deleted. It says what it deleted ("" when the pod has no local volume), or why it may not:
-// with one copy of each partition (replication-factor 1, or a cluster of one node) the volumes hold
-// the only copy of the pod's partitions, and the door's rule (one node down) does not protect them.
-func (r *AerospikeClusterReconciler) giveUpForMove(ctx context.Context, st *clusterState,
-	pod *corev1.Pod) (gaveUp, refused string, err error) {
-	claims, err := r.localClaims(ctx, st, pod)
-	if err != nil || len(claims) == 0 {
-		return "", "", err
-	}
-	if !st.moveStarted(pod) {
-		if copies := min(st.runningReplicationFactor(), len(st.members)); copies < 2 {
-			return "", fmt.Sprintf("the local volumes of pod %s hold the only copy of its partitions (one copy of each "+
-				"in the cluster): moving it would lose them; raise the replication-factor to 2 or more, or take node %s "+
-				"off spec.nodeBlockList", pod.Name, pod.Spec.NodeName), nil
-		}
-		if err := r.recordGivenUp(ctx, st, []pinnedPod{{pod: pod}}); err != nil {
-			return "", "", err
-		}
-	}
-	names, err := r.deleteClaims(ctx, claims)
-	if err != nil {
-		return "", "", err
-	}
-	return "deleted its local claims " + strings.Join(names, ", ") + " (migrations refill its successor's empty volumes); ", "", nil
-}
-
-// deleteClaims deletes the claims (each of the instance read); a claim deleted already waits for its pod.
-func (r *AerospikeClusterReconciler) deleteClaims(ctx context.Context, claims []*corev1.PersistentVolumeClaim) ([]string, error) {
-	names := make([]string, 0, len(claims))
-	for _, c := range claims {
-		names = append(names, c.Name)
-		if c.DeletionTimestamp != nil {
-			continue // deleted by an earlier attempt: it waits for the pod
-		}
-		if err := r.Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-			return nil, fmt.Errorf("delete claim %s: %w", c.Name, err)
-		}
-	}
-	return names, nil
 }
 
 // describeMoves says, for status.pods[].nodeBlocked, where the move of each pod on a blocked node (or

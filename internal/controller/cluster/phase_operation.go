@@ -33,9 +33,7 @@ func (r *AerospikeClusterReconciler) runOperation(ctx context.Context, st *clust
 		RollingRestartPending: len(st.outdated) > 0 || st.updatesPending(),
 		Now:                   st.now,
 		Results:               st.results,
-		MayTakeDown: func(ctx context.Context, pod string, warm bool) (string, error) {
-			return r.mayRestartForOperation(ctx, st, pod, warm)
-		},
+		Actuator:              operationActuator{r: r, st: st},
 		ConfigHash: func(pod string) string {
 			if p := st.pods[pod]; p != nil {
 				return st.desiredConfigHash(p)
@@ -108,17 +106,14 @@ func (st *clusterState) operationNodesUp() (bool, string) {
 	return true, ""
 }
 
-// mayRestartForOperation is the door an operation's restart of a pod goes through: the
-// replication-factor change applied first, the disruption budget taken for a warm restart (an eviction asks
-// the budget itself), then the door's checks. While split the operation still goes under the safety rule:
-// the user asked for it.
-func (r *AerospikeClusterReconciler) mayRestartForOperation(ctx context.Context, st *clusterState, pod string,
-	warm bool) (string, error) {
+// operationIntent is the take-down of an operation's restart of a pod, for the actuator: the
+// replication-factor change applied first, the disruption budget taken for a warm restart (an eviction
+// asks the budget itself), then the door's checks. While split the operation still goes under the safety
+// rule: the user asked for it.
+func (st *clusterState) operationIntent(pod string, warm bool) takeDown {
 	var decided time.Time
 	if op := st.cluster.Status.OperationStatus; op != nil && op.CurrentPodStartTime != nil {
 		decided = op.CurrentPodStartTime.Time
 	}
-	v, err := r.mayActNow(ctx, st, takeDown{what: "restart of " + pod, kind: actOperation, pods: []string{pod},
-		decided: decided, warm: warm})
-	return v.why, err
+	return takeDown{what: "restart of " + pod, kind: actOperation, pods: []string{pod}, decided: decided, warm: warm}
 }

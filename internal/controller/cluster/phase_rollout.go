@@ -10,11 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/metrics"
-	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/resources"
 )
 
@@ -366,19 +364,14 @@ func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterSt
 		return r.restartInPlace(ctx, st, names)
 	case ackov1alpha1.UpdateLive, ackov1alpha1.UpdateLiveTogether:
 		return r.applyLiveStep(ctx, st, method, names)
-	case ackov1alpha1.UpdateEvict, ackov1alpha1.UpdateReplace:
-		// Looked at again right before the act: the record may be minutes old (an operator restart, a
-		// refused eviction), and a drain may have taken a node meanwhile.
-		if v, err := r.mayActNow(ctx, st, st.removal(method, names)); v.why != "" || err != nil {
-			return v.why, err
-		}
 	}
-	for _, name := range names {
-		if refused, err := r.removeStepPod(ctx, st, method, name); err != nil || refused != "" {
-			return refused, err
-		}
+	// An eviction or a replacement, looked at again right before the act: the record may be minutes old
+	// (an operator restart, a refused eviction), and a drain may have taken a node meanwhile.
+	done, v, err := r.takeDownNow(ctx, st, st.removal(method, names), removal{method: method, names: names})
+	if v.why != "" {
+		return v.why, err
 	}
-	return "pod is being recreated", nil
+	return done, err
 }
 
 // removal is the take-down of an eviction or replacement step, for the door.
@@ -395,43 +388,6 @@ func (st *clusterState) removal(method ackov1alpha1.PodUpdateMethod, names []str
 // movesOff: the step moves its pod off a blocked node (spec.nodeBlockList).
 func movesOff(u *ackov1alpha1.PodUpdate) bool {
 	return u != nil && u.Reason == ackov1alpha1.RestartReasonNodeBlocked
-}
-
-// removeStepPod evicts or deletes the pod of a step the door let through (a move gives up its local
-// claims first) and records the step done; refused says why the eviction was refused.
-func (r *AerospikeClusterReconciler) removeStepPod(ctx context.Context, st *clusterState, method ackov1alpha1.PodUpdateMethod,
-	name string) (refused string, err error) {
-	pod, u := st.pods[name], st.cluster.Status.Pods[name].Update
-	gaveUp := ""
-	if movesOff(u) {
-		if gaveUp, refused, err = r.giveUpForMove(ctx, st, pod); err != nil {
-			return "", err
-		}
-	}
-	evict := method == ackov1alpha1.UpdateEvict && !st.countedDisrupted(name)
-	if refused == "" {
-		refused, err = pods.Remove(ctx, r.Client, pod, types.UID(u.UID), evict)
-	}
-	if refused != "" && u.Attempted == nil {
-		err = r.recordRefused(ctx, st, name)
-	}
-	if err != nil || refused != "" {
-		return refused, err
-	}
-	switch {
-	case method == ackov1alpha1.UpdateReplace:
-		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodReplaced, "Restart", pod,
-			"Deleted pod %s, broken by its container state (%s), to recreate it with the current spec", name, st.broken[name])
-	case movesOff(u):
-		how := "evicted"
-		if !evict {
-			how = "deleted" // counted disrupted already: its eviction would wait for nothing
-		}
-		st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventPodMovedOffNode, "MoveOffNode", pod,
-			"Moving pod %s off node %s (spec.nodeBlockList): %s%s it; it is recreated on another node, and the next "+
-				"pod moves once the cluster is stable again", name, pod.Spec.NodeName, gaveUp, how)
-	}
-	return "", r.markDone(ctx, st, name, u)
 }
 
 // recordRefused records when the eviction of the pod's step was first refused: a refusal that lasts the

@@ -65,11 +65,11 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 	if res.Err != nil {
 		return r.inPlaceResult(ctx, st, pods, res)
 	}
-	act := takeDown{what: "restart in place", kind: actRestartInPlace, pods: pods, decided: st.decidedAt(pods), prepared: prepared}
-	if v, err := r.mayActNow(ctx, st, act); v.why != "" || err != nil {
+	intent := takeDown{what: "restart in place", kind: actRestartInPlace, pods: pods, decided: st.decidedAt(pods), prepared: prepared}
+	if _, v, err := r.takeDownNow(ctx, st, intent, restartAttempt{task: name, pods: pods, prepared: prepared}); v.why != "" || err != nil {
 		return v.why, err
 	}
-	return waitingInPlace, r.restartStep(ctx, st, name, pods, prepared)
+	return waitingInPlace, nil
 }
 
 // preparedRestarts remembers, per cluster and task, the restart attempt whose pods a background task
@@ -100,55 +100,6 @@ func (r *AerospikeClusterReconciler) takePrepared(st *clusterState, task string,
 	}
 	u := st.cluster.Status.Pods[pods[0]].Update
 	return p.ready && u != nil && operations.SameAttempt(u.Attempted, p.attempt), tasks.Result{}
-}
-
-// restartStep takes a restart in place of the pods one step, once the door let it: an attempt not yet
-// prepared is recorded (the time and the nodes' start, so that an operator restarted meanwhile settles
-// it from the nodes' uptimes) and prepared in a background task, each pod on the config its step
-// records; a prepared one is signalled in the background task named task.
-func (r *AerospikeClusterReconciler) restartStep(ctx context.Context, st *clusterState, task string, pods []string,
-	prepared bool) error {
-	targets := make([]*corev1.Pod, 0, len(pods))
-	for _, p := range pods {
-		targets = append(targets, st.pods[p])
-	}
-	if prepared {
-		r.prepared.remove(st.key, task)
-		r.Tasks.Run(tasks.Key{Cluster: st.key, Name: task}, func(ctx context.Context) (string, error) {
-			return "", forEachPod(targets, func(pod *corev1.Pod) error { return r.Executor.Signaller.SignalRestart(ctx, pod) })
-		})
-		return nil
-	}
-	attempt := metav1.NewMicroTime(st.now)
-	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
-		for _, p := range pods {
-			started := metav1.NewMicroTime(st.health.NodeStarted(p))
-			s.Pods[p].Update.NodeStartedBefore, s.Pods[p].Update.Attempted = &started, &attempt
-		}
-	}); err != nil {
-		return err
-	}
-	hashes := map[string]string{}
-	for _, p := range pods {
-		hashes[p] = st.cluster.Status.Pods[p].Update.ConfigHash
-	}
-	r.prepared.set(st.key, task, preparedAttempt{attempt: attempt.Time})
-	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: prepareTask(task)}, func(ctx context.Context) (string, error) {
-		return "", forEachPod(targets, func(pod *corev1.Pod) error {
-			return r.Executor.Signaller.PrepareRestart(ctx, pod, hashes[pod.Name])
-		})
-	})
-	return nil
-}
-
-// forEachPod runs do on each pod in turn, up to the first error (which names its pod).
-func forEachPod(pods []*corev1.Pod, do func(*corev1.Pod) error) error {
-	for _, pod := range pods {
-		if err := do(pod); err != nil {
-			return fmt.Errorf("%s: %w", pod.Name, err)
-		}
-	}
-	return nil
 }
 
 // settling: an earlier attempt may have signalled without the operator learning of it; until the
@@ -424,12 +375,12 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 		return r.restartedOutside(ctx, st, restarted)
 	}
 	found, _ := r.stuck.get(st.key, outside[0])
-	act := takeDown{what: "restart of the node outside the stuck exchange", kind: actEndStuckExchange, pods: outside,
+	intent := takeDown{what: "restart of the node outside the stuck exchange", kind: actEndStuckExchange, pods: outside,
 		decided: found, prepared: prepared}
-	if v, err := r.mayActNow(ctx, st, act); v.why != "" || err != nil {
+	if _, v, err := r.takeDownNow(ctx, st, intent, restartAttempt{task: endStuckTask, pods: outside, prepared: prepared}); v.why != "" || err != nil {
 		return v.why, err
 	}
-	return "restarting asd in " + strings.Join(outside, ", "), r.restartStep(ctx, st, endStuckTask, outside, prepared)
+	return "restarting asd in " + strings.Join(outside, ", "), nil
 }
 
 // restartedOutside records the restarts that ended a stuck exchange: the attempts cleared, an event each.
