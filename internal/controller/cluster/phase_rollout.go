@@ -142,21 +142,13 @@ func (r *AerospikeClusterReconciler) startBatch(ctx context.Context, st *cluster
 	}
 	names := make([]string, 0, len(batch))
 	for _, o := range batch {
-		names = append(names, fmt.Sprintf("%s (%s, %s)", o.pod.Name, o.reason, methodText[o.method]))
+		names = append(names, fmt.Sprintf("%s (%s, %s)", o.pod.Name, o.reason, methodOf(o.method).text()))
 	}
 	st.setWork(ackov1alpha1.ReasonRollingRestart, "Updating %s", strings.Join(names, ", "))
 	st.addEvent(corev1.EventTypeNormal, ackov1alpha1.EventRollingRestartStarted, "Restart", nil,
 		"Updating %s; %d pods to go after this batch", strings.Join(names, ", "), len(st.outdated)-len(batch))
 	_, err := r.followUpdates(ctx, st)
 	return err
-}
-
-var methodText = map[ackov1alpha1.PodUpdateMethod]string{
-	ackov1alpha1.UpdateEvict:        "evict and recreate",
-	ackov1alpha1.UpdateReplace:      "replace the broken pod",
-	ackov1alpha1.UpdateInPlace:      "restart in place",
-	ackov1alpha1.UpdateLive:         "apply live",
-	ackov1alpha1.UpdateLiveTogether: "apply live on every node, then recluster",
 }
 
 // desiredConfigHash is the config identity of the pod's rack (a removed rack's too: it follows the spec).
@@ -193,14 +185,12 @@ func (r *AerospikeClusterReconciler) followUpdates(ctx context.Context, st *clus
 	if err != nil {
 		return true, err
 	}
-	for _, method := range []ackov1alpha1.PodUpdateMethod{ackov1alpha1.UpdateReplace, ackov1alpha1.UpdateEvict,
-		ackov1alpha1.UpdateInPlace, ackov1alpha1.UpdateLive, ackov1alpha1.UpdateLiveTogether} {
+	for _, method := range rollMethods {
 		pods := pending[method]
 		if len(pods) == 0 {
 			continue
 		}
-		takesDown := method == ackov1alpha1.UpdateEvict || method == ackov1alpha1.UpdateInPlace
-		if takesDown && len(pods)+st.heldBesides(pods) > st.maxDown && !slices.ContainsFunc(pods, st.attempted) {
+		if methodOf(method).takesDown() && len(pods)+st.heldBesides(pods) > st.maxDown && !slices.ContainsFunc(pods, st.attempted) {
 			// Recorded under a larger budget (the factor went down since), with the pods the operator holds
 			// down for other steps (a scale-down's leaving pods recorded meanwhile), and not tried yet:
 			// decided again, or each would wait for the other for ever (model seed 66944).
@@ -359,30 +349,7 @@ func (st *clusterState) notReadyOutdated() bool {
 // wait for now.
 func (r *AerospikeClusterReconciler) takeStep(ctx context.Context, st *clusterState, method ackov1alpha1.PodUpdateMethod,
 	names []string) (string, error) {
-	switch method {
-	case ackov1alpha1.UpdateInPlace:
-		return r.restartInPlace(ctx, st, names)
-	case ackov1alpha1.UpdateLive, ackov1alpha1.UpdateLiveTogether:
-		return r.applyLiveStep(ctx, st, method, names)
-	}
-	// An eviction or a replacement, looked at again right before the act: the record may be minutes old
-	// (an operator restart, a refused eviction), and a drain may have taken a node meanwhile.
-	done, v, err := r.takeDownNow(ctx, st, st.removal(method, names), removal{method: method, names: names})
-	if v.why != "" {
-		return v.why, err
-	}
-	return done, err
-}
-
-// removal is the take-down of an eviction or replacement step, for the door.
-func (st *clusterState) removal(method ackov1alpha1.PodUpdateMethod, names []string) takeDown {
-	act := takeDown{what: "eviction", pods: names, decided: st.decidedAt(names)}
-	if method == ackov1alpha1.UpdateReplace {
-		act.what, act.kind = "replacement", actReplace
-	} else if movesOff(st.cluster.Status.Pods[names[0]].Update) {
-		act.what = "move off node " + st.pods[names[0]].Spec.NodeName
-	}
-	return act
+	return methodOf(method).takeStep(ctx, r, st, names)
 }
 
 // movesOff: the step moves its pod off a blocked node (spec.nodeBlockList).

@@ -151,7 +151,7 @@ func (r *AerospikeClusterReconciler) switchMethod(ctx context.Context, st *clust
 	method ackov1alpha1.PodUpdateMethod, why error) error {
 	for _, p := range pods {
 		st.addEvent(corev1.EventTypeNormal, eventForFallback(why), "Restart", st.pods[p],
-			"Pod %s: %v; it will %s instead", p, why, methodText[method])
+			"Pod %s: %v; it will %s instead", p, why, methodOf(method).text())
 	}
 	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
@@ -227,15 +227,6 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 		return r.Live.Apply(ctx, pod, u.ConfigHash)
 	})
 	return "applying the config live", nil
-}
-
-// applyLiveStep takes a live step: one pod's own change, or a replication-factor change of them all.
-func (r *AerospikeClusterReconciler) applyLiveStep(ctx context.Context, st *clusterState,
-	method ackov1alpha1.PodUpdateMethod, names []string) (string, error) {
-	if method == ackov1alpha1.UpdateLiveTogether {
-		return r.applyTogether(ctx, st, names)
-	}
-	return r.applyLive(ctx, st, names[0])
 }
 
 // togetherTask names the background task of a replication-factor change (one per cluster at a time).
