@@ -6,10 +6,12 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
@@ -24,9 +26,11 @@ import (
 // the actuator runs the door (door.go: the kind's waits and checks, the pods read again, fresh readings,
 // a last look, the step's record held) and acts only when the door lets the intent go, recording the
 // step's progress and the refusals it meets. Nothing else in the project evicts or deletes an Aerospike
-// pod, deletes its claims or signals asd: test/arch/acts_test.go fails if a function outside this file
-// reaches such an act. The StatefulSet acts (a scale-down's replicas, a rack removed, a set replaced to
-// grow its volumes) are still applied by phase_apply.go and phase_grow.go and listed there.
+// pod, deletes its claims, signals asd, sets a StatefulSet's replicas or deletes one:
+// test/arch/acts_test.go fails if code outside this file does, or calls into it but through its entries.
+// A StatefulSet's replicas are set only by setReplicas, which lowers a set below a pod of its only as far
+// as the door let it in this reconcile (scaleDownStep); a StatefulSet is deleted only by deleteSet, with
+// its pods only once it has none.
 
 // act is what the actuator does once the door let an intent go.
 type act interface {
@@ -92,6 +96,57 @@ func (a volumesGivenUp) do(ctx context.Context, r *AerospikeClusterReconciler, s
 		done = append(done, what)
 	}
 	return "deleted " + strings.Join(done, "; "), nil
+}
+
+// scaleDownStep lets a StatefulSet go down to replicas in this reconcile: the step of a scale-down, or
+// of a removed rack, the door let go. setReplicas then writes it with the set (applyChildren,
+// removeOldRacks), and the StatefulSet controller deletes the leaving pods.
+type scaleDownStep struct {
+	set      string
+	replicas int32
+}
+
+func (a scaleDownStep) do(_ context.Context, _ *AerospikeClusterReconciler, st *clusterState) (string, error) {
+	if st.scaleDowns == nil {
+		st.scaleDowns = map[string]int32{}
+	}
+	st.scaleDowns[a.set] = a.replicas
+	return "", nil
+}
+
+// setReplicas sets the replicas a StatefulSet is written with. Fewer than it asks for now, below a pod
+// of its that exists, would have the StatefulSet controller delete that pod with no check: it is
+// refused unless the door let the set go down that far in this reconcile (scaleDownStep). Pods above
+// what the set asks for now are its own, already leaving.
+func (st *clusterState) setReplicas(set *appsv1.StatefulSet, replicas int32) error {
+	if existing := st.existingSets[set.Name]; existing != nil && existing.Spec.Replicas != nil {
+		current := *existing.Spec.Replicas
+		if granted, ok := st.scaleDowns[set.Name]; replicas < current && (!ok || replicas < granted) {
+			for o := replicas; o < current; o++ {
+				if name := ackov1alpha1.StatefulSetPodName(set.Name, o); st.pods[name] != nil {
+					return fmt.Errorf("StatefulSet %s would go down from %d to %d replicas, taking pod %s, which the "+
+						"door did not let go", set.Name, current, replicas, name)
+				}
+			}
+		}
+	}
+	set.Spec.Replicas = ptr.To(replicas)
+	return nil
+}
+
+// deleteSet deletes a StatefulSet of the cluster: orphaning its pods, as read (its UID and version: one
+// changed since may ask for other pods), to create it again with larger claim templates; or with them,
+// only once it has none (a removed rack).
+func (r *AerospikeClusterReconciler) deleteSet(ctx context.Context, st *clusterState, set *appsv1.StatefulSet, orphan bool) error {
+	var opts []client.DeleteOption
+	if orphan {
+		uid, version := set.UID, set.ResourceVersion
+		opts = append(opts, client.PropagationPolicy(metav1.DeletePropagationOrphan),
+			client.Preconditions{UID: &uid, ResourceVersion: &version})
+	} else if n := rackPods(st, set); n > 0 {
+		return fmt.Errorf("StatefulSet %s still has %d pods: deleting it would take them down", set.Name, n)
+	}
+	return r.Delete(ctx, set, opts...)
 }
 
 // operationActuator is the actuator as an operation's executor uses it (operations.Actuator): the
@@ -288,8 +343,17 @@ func (r *AerospikeClusterReconciler) deleteLost(ctx context.Context, st *cluster
 	return what + "; " + waits, nil
 }
 
-// deletePinnedPod deletes a pinned pod whose volumes were given up (by the give-up, or again by
-// describePinned: the door let it go, and once its node is out of service it goes at once): at once (grace 0) when its node is
+// deleteGivenUpAgain deletes again a pod whose volumes were given up (the door let it go) and that is
+// still Terminating: once its node is out of service it goes at once (describePinned). It refuses any
+// other pod.
+func (r *AerospikeClusterReconciler) deleteGivenUpAgain(ctx context.Context, p pinnedPod) (string, error) {
+	if !p.givenUp {
+		return "", fmt.Errorf("pod %s: its volumes were not given up: only the give-up deletes it", p.pod.Name)
+	}
+	return r.deletePinnedPod(ctx, p)
+}
+
+// deletePinnedPod deletes a pinned pod whose volumes were given up: at once (grace 0) when its node is
 // out of service, else with its grace, so that it stays Terminating until its kubelet confirms that asd
 // stopped. It says which.
 func (r *AerospikeClusterReconciler) deletePinnedPod(ctx context.Context, p pinnedPod) (string, error) {

@@ -61,7 +61,9 @@ func (r *AerospikeClusterReconciler) applyChildren(ctx context.Context, st *clus
 			return true, err
 		}
 		st.deferred = st.deferred || replicas != rack.Size
-		sts.Spec.Replicas = ptr.To(replicas)
+		if err := st.setReplicas(sts, replicas); err != nil {
+			return true, err
+		}
 		if stop, err := r.applyChild(ctx, st, sts); stop || err != nil {
 			return stop, err
 		}
@@ -238,8 +240,8 @@ func (r *AerospikeClusterReconciler) plannedReplicas(ctx context.Context, st *cl
 			"leaving pods again", existing.Name, strings.Join(stray, ", "))
 		return current, r.decideLeavingAgain(ctx, st, leaving)
 	}
-	act := takeDown{what: "Scale down of " + existing.Name, kind: actScaleDown, pods: leaving, decided: st.decidedAt(leaving)}
-	if v, err := r.mayActNow(ctx, st, act); v.why != "" || err != nil {
+	intent := takeDown{what: "Scale down of " + existing.Name, kind: actScaleDown, pods: leaving, decided: st.decidedAt(leaving)}
+	if _, v, err := r.takeDownNow(ctx, st, intent, scaleDownStep{set: existing.Name, replicas: next}); v.why != "" || err != nil {
 		if v.held {
 			st.setWork(ackov1alpha1.ReasonRestartBlocked, "%s", v.why)
 		} else {
@@ -455,7 +457,9 @@ func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clu
 			st.deferred = true
 			st.setWork(ackov1alpha1.ReasonScaling, "Removing rack StatefulSet %s", name)
 			// Its config and template follow the spec until the rack is gone (renderRemovedRacks).
-			rack.set.Spec.Replicas = ptr.To(replicas)
+			if err := st.setReplicas(rack.set, replicas); err != nil {
+				return true, err
+			}
 			for _, obj := range []client.Object{rack.configMap, rack.set} {
 				if stop, err := r.updateRemovedChild(ctx, st, obj); stop || err != nil {
 					return true, err
@@ -483,7 +487,9 @@ func (r *AerospikeClusterReconciler) recreateRemovedRack(ctx context.Context, st
 		return false, nil
 	}
 	st.deferred = true
-	rack.set.Spec.Replicas = ptr.To(replicas)
+	if err := st.setReplicas(rack.set, replicas); err != nil {
+		return true, err
+	}
 	for _, obj := range []client.Object{rack.configMap, rack.set} {
 		if stop, err := r.applyChild(ctx, st, obj); stop || err != nil {
 			return true, err
@@ -503,7 +509,7 @@ func rackPods(st *clusterState, sts *appsv1.StatefulSet) int {
 }
 
 func (r *AerospikeClusterReconciler) deleteRack(ctx context.Context, st *clusterState, sts *appsv1.StatefulSet) error {
-	if err := client.IgnoreNotFound(r.Delete(ctx, sts)); err != nil {
+	if err := client.IgnoreNotFound(r.deleteSet(ctx, st, sts, false)); err != nil {
 		return err
 	}
 	name := st.cluster.ConfigMapName(rackOf(sts))

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -84,10 +83,7 @@ func (r *AerospikeClusterReconciler) replaceSmallerSets(ctx context.Context, st 
 		if !st.budgetHolds() {
 			return true, r.holdBudget(ctx, st, name)
 		}
-		uid, version := existing.UID, existing.ResourceVersion
-		err := r.Delete(ctx, existing, client.PropagationPolicy(metav1.DeletePropagationOrphan),
-			client.Preconditions{UID: &uid, ResourceVersion: &version})
-		if err != nil {
+		if err := r.deleteSet(ctx, st, existing, true); err != nil {
 			return true, client.IgnoreNotFound(err)
 		}
 		st.setWork(ackov1alpha1.ReasonApplying, "Replacing StatefulSet %s to grow its volumes (its pods keep running)", name)

@@ -132,7 +132,7 @@ func (r *AerospikeClusterReconciler) describePinned(ctx context.Context, st *clu
 			p.since.UTC().Format(time.RFC3339))
 		switch at := p.giveUpAt(lv); {
 		case p.givenUp:
-			what, err := r.deletePinnedPod(ctx, p)
+			what, err := r.deleteGivenUpAgain(ctx, p)
 			if err != nil {
 				return nil, err
 			}

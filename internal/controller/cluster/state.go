@@ -78,6 +78,9 @@ type clusterState struct {
 	moveWaits       map[string]string
 	applied         bool // the children match the spec (observedGeneration)
 	deferred        bool // a scale down still has steps to go
+	// scaleDowns are the replicas the door let each StatefulSet go down to in this reconcile (the
+	// actuator's scaleDownStep): setReplicas lowers a set below a pod of its only to these.
+	scaleDowns      map[string]int32
 	operationActive bool
 	work            *work // what the operator is still doing; nil when done
 	events          []pendingEvent
