@@ -118,6 +118,9 @@ func JobOutcome(ctx context.Context, c client.Client, logs pods.LogReader, names
 		}
 		return false, "", nil, nil
 	}
+	if pod == nil && time.Since(endedAt(job)) < podSeenGrace {
+		return false, "", nil, nil // looked at again at the next poll, with its pod
+	}
 	if pod != nil {
 		if lines, err = logs.Tail(ctx, pod, tool, logLines); err != nil {
 			logf.FromContext(ctx).V(1).Info("tool log not read", "pod", pod.Name, "error", err.Error())
@@ -156,6 +159,21 @@ func jobFinished(job *batchv1.Job) (complete, failed bool) {
 		}
 	}
 	return complete, failed
+}
+
+// podSeenGrace is how long after its Job ended the Job's pod may still be missing from the cache: the
+// pods come through another watch than the Jobs, and a finished Job read before its pod would have its
+// tool's figures read as none.
+const podSeenGrace = 30 * time.Second
+
+// endedAt is when the Job ended (zero when it did not say).
+func endedAt(job *batchv1.Job) time.Time {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 func jobFailure(job *batchv1.Job) string {
