@@ -11,13 +11,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -41,13 +38,7 @@ func TestCommands(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, _, err = testenv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	testScheme := runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(testScheme)).To(Succeed())
-	Expect(ackov1alpha1.AddToScheme(testScheme)).To(Succeed())
-	Expect(apiextensionsv1.AddToScheme(testScheme)).To(Succeed())
-	k8s, err = client.New(env.Config, client.Options{Scheme: testScheme})
+	env, _, _, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())
 	// The plugin finds the server as kubectl would: through $KUBECONFIG.
 	kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")

@@ -9,8 +9,14 @@ import (
 	"runtime"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
 
 // K8sVersion is the Kubernetes version the assets are built at (hack/build-assets.sh).
@@ -60,4 +66,32 @@ func Start() (*envtest.Environment, *rest.Config, error) {
 		return nil, nil, err
 	}
 	return env, cfg, nil
+}
+
+// Scheme is the scheme the suites talk to the API server with: Kubernetes' types, ACKO's, and the
+// CustomResourceDefinitions'.
+func Scheme() (*k8sruntime.Scheme, error) {
+	scheme := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, ackov1alpha1.AddToScheme,
+		apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return scheme, nil
+}
+
+// StartWithClient starts a new environment and returns it with its admin rest config, the suites'
+// scheme and a plain client that reads the API server directly.
+func StartWithClient() (*envtest.Environment, *rest.Config, *k8sruntime.Scheme, client.Client, error) {
+	env, cfg, err := Start()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return env, cfg, nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	return env, cfg, scheme, c, err
 }

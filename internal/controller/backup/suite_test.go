@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,7 +17,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	clustercontroller "github.com/acko-io/acko/internal/controller/cluster"
 	"github.com/acko-io/acko/test/testenv"
 )
@@ -42,12 +40,7 @@ func TestToolRuns(t *testing.T) {
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	env, cfg, err = testenv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	scheme = runtime.NewScheme()
-	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	Expect(ackov1alpha1.AddToScheme(scheme)).To(Succeed())
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	env, cfg, scheme, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())
 })
 
