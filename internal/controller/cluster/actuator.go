@@ -137,7 +137,8 @@ func (st *clusterState) setReplicas(set *appsv1.StatefulSet, replicas int32) err
 // deleteSet deletes a StatefulSet of the cluster: orphaning its pods, as read (its UID and version: one
 // changed since may ask for other pods), to create it again with larger claim templates; or with them,
 // only once it has none (a removed rack).
-func (r *AerospikeClusterReconciler) deleteSet(ctx context.Context, st *clusterState, set *appsv1.StatefulSet, orphan bool) error {
+func (r *AerospikeClusterReconciler) deleteSet(ctx context.Context, st *clusterState, set *appsv1.StatefulSet,
+	orphan bool) error {
 	var opts []client.DeleteOption
 	if orphan {
 		uid, version := set.UID, set.ResourceVersion

@@ -454,16 +454,8 @@ func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clu
 			return true, err
 		}
 		if replicas > 0 || ptr.Deref(existing.Spec.Replicas, 0) > 0 {
-			st.deferred = true
-			st.setWork(ackov1alpha1.ReasonScaling, "Removing rack StatefulSet %s", name)
-			// Its config and template follow the spec until the rack is gone (renderRemovedRacks).
-			if err := st.setReplicas(rack.set, replicas); err != nil {
+			if stop, err := r.scaleRemovedRack(ctx, st, name, rack, replicas); stop || err != nil {
 				return true, err
-			}
-			for _, obj := range []client.Object{rack.configMap, rack.set} {
-				if stop, err := r.updateRemovedChild(ctx, st, obj); stop || err != nil {
-					return true, err
-				}
 			}
 			continue
 		}
@@ -473,6 +465,23 @@ func (r *AerospikeClusterReconciler) removeOldRacks(ctx context.Context, st *clu
 			continue
 		}
 		if err := r.deleteRack(ctx, st, existing); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// scaleRemovedRack writes a removed rack's StatefulSet with the replicas planned (plannedReplicas), its
+// config and template following the spec until the rack is gone (renderRemovedRacks).
+func (r *AerospikeClusterReconciler) scaleRemovedRack(ctx context.Context, st *clusterState, name string, rack removedRack,
+	replicas int32) (bool, error) {
+	st.deferred = true
+	st.setWork(ackov1alpha1.ReasonScaling, "Removing rack StatefulSet %s", name)
+	if err := st.setReplicas(rack.set, replicas); err != nil {
+		return true, err
+	}
+	for _, obj := range []client.Object{rack.configMap, rack.set} {
+		if stop, err := r.updateRemovedChild(ctx, st, obj); stop || err != nil {
 			return true, err
 		}
 	}

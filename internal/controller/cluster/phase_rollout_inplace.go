@@ -65,8 +65,10 @@ func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clu
 	if res.Err != nil {
 		return r.inPlaceResult(ctx, st, pods, res)
 	}
-	intent := takeDown{what: "restart in place", kind: actRestartInPlace, pods: pods, decided: st.decidedAt(pods), prepared: prepared}
-	if _, v, err := r.takeDownNow(ctx, st, intent, restartAttempt{task: name, pods: pods, prepared: prepared}); v.why != "" || err != nil {
+	intent := takeDown{what: "restart in place", kind: actRestartInPlace, pods: pods, decided: st.decidedAt(pods),
+		prepared: prepared}
+	restart := restartAttempt{task: name, pods: pods, prepared: prepared}
+	if _, v, err := r.takeDownNow(ctx, st, intent, restart); v.why != "" || err != nil {
 		return v.why, err
 	}
 	return waitingInPlace, nil
@@ -368,7 +370,8 @@ func (r *AerospikeClusterReconciler) endStuckExchange(ctx context.Context, st *c
 	found, _ := r.stuck.get(st.key, outside[0])
 	intent := takeDown{what: "restart of the node outside the stuck exchange", kind: actEndStuckExchange, pods: outside,
 		decided: found, prepared: prepared}
-	if _, v, err := r.takeDownNow(ctx, st, intent, restartAttempt{task: endStuckTask, pods: outside, prepared: prepared}); v.why != "" || err != nil {
+	restart := restartAttempt{task: endStuckTask, pods: outside, prepared: prepared}
+	if _, v, err := r.takeDownNow(ctx, st, intent, restart); v.why != "" || err != nil {
 		return v.why, err
 	}
 	return "restarting asd in " + strings.Join(outside, ", "), nil

@@ -75,9 +75,9 @@ type clusterState struct {
 	nodeLost               string          // pods held by local volumes on a lost node (NodeLost)
 	// moveWaits says, per pod on a node of spec.nodeBlockList, where its move stands
 	// (status.pods[].nodeBlocked); nil when the roll did not run in this reconcile.
-	moveWaits       map[string]string
-	applied         bool // the children match the spec (observedGeneration)
-	deferred        bool // a scale down still has steps to go
+	moveWaits map[string]string
+	applied   bool // the children match the spec (observedGeneration)
+	deferred  bool // a scale down still has steps to go
 	// scaleDowns are the replicas the door let each StatefulSet go down to in this reconcile (the
 	// actuator's scaleDownStep): setReplicas lowers a set below a pod of its only to these.
 	scaleDowns      map[string]int32

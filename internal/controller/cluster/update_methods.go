@@ -53,7 +53,8 @@ func (evictMethod) takesDown() bool { return true }
 
 // takeStep: looked at again right before the act (the actuator): the record may be minutes old (an
 // operator restart, a refused eviction), and a drain may have taken a node meanwhile.
-func (evictMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState, names []string) (string, error) {
+func (evictMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
+	names []string) (string, error) {
 	intent := takeDown{what: "eviction", pods: names, decided: st.decidedAt(names)}
 	if movesOff(st.cluster.Status.Pods[names[0]].Update) {
 		intent.what = "move off node " + st.pods[names[0]].Spec.NodeName
@@ -68,7 +69,8 @@ type replaceMethod struct{}
 func (replaceMethod) text() string    { return "replace the broken pod" }
 func (replaceMethod) takesDown() bool { return false }
 
-func (replaceMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState, names []string) (string, error) {
+func (replaceMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
+	names []string) (string, error) {
 	intent := takeDown{what: "replacement", kind: actReplace, pods: names, decided: st.decidedAt(names)}
 	return r.remove(ctx, st, intent, ackov1alpha1.UpdateReplace, names)
 }
@@ -90,7 +92,8 @@ type inPlaceMethod struct{}
 func (inPlaceMethod) text() string    { return "restart in place" }
 func (inPlaceMethod) takesDown() bool { return true }
 
-func (inPlaceMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState, names []string) (string, error) {
+func (inPlaceMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
+	names []string) (string, error) {
 	return r.restartInPlace(ctx, st, names)
 }
 
@@ -107,7 +110,8 @@ func (m liveMethod) text() string {
 
 func (liveMethod) takesDown() bool { return false }
 
-func (m liveMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState, names []string) (string, error) {
+func (m liveMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
+	names []string) (string, error) {
 	if m.together {
 		return r.applyTogether(ctx, st, names)
 	}
