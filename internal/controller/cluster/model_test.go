@@ -541,7 +541,11 @@ func avoidedPoints(spec string) map[int]bool {
 // cache when the rack's ConfigMap was written: the file was dropped, the pod's file unknown ever after, and
 // the replication-factor change then went to that pod alone, live (which the real applier refuses). 51575: a
 // StatefulSet created again over its pods (after a volume growth, during a scale-down) recreated a pod
-// deleted below a leaving one; the ConfigMap had no file for it, and it crash-looped for good.
+// deleted below a leaving one; the ConfigMap had no file for it, and it crash-looped for good. 84207: 1634's
+// cousin in the roll: a restart in place signalled a node on a config asd refuses, the operator was killed
+// before it learned of it, and asd, crash-looping, never proved the restart by its uptime; the user's fix
+// decided the step again as if nothing had happened, and the pod, recording the old config, was taken to
+// run the current spec (RolloutStuck for good). Its container's end after the attempt proves it now.
 // modelHoleSeeds are the seeds TestModelFindsKnownHoles replays (holeScenarios) that were found before the
 // admin's acts and external access existed: those leave them out, so that they replay what they found. The
 // later hole seeds (60478, 62059, 62573) were found with them and are not listed, for the same reason.
@@ -549,7 +553,7 @@ var modelHoleSeeds = []uint64{98, 50128, 50603}
 
 var modelFoundSeeds = []uint64{64, 105, 114, 158, 189, 196, 603, 739, 494, 610, 723, 738, 941, 1549, 1634, 2653,
 	2658, 3011, 5040, 5115, 5198, 10381, 20006, 20305, 40089, 40344, 41326, 41369, 41421, 41861, 41912, 42532, 50458, 50724,
-	51575}
+	51575, 84207}
 
 func TestModel(t *testing.T) {
 	avoid := avoidedPoints(*modelAvoid)

@@ -280,6 +280,10 @@ func (st *clusterState) fateOf(name string, u *ackov1alpha1.PodUpdate) stepFate 
 	pod := st.pods[name]
 	sameInstance := pod != nil && string(pod.UID) == u.UID && pod.DeletionTimestamp == nil
 	switch {
+	case sameInstance && !u.Done && u.Method == ackov1alpha1.UpdateInPlace && st.restartedInPlace(name, u):
+		// The restart happened, unrecorded (the operator stopped before it learned of it): followed as
+		// taken, whatever the spec says since, so that the pod records the config its asd loaded.
+		return stepPending
 	case sameInstance && !u.Done && st.superseded(name, u):
 		return decideAgain
 	case sameInstance && !u.Done:

@@ -54,7 +54,7 @@ const waitingInPlace = "restarting in place"
 func (r *AerospikeClusterReconciler) restartInPlace(ctx context.Context, st *clusterState, pods []string) (string, error) {
 	name := "in-place/" + strings.Join(pods, ",")
 	for _, p := range pods {
-		if u := st.cluster.Status.Pods[p].Update; st.restartedSince(p, u.NodeStartedBefore) {
+		if u := st.cluster.Status.Pods[p].Update; st.restartedInPlace(p, u) {
 			return "asd restarted", r.markDone(ctx, st, p, u) // the signal went out before the operator stopped
 		}
 	}
@@ -190,6 +190,21 @@ func (r *AerospikeClusterReconciler) followInPlace(ctx context.Context, st *clus
 		return st.afterStep(), nil
 	}
 	return "", r.clearUpdate(ctx, st, pod.Name)
+}
+
+// restartedInPlace: the attempt of the pod's restart in place happened. asd started after the start
+// recorded before it (its uptime says), or, when it does not answer, its container ended after the
+// attempt (a config it refuses: it crash-loops): it loaded the copy made for the attempt, which the pod
+// then records (followInPlace). As the operations' warm restart settles its attempt (planUnconfirmed).
+// Without the second, a node crash-looping on the attempt's config never proved its restart, and a fix
+// of the spec decided the step again as if nothing had happened: the pod, recording the old config, was
+// taken to run the current spec and stalled the roll for good (model seed 84207).
+func (st *clusterState) restartedInPlace(name string, u *ackov1alpha1.PodUpdate) bool {
+	if st.restartedSince(name, u.NodeStartedBefore) {
+		return true
+	}
+	pod := st.pods[name]
+	return u.Attempted != nil && pod != nil && string(pod.UID) == u.UID && resources.AerospikeExitedSince(pod, u.Attempted.Time)
 }
 
 // restartedSince: the pod's asd started after the start recorded before the restart was asked for
