@@ -280,14 +280,8 @@ func (st *clusterState) fateOf(name string, u *ackov1alpha1.PodUpdate) stepFate 
 	pod := st.pods[name]
 	sameInstance := pod != nil && string(pod.UID) == u.UID && pod.DeletionTimestamp == nil
 	switch {
-	case sameInstance && !u.Done && u.Method == ackov1alpha1.UpdateInPlace && st.restartedInPlace(name, u):
-		// The restart happened, unrecorded (the operator stopped before it learned of it): followed as
-		// taken, whatever the spec says since, so that the pod records the config its asd loaded.
-		return stepPending
-	case sameInstance && !u.Done && st.superseded(name, u):
-		return decideAgain
 	case sameInstance && !u.Done:
-		return stepPending
+		return st.fateNotTaken(name, u)
 	case u.Done && (st.isOutdated(name) || !slices.Contains(st.cluster.DesiredPodNames(), name)) &&
 		st.restartOver(name, u, sameInstance):
 		// Or a scale-down since leaves the pod out: it leaves as it is, through the door, and is not
@@ -296,6 +290,17 @@ func (st *clusterState) fateOf(name string, u *ackov1alpha1.PodUpdate) stepFate 
 		return decideAgain
 	}
 	return followStep
+}
+
+// fateNotTaken decides what becomes of a step not recorded as taken: decided again when it no longer
+// fits, else taken. A restart in place that happened unrecorded (the operator stopped before it learned
+// of it) is followed as taken whatever the spec says since, so that the pod records the config its asd
+// loaded.
+func (st *clusterState) fateNotTaken(name string, u *ackov1alpha1.PodUpdate) stepFate {
+	if u.Method == ackov1alpha1.UpdateInPlace && st.restartedInPlace(name, u) || !st.superseded(name, u) {
+		return stepPending
+	}
+	return decideAgain
 }
 
 // restartOver: the finished step's pod is no longer on its way back from it: a new instance runs, or,
