@@ -24,7 +24,7 @@ import (
 	"github.com/acko-io/acko/internal/operations"
 )
 
-var _ = Describe("Always a way forward", func() {
+var _ = Describe("Always a way forward", Label("way-forward"), func() {
 	var (
 		ns string
 		w  *world
@@ -352,7 +352,7 @@ func gate() (held <-chan struct{}, release func()) {
 
 // Reconcile never waits on the network: a warm restart whose exec hangs delays nothing but its own
 // cluster's step, and a pause of another cluster is acknowledged at once meanwhile.
-var _ = Describe("A hung exec", func() {
+var _ = Describe("A hung exec", Label("way-forward"), func() {
 	It("does not hold up another cluster's pause", func() {
 		ns, w := newNamespace()
 		hung, release := gate()
@@ -386,7 +386,7 @@ var _ = Describe("A hung exec", func() {
 // Background work never races a reconcile of its own cluster: while a warm restart's exec is in
 // flight, the cluster is reconciled again and again by several workers, yet no second exec starts
 // and the pod is not recorded done; once the exec ends, every pod is restarted exactly once.
-var _ = Describe("A task in flight", func() {
+var _ = Describe("A task in flight", Label("way-forward"), func() {
 	It("is never raced by a reconcile of its own cluster", func() {
 		ns, w := newNamespace()
 		held, release := gate()
