@@ -319,14 +319,13 @@ var _ = Describe("Rolls and scale-downs survive an operator crash", func() {
 			crashChange{size: 3, live: true, there: func(c *ackov1alpha1.AerospikeCluster, _ int) { factor(3)(c) },
 				back: factor(2), shows: factorShown, expect: func([]string) map[string]string { return map[string]string{} }}),
 		Entry("a larger Block volume: StatefulSet replaced, claims resized, each pod restarted in place",
-			// In the shorter of the two crash processes.
-			Label("crash-pod"), crashChange{size: 2, from: withGrowingVolume,
+			Label("crash-volumes"), crashChange{size: 2, from: withGrowingVolume,
 				there: func(c *ackov1alpha1.AerospikeCluster, n int) {
 					c.Spec.Storage.Volumes[0].Size = resource.MustParse(fmt.Sprintf("%dGi", 2+n))
 				},
 				expect: func(names []string) map[string]string { return each(names, "warm×1") }}),
 		Entry("a larger Block volume in the same edit as a scale-down (3 → 2): the StatefulSet created again asks "+
-			"for the leaving pod until the door lets it go, each remaining pod restarted in place", Label("crash-pod"),
+			"for the leaving pod until the door lets it go, each remaining pod restarted in place", Label("crash-volumes"),
 			crashChange{size: 3, from: withGrowingVolume,
 				there: func(c *ackov1alpha1.AerospikeCluster, n int) {
 					c.Spec.Size, c.Spec.Storage.Volumes[0].Size = 2, resource.MustParse(fmt.Sprintf("%dGi", 2+n))
