@@ -227,7 +227,7 @@ func (r *AerospikeBackupReconciler) follow(ctx context.Context, bk *ackov1alpha1
 	var total backups.Summary
 	for _, ns := range run.Namespaces {
 		name := backups.JobName(bk.Name, run.ID, ns)
-		done, failure, lines, err := toolrun.JobOutcome(ctx, r.Client, r.Logs, bk.Namespace, name, backups.BackupTool)
+		done, failure, lines, err := toolrun.JobOutcome(ctx, r.Client, r.Logs, bk.Namespace, name, backups.BackupTool, now)
 		if err != nil || !done {
 			return err
 		}

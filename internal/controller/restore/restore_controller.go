@@ -180,7 +180,7 @@ func (r *AerospikeRestoreReconciler) follow(ctx context.Context, rs *ackov1alpha
 	var total backup.RestoreSummary
 	for _, ns := range step.Namespaces {
 		name := backup.JobName(rs.Name, backup.RestoreStepName(i), ns)
-		done, failure, lines, err := toolrun.JobOutcome(ctx, r.Client, r.Logs, rs.Namespace, name, backup.RestoreTool)
+		done, failure, lines, err := toolrun.JobOutcome(ctx, r.Client, r.Logs, rs.Namespace, name, backup.RestoreTool, now)
 		if err != nil || !done {
 			return err
 		}

@@ -35,7 +35,8 @@ func TestJobOutcomeWaitsForThePodOfAFinishedJob(t *testing.T) {
 		{name: "ended long ago, its pod gone", endedAgo: time.Minute, done: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ended := metav1.NewTime(time.Now().Add(-tc.endedAgo))
+			now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+			ended := metav1.NewTime(now.Add(-tc.endedAgo))
 			job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "nightly-one-test"},
 				Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
 					{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: ended}}}}
@@ -48,7 +49,7 @@ func TestJobOutcomeWaitsForThePodOfAFinishedJob(t *testing.T) {
 				b = b.WithObjects(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: job.Name + "-abcde",
 					Labels: map[string]string{batchv1.JobNameLabel: job.Name}}})
 			}
-			done, failure, lines, err := JobOutcome(context.Background(), b.Build(), summary{}, "ns", job.Name, "asbackup")
+			done, failure, lines, err := JobOutcome(context.Background(), b.Build(), summary{}, "ns", job.Name, "asbackup", now)
 			if err != nil || failure != "" {
 				t.Fatalf("err %v, failure %q", err, failure)
 			}

@@ -94,9 +94,9 @@ func CreateOwned(ctx context.Context, c client.Client, owner client.Object, job 
 // logLines is how much of a tool's log is read for its summary.
 const logLines = 20
 
-// JobOutcome reads a tool Job: done once it ended; failure says why it failed ("" when it succeeded);
-// lines are the end of its pod's log.
-func JobOutcome(ctx context.Context, c client.Client, logs pods.LogReader, namespace, name, tool string) (
+// JobOutcome reads a tool Job at now (the reconcile's clock): done once it ended; failure says why it
+// failed ("" when it succeeded); lines are the end of its pod's log.
+func JobOutcome(ctx context.Context, c client.Client, logs pods.LogReader, namespace, name, tool string, now time.Time) (
 	done bool, failure string, lines []string, err error) {
 	job := &batchv1.Job{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, job); err != nil {
@@ -118,7 +118,7 @@ func JobOutcome(ctx context.Context, c client.Client, logs pods.LogReader, names
 		}
 		return false, "", nil, nil
 	}
-	if pod == nil && time.Since(endedAt(job)) < podSeenGrace {
+	if pod == nil && now.Sub(endedAt(job)) < podSeenGrace {
 		return false, "", nil, nil // looked at again at the next poll, with its pod
 	}
 	if pod != nil {
