@@ -37,6 +37,8 @@ func TestCommands(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
+	// Gomega's one-second default is shorter than a loaded CI machine can take to answer.
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	var err error
 	env, _, _, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())

@@ -51,6 +51,10 @@ func TestController(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// A wait that names no deadline waits as long as the specs' own: gomega's one second is shorter than
+	// the test world takes to recreate a pod on a loaded CI machine.
+	SetDefaultEventuallyTimeout(timeout)
+	SetDefaultEventuallyPollingInterval(poll)
 	var err error
 	env, cfg, scheme, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())

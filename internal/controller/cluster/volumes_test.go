@@ -70,7 +70,7 @@ var _ = Describe("Storage volumes", func() {
 				return ""
 			}
 			return p.Annotations[ackov1alpha1.AnnotationVolumePlan]
-		}).Should(Equal("data=None:" + string(data0.UID) + " work=None:" + string(work0.UID)))
+		}, timeout, poll).Should(Equal("data=None:" + string(data0.UID) + " work=None:" + string(work0.UID)))
 		waitRunning(key)
 		Expect(w.preparedRuns()[data0.UID]).To(Equal(1))
 		Expect(recorded(key, "vol-0")()).To(ContainElement(HaveField("Method", ackov1alpha1.VolumeInitHeaderCleanup)))
@@ -89,7 +89,7 @@ var _ = Describe("Storage volumes", func() {
 				return ""
 			}
 			return pvc.UID
-		}).ShouldNot(Or(BeEmpty(), Equal(data0.UID)))
+		}, timeout, poll).ShouldNot(Or(BeEmpty(), Equal(data0.UID)))
 		newData := claim("data-vol-0")
 		Eventually(recorded(key, "vol-0"), timeout, poll).Should(ContainElement(
 			ackov1alpha1.InitializedVolume{Name: "data", ClaimUID: string(newData.UID), Method: ackov1alpha1.VolumeInitHeaderCleanup}))
