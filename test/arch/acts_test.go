@@ -33,17 +33,8 @@ var actuatorEntries = []string{"takeDownNow", "setReplicas", "deleteSet", "delet
 // finds each act that can take an Aerospike node down: a pod removed (pods.Remove) or deleted, a claim or
 // a StatefulSet deleted, asd signalled (SignalRestart), a StatefulSet's replicas set.
 func TestOnlyTheActuatorTakesNodesDown(t *testing.T) {
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
-		packages.NeedTypesInfo, Dir: "../.."}
-	pkgs, err := packages.Load(cfg, module+"/internal/...", module+"/cmd/...")
-	if err != nil {
-		t.Fatal(err)
-	}
 	found := map[string]bool{}
-	for _, pkg := range pkgs {
-		for _, e := range pkg.Errors {
-			t.Fatalf("%s: %v", pkg.PkgPath, e)
-		}
+	for _, pkg := range loadTyped(t, module+"/internal/...", module+"/cmd/...") {
 		switch pkg.PkgPath {
 		case module + "/internal/pods", module + "/internal/podexec", module + "/internal/resources":
 			continue // the mechanisms and the builders
@@ -78,19 +69,10 @@ func TestOnlyTheActuatorTakesNodesDown(t *testing.T) {
 // none of the actuator's functions or methods but its entries, so that no act is reached without the
 // door.
 func TestTheActuatorIsReachedOnlyThroughItsEntries(t *testing.T) {
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
-		packages.NeedTypesInfo, Dir: "../.."}
-	pkgs, err := packages.Load(cfg, module+"/internal/controller/cluster")
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := mustAbs(t, "../..")
 	actuator := filepath.Join(root, actuatorFile)
 	declared := 0
-	for _, pkg := range pkgs {
-		for _, e := range pkg.Errors {
-			t.Fatalf("%s: %v", pkg.PkgPath, e)
-		}
+	for _, pkg := range loadTyped(t, module+"/internal/controller/cluster") {
 		for ident, obj := range pkg.TypesInfo.Defs {
 			if fn, ok := obj.(*types.Func); ok && pkg.Fset.Position(ident.Pos()).Filename == actuator && fn.Name() != "" {
 				declared++
@@ -185,6 +167,32 @@ func funcName(info *types.Info, fn *ast.FuncDecl) string {
 	}
 	return "(" + types.TypeString(info.TypeOf(fn.Recv.List[0].Type), func(*types.Package) string { return "" }) + ")." + fn.Name.Name
 }
+
+// loadTyped loads the packages (not their tests) with their syntax and types; a package that does not
+// type-check fails the test.
+func loadTyped(t *testing.T, patterns ...string) []*packages.Package {
+	t.Helper()
+	key := strings.Join(patterns, " ")
+	if pkgs, ok := loaded[key]; ok {
+		return pkgs
+	}
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
+		packages.NeedTypesInfo, Dir: "../.."}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range pkgs {
+		for _, e := range pkg.Errors {
+			t.Fatalf("%s: %v", pkg.PkgPath, e)
+		}
+	}
+	loaded[key] = pkgs
+	return pkgs
+}
+
+// loaded keeps what loadTyped loaded, by patterns: type-checking the module is most of this package's time.
+var loaded = map[string][]*packages.Package{}
 
 func mustAbs(t *testing.T, dir string) string {
 	t.Helper()

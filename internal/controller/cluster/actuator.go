@@ -213,7 +213,7 @@ func (r *AerospikeClusterReconciler) restartStep(ctx context.Context, st *cluste
 		return nil
 	}
 	attempt := metav1.NewMicroTime(st.now)
-	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	if err := r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			started := metav1.NewMicroTime(st.health.NodeStarted(p))
 			s.Pods[p].Update.NodeStartedBefore, s.Pods[p].Update.Attempted = &started, &attempt

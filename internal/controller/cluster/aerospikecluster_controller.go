@@ -5,11 +5,8 @@ package cluster
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,7 +14,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
@@ -132,35 +128,28 @@ func (r *AerospikeClusterReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	st.noLive = r.Live == nil
 	// The gates and the budget follow the readings first, whatever ends this reconcile.
 	followed := r.followReadings(ctx, st)
+	return r.finish(ctx, st, r.run(ctx, st, followed))
+}
+
+// run does what the spec asks for now and says how the reconcile ended: paused, backing off, or the
+// phases run (a resume is recorded before them, ADR-0018).
+func (r *AerospikeClusterReconciler) run(ctx context.Context, st *clusterState, followed error) ending {
+	cluster := st.cluster
 	if cluster.Spec.Paused {
-		return r.handlePause(ctx, st, followed)
+		return ending{kind: endedPaused, unfollowed: followed}
 	}
 	if wasPaused(cluster) {
 		if err := r.handleResume(ctx, cluster); err != nil {
-			return r.statusWriteFailed(ctx, cluster, "resume", err), nil
+			return ending{kind: endedResumeUnwritten, err: err}
 		}
 	}
 	if wait := r.Backoff.wait(&cluster.Status, r.Clock.Now()); wait > 0 {
-		r.ensureProber(st)
-		if followed != nil {
-			r.logUnfollowed(ctx, followed)
-			wait = min(wait, statusWriteRetry) // the guards try again sooner than the backoff
-		}
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ending{kind: endedBackingOff, wait: wait, unfollowed: followed}
 	}
 	if followed != nil {
-		return r.recordOutcome(ctx, st, &phaseError{phase: "followReadings", err: followed})
+		return ending{kind: endedReconciling, err: &phaseError{phase: "followReadings", err: followed}}
 	}
-	err := r.runPhases(ctx, st)
-	return r.recordOutcome(ctx, st, err)
-}
-
-// logUnfollowed logs a failure to follow the readings where no reconcile failure is counted (paused,
-// backing off): the next reading or reconcile tries again.
-func (r *AerospikeClusterReconciler) logUnfollowed(ctx context.Context, err error) {
-	if err != nil {
-		logf.FromContext(ctx).Error(err, "could not set the readiness gates and the PodDisruptionBudget from the readings")
-	}
+	return ending{kind: endedReconciling, err: r.runPhases(ctx, st)}
 }
 
 func (r *AerospikeClusterReconciler) runPhases(ctx context.Context, st *clusterState) error {
@@ -197,65 +186,6 @@ type phaseError struct {
 func (e *phaseError) Error() string { return e.phase + ": " + e.err.Error() }
 func (e *phaseError) Unwrap() error { return e.err }
 
-// recordOutcome writes the status summary (or the failure), emits the events of what happened, and
-// decides when to look again.
-func (r *AerospikeClusterReconciler) recordOutcome(ctx context.Context, st *clusterState, err error) (ctrl.Result, error) {
-	defer st.announce(r) // work that happened is announced even when a later step failed
-	if errors.Is(err, status.ErrStale) || apierrors.IsConflict(err) {
-		// Decided on an older object (the cache was behind): look again once it has the newer one.
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
-	if err != nil {
-		return r.recordFailure(ctx, st, err)
-	}
-	breakerWasOpen := breakerOpen(&st.cluster.Status)
-	before := slices.Clone(st.cluster.Status.Conditions)
-	if err := r.Status.Update(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
-		st.summarize(s)
-	}); err != nil {
-		return r.recordOutcome(ctx, st, err)
-	}
-	if breakerWasOpen {
-		r.event(st.cluster, corev1.EventTypeNormal, ackov1alpha1.EventCircuitBreakerClosed, "Reconcile",
-			"Reconcile succeeded; circuit breaker closed")
-	}
-	st.announceConditionChanges(before)
-	r.ensureProber(st)
-	return ctrl.Result{RequeueAfter: st.requeueAfter(r.PollInterval)}, nil
-}
-
-// recordFailure counts the failure in the circuit breaker and surfaces it as condition, event,
-// log and metric. The delay is returned with a nil error because controller-runtime ignores
-// RequeueAfter when an error is returned.
-func (r *AerospikeClusterReconciler) recordFailure(ctx context.Context, st *clusterState, err error) (ctrl.Result, error) {
-	cluster := st.cluster
-	logf.FromContext(ctx).Error(err, "reconcile failed")
-	metrics.ReconcileErrors.WithLabelValues(cluster.Namespace, cluster.Name).Inc()
-	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventReconcileError, "Reconcile", "Reconcile failed: %v", err)
-	opened := false
-	werr := r.Status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
-		if st.pods != nil { // the failure leaves the pod facts and Ready true
-			st.summarizePods(s)
-			ready, reason, message := st.failedReadiness(s)
-			setReady(s, cluster.Generation, conditionStatus(ready), reason, message)
-		}
-		opened = r.Backoff.recordFailure(s, cluster.Generation, err, st.now)
-	})
-	r.ensureProber(st) // the prober keeps reading the pods that run now
-	if werr != nil {
-		logf.FromContext(ctx).Error(werr, "could not record the reconcile failure in status")
-	}
-	failures := int32(1)
-	if cb := cluster.Status.CircuitBreaker; cb != nil {
-		failures = cb.ConsecutiveFailures
-	}
-	if opened {
-		r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventCircuitBreakerOpened, "Reconcile",
-			"%d consecutive reconcile failures: backing off %s", failures, r.Backoff.delay(failures))
-	}
-	return ctrl.Result{RequeueAfter: r.Backoff.delay(failures)}, nil
-}
-
 // forget drops what the operator keeps for a cluster that is gone.
 func (r *AerospikeClusterReconciler) forget(key types.NamespacedName) {
 	r.Probers.Stop(key)
@@ -276,22 +206,3 @@ func (r *AerospikeClusterReconciler) takeResults(st *clusterState) map[string]ou
 func (r *AerospikeClusterReconciler) event(obj runtime.Object, kind, reason, action, format string, args ...any) {
 	r.Recorder.Eventf(obj, nil, kind, reason, action, format, args...)
 }
-
-// statusWriteFailed surfaces a status write that failed after its retries (event, log, metric)
-// and asks to be called again in statusWriteRetry.
-func (r *AerospikeClusterReconciler) statusWriteFailed(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster,
-	what string, err error) ctrl.Result {
-	if errors.Is(err, status.ErrStale) {
-		return ctrl.Result{RequeueAfter: time.Second} // the spec changed meanwhile: decide again
-	}
-	logf.FromContext(ctx).Error(err, "status write failed; retrying", "step", what, "after", statusWriteRetry)
-	metrics.StatusWriteFailures.WithLabelValues(cluster.Namespace, cluster.Name).Inc()
-	r.event(cluster, corev1.EventTypeWarning, ackov1alpha1.EventStatusWriteFailed, "UpdateStatus",
-		"Could not record the %s in status, retrying in %s: %v", what, statusWriteRetry, err)
-	return ctrl.Result{RequeueAfter: statusWriteRetry}
-}
-
-// statusWriteRetry is how soon a pause or resume whose status could not be written is tried again
-// (ADR-0018). It is returned with a nil error: controller-runtime ignores RequeueAfter when an
-// error is returned and applies its own backoff instead.
-const statusWriteRetry = 10 * time.Second

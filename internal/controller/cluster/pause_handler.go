@@ -22,10 +22,7 @@ func (r *AerospikeClusterReconciler) handlePause(ctx context.Context, st *cluste
 	r.logUnfollowed(ctx, followed)
 	r.ensureProber(st)
 	wasPaused := meta.IsStatusConditionTrue(cluster.Status.Conditions, ackov1alpha1.ConditionPaused)
-	err := r.Status.UpdateFresh(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
-		pausedStatus(s, cluster)
-	})
-	if err != nil {
+	if _, err := r.writeSummary(ctx, st, ending{kind: endedPaused}); err != nil {
 		return r.statusWriteFailed(ctx, cluster, "pause", err), nil
 	}
 	if !wasPaused {
@@ -39,10 +36,7 @@ func (r *AerospikeClusterReconciler) handlePause(ctx context.Context, st *cluste
 
 // handleResume writes resumedStatus and announces the resume.
 func (r *AerospikeClusterReconciler) handleResume(ctx context.Context, cluster *ackov1alpha1.AerospikeCluster) error {
-	err := r.Status.Update(ctx, cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
-		resumedStatus(s, cluster.Generation)
-	})
-	if err != nil {
+	if err := r.writeResumed(ctx, cluster); err != nil {
 		return err
 	}
 	r.event(cluster, corev1.EventTypeNormal, ackov1alpha1.EventResumed, "Resume", "Cluster resumed by user")

@@ -316,7 +316,7 @@ func (st *clusterState) unrecordedFrom(sts *appsv1.StatefulSet, next int32) []st
 // down since), none of them gone yet: chosen again, fewer at once, instead of held by the safety rule
 // for ever (model seed 1549).
 func (r *AerospikeClusterReconciler) decideLeavingAgain(ctx context.Context, st *clusterState, leaving []string) error {
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, name := range leaving {
 			if p, ok := s.Pods[name]; ok && p.Update != nil && p.Update.Method == ackov1alpha1.UpdateRemove {
 				p.Update = nil
@@ -371,7 +371,7 @@ func (r *AerospikeClusterReconciler) chooseLeaving(ctx context.Context, st *clus
 	}
 	st.setWork(ackov1alpha1.ReasonScaling, "Scaling %s down: %s leave the cluster", sts.Name, strings.Join(pods, ", "))
 	started := metav1.NewMicroTime(st.now)
-	return current, r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return current, r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			setUpdate(s, p, &ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateRemove, UID: string(st.pods[p].UID), Started: started})
 		}
@@ -401,7 +401,7 @@ func (r *AerospikeClusterReconciler) forgetRemoved(ctx context.Context, st *clus
 	if len(gone) == 0 {
 		return nil
 	}
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, name := range gone {
 			if p, ok := s.Pods[name]; ok {
 				p.Update = nil

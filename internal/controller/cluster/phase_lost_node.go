@@ -191,7 +191,7 @@ func (r *AerospikeClusterReconciler) forgetRefilled(ctx context.Context, st *clu
 	if stable, _ := st.stable(); !stable {
 		return nil
 	}
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, name := range refilling {
 			if p, ok := s.Pods[name]; ok && st.pods[name] != nil && p.VolumesGivenUp != nil &&
 				p.VolumesGivenUp.UID != string(st.pods[name].UID) {
@@ -215,7 +215,7 @@ func (r *AerospikeClusterReconciler) recordLost(ctx context.Context, st *cluster
 	if stableFactor == st.cluster.Status.StableReplicationFactor && equality.Semantic.DeepEqual(current, next) {
 		return nil
 	}
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		s.StableReplicationFactor = stableFactor
 		if s.Pods == nil {
 			s.Pods = map[string]ackov1alpha1.PodStatus{}
@@ -439,7 +439,7 @@ func (st *clusterState) splitOffKept(due []string) string {
 // recordGivenUp records the pods whose volumes are about to be given up (before anything is deleted).
 func (r *AerospikeClusterReconciler) recordGivenUp(ctx context.Context, st *clusterState, due []pinnedPod) error {
 	at := metav1.NewTime(st.now)
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range due {
 			ps := s.Pods[p.pod.Name]
 			if ps.VolumesGivenUp == nil || ps.VolumesGivenUp.UID != string(p.pod.UID) {

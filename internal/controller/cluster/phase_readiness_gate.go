@@ -65,7 +65,7 @@ func (r *AerospikeClusterReconciler) recordSplitOff(ctx context.Context, st *clu
 	if len(changed) == 0 {
 		return nil
 	}
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		if s.Pods == nil {
 			s.Pods = map[string]ackov1alpha1.PodStatus{}
 		}
@@ -162,14 +162,12 @@ func (st *clusterState) heldPods() map[string]string {
 	for name, p := range st.cluster.Status.Pods {
 		switch u := p.Update; {
 		case u == nil:
-		case u.Method == ackov1alpha1.UpdateInPlace && st.sameInstance(name, u) &&
-			(!u.Done || !st.restartedSince(name, u.NodeStartedBefore)):
-			// Held until the reading shows asd restarted: a reading from before the signal must not
-			// make the pod Ready while asd is down. A pod recreated meanwhile (a drain evicted it) runs
-			// the current config already and is not held: its step ends once it is Ready.
-			held[name] = fmt.Sprintf("restarting in place to load config %s", u.ConfigHash)
 		case u.Method == ackov1alpha1.UpdateRemove:
 			held[name] = "leaving the cluster"
+		default:
+			if why := methodOf(u.Method).holds(st, name, u); why != "" {
+				held[name] = why
+			}
 		}
 	}
 	if op := st.cluster.Status.OperationStatus; op != nil && op.Phase == ackov1alpha1.OperationInProgress &&

@@ -130,7 +130,7 @@ func podsOf(batch []outdatedPod) []string {
 // a live change starts its background task.
 func (r *AerospikeClusterReconciler) startBatch(ctx context.Context, st *clusterState, batch []outdatedPod) error {
 	started := metav1.NewMicroTime(st.now)
-	if err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	if err := r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, o := range batch {
 			setUpdate(s, o.pod.Name, &ackov1alpha1.PodUpdate{
 				Method: o.method, UID: string(o.pod.UID), Reason: o.reason, Started: started,
@@ -297,24 +297,16 @@ func (st *clusterState) fateOf(name string, u *ackov1alpha1.PodUpdate) stepFate 
 // of it) is followed as taken whatever the spec says since, so that the pod records the config its asd
 // loaded.
 func (st *clusterState) fateNotTaken(name string, u *ackov1alpha1.PodUpdate) stepFate {
-	if u.Method == ackov1alpha1.UpdateInPlace && st.restartedInPlace(name, u) || !st.superseded(name, u) {
+	if methodOf(u.Method).happenedUnrecorded(st, name, u) || !st.superseded(name, u) {
 		return stepPending
 	}
 	return decideAgain
 }
 
-// restartOver: the finished step's pod is no longer on its way back from it: a new instance runs, or,
-// restarted in place, its node started again or it is broken (asd crash-loops on the file it was given).
-// The pod must already record the config its own copy holds and the volume sizes asd started with:
-// deciding again forgets the step, and the annotations are then what tell that the pod is outdated.
+// restartOver: the finished step's pod is no longer on its way back from it: a new instance runs, or
+// its method says it is over on the same one (a restart in place).
 func (st *clusterState) restartOver(name string, u *ackov1alpha1.PodUpdate, sameInstance bool) bool {
-	if !sameInstance {
-		return true
-	}
-	pod := st.pods[name]
-	return u.Method == ackov1alpha1.UpdateInPlace && pod.Annotations[ackov1alpha1.AnnotationConfigHash] == u.ConfigHash &&
-		(u.VolumeSizes == "" || pod.Annotations[ackov1alpha1.AnnotationVolumeSizes] == u.VolumeSizes) &&
-		(st.broken[name] != "" || st.restartedSince(name, u.NodeStartedBefore))
+	return !sameInstance || methodOf(u.Method).overOnSameInstance(st, name, u)
 }
 
 func (st *clusterState) isOutdated(name string) bool {
@@ -331,15 +323,13 @@ func (st *clusterState) superseded(name string, u *ackov1alpha1.PodUpdate) bool 
 	if idx < 0 {
 		return true
 	}
-	o := st.outdated[idx]
-	fellBack := o.method == ackov1alpha1.UpdateLive && u.Method == ackov1alpha1.UpdateInPlace
+	o, method := st.outdated[idx], methodOf(u.Method)
 	if st.moveStarted(o.pod) {
 		return false // a move whose claims are given up is finished: the pod cannot start again on them
 	}
-	return (o.method != u.Method && !fellBack) || isMove(o) != movesOff(u) ||
+	return !method.standsFor(o.method) || isMove(o) != movesOff(u) ||
 		u.ConfigHash != "" && u.ConfigHash != st.desiredConfigHash(o.pod) ||
-		(u.Method == ackov1alpha1.UpdateEvict || u.Method == ackov1alpha1.UpdateLive) && resources.PodReady(o.pod) &&
-			st.notReadyOutdated()
+		method.needsEveryPodReady() && resources.PodReady(o.pod) && st.notReadyOutdated()
 }
 
 // notReadyOutdated: an outdated pod with no step is not Ready. It goes first (nextBatch): meanwhile the
@@ -371,7 +361,7 @@ func movesOff(u *ackov1alpha1.PodUpdate) bool {
 // so that a step held long by the checks is not reported Stalled at its first refusal.
 func (r *AerospikeClusterReconciler) recordRefused(ctx context.Context, st *clusterState, name string) error {
 	at := metav1.NewMicroTime(st.now)
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		if u := s.Pods[name].Update; u != nil && u.Attempted == nil {
 			u.Attempted = &at
 		}
@@ -439,9 +429,10 @@ func (st *clusterState) countedDisrupted(pod string) bool {
 func (r *AerospikeClusterReconciler) followBack(ctx context.Context, st *clusterState, name string,
 	u *ackov1alpha1.PodUpdate) (string, error) {
 	pod := st.pods[name]
+	if why, followed, err := methodOf(u.Method).followSameInstance(ctx, r, st, pod, u); followed {
+		return why, err
+	}
 	switch {
-	case u.Method == ackov1alpha1.UpdateInPlace && pod != nil && string(pod.UID) == u.UID:
-		return r.followInPlace(ctx, st, pod, u)
 	case !u.Done:
 		return "recording the restart", r.markDone(ctx, st, name, u) // the operator stopped after the act
 	case pod == nil && !slices.Contains(st.cluster.DesiredPodNames(), name):
@@ -501,7 +492,7 @@ func (st *clusterState) afterStep() string {
 func (r *AerospikeClusterReconciler) markDone(ctx context.Context, st *clusterState, name string,
 	u *ackov1alpha1.PodUpdate) error {
 	at := metav1.NewTime(st.now)
-	err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	err := r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		p := s.Pods[name]
 		if p.Update == nil {
 			return
@@ -517,7 +508,7 @@ func (r *AerospikeClusterReconciler) markDone(ctx context.Context, st *clusterSt
 }
 
 func (r *AerospikeClusterReconciler) clearUpdate(ctx context.Context, st *clusterState, name string) error {
-	err := r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	err := r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		if p, ok := s.Pods[name]; ok {
 			p.Update = nil
 			s.Pods[name] = p

@@ -139,7 +139,7 @@ func (r *AerospikeClusterReconciler) inPlaceResult(ctx context.Context, st *clus
 
 // clearAttempt forgets an attempt that certainly changed nothing, so that the next one need not wait.
 func (r *AerospikeClusterReconciler) clearAttempt(ctx context.Context, st *clusterState, pods []string) error {
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			if u := s.Pods[p].Update; u != nil {
 				u.Attempted, u.NodeStartedBefore = nil, nil
@@ -155,7 +155,7 @@ func (r *AerospikeClusterReconciler) switchMethod(ctx context.Context, st *clust
 		st.addEvent(corev1.EventTypeNormal, eventForFallback(why), "Restart", st.pods[p],
 			"Pod %s: %v; it will %s instead", p, why, methodOf(method).text())
 	}
-	return r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+	return r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 		for _, p := range pods {
 			if u := s.Pods[p].Update; u != nil {
 				u.Method, u.Attempted, u.NodeStartedBefore = method, nil, nil
@@ -424,7 +424,7 @@ func (r *AerospikeClusterReconciler) adoptOutside(ctx context.Context, st *clust
 	}
 	started := metav1.NewMicroTime(st.now)
 	return "taking " + strings.Join(adopt, ", ") + " into the change to end the stuck exchange",
-		r.Status.WriteStatus(ctx, st.cluster, func(s *ackov1alpha1.AerospikeClusterStatus) {
+		r.record(ctx, st, func(s *ackov1alpha1.AerospikeClusterStatus) {
 			for _, p := range adopt {
 				pod := st.pods[p]
 				setUpdate(s, p, &ackov1alpha1.PodUpdate{Method: ackov1alpha1.UpdateLiveTogether, UID: string(pod.UID),

@@ -85,9 +85,19 @@ func TestProgressDeadline(t *testing.T) {
 }
 
 func TestFateOf(t *testing.T) {
-	outdated := func(st *clusterState) {
-		st.outdated = []outdatedPod{{pod: st.pods["aero-2"], reason: ackov1alpha1.RestartReasonConfigChanged,
-			method: ackov1alpha1.UpdateReplace}}
+	// outdatedAs: aero-2 is outdated, now decided for method m.
+	outdatedAs := func(m ackov1alpha1.PodUpdateMethod) func(st *clusterState) {
+		return func(st *clusterState) {
+			st.outdated = append(st.outdated, outdatedPod{pod: st.pods["aero-2"], reason: ackov1alpha1.RestartReasonConfigChanged,
+				method: m})
+		}
+	}
+	outdated := outdatedAs(ackov1alpha1.UpdateReplace)
+	// anotherNotReady: aero-1 is outdated too, not Ready, with no step yet: it goes first.
+	anotherNotReady := func(st *clusterState) {
+		st.pods["aero-1"].Status.Conditions[0].Status = corev1.ConditionFalse
+		st.outdated = append(st.outdated, outdatedPod{pod: st.pods["aero-1"], reason: ackov1alpha1.RestartReasonConfigChanged,
+			method: ackov1alpha1.UpdateEvict})
 	}
 	recorded := func(st *clusterState) {
 		st.pods["aero-2"].Annotations = map[string]string{ackov1alpha1.AnnotationConfigHash: "new"}
@@ -108,6 +118,20 @@ func TestFateOf(t *testing.T) {
 	}{
 		{"not taken yet, still fits", ackov1alpha1.UpdateReplace, false, "old", []func(*clusterState){outdated}, stepPending},
 		{"not taken yet, reverted", ackov1alpha1.UpdateEvict, false, "old", nil, decideAgain},
+		{"not taken yet, now decided another way", ackov1alpha1.UpdateEvict, false, "old",
+			[]func(*clusterState){outdatedAs(ackov1alpha1.UpdateInPlace)}, decideAgain},
+		{"in place, fallen back from a live change that is decided again", ackov1alpha1.UpdateInPlace, false, "old",
+			[]func(*clusterState){outdatedAs(ackov1alpha1.UpdateLive)}, stepPending},
+		{"live, now decided in place", ackov1alpha1.UpdateLive, false, "old",
+			[]func(*clusterState){outdatedAs(ackov1alpha1.UpdateInPlace)}, decideAgain},
+		{"eviction not taken, another outdated pod not Ready goes first", ackov1alpha1.UpdateEvict, false, "old",
+			[]func(*clusterState){outdatedAs(ackov1alpha1.UpdateEvict), anotherNotReady}, decideAgain},
+		{"live change not taken, another outdated pod not Ready goes first", ackov1alpha1.UpdateLive, false, "old",
+			[]func(*clusterState){outdatedAs(ackov1alpha1.UpdateLive), anotherNotReady}, decideAgain},
+		{"restart in place not taken waits for no other pod", ackov1alpha1.UpdateInPlace, false, "old",
+			[]func(*clusterState){outdatedAs(ackov1alpha1.UpdateInPlace), anotherNotReady}, stepPending},
+		{"eviction not taken, every other pod Ready", ackov1alpha1.UpdateEvict, false, "old",
+			[]func(*clusterState){outdatedAs(ackov1alpha1.UpdateEvict)}, stepPending},
 		{"evicted, the new pod is not Ready yet", ackov1alpha1.UpdateEvict, true, "older",
 			[]func(*clusterState){func(st *clusterState) { notReadyWith(st, "stuck-probe") }}, followStep},
 		// Point 7: the new pod never becomes Ready; the spec is reverted, so the pod is outdated again.

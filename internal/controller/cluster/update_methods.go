@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 )
@@ -18,6 +21,46 @@ type updateMethod interface {
 	// takeStep takes the recorded steps of the method that have not happened yet (together), and says
 	// what they wait for now.
 	takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState, names []string) (string, error)
+
+	// What follows the step back (followStarted), for a step of the method recorded for the pod name:
+	//
+	// standsFor: the recorded step, not taken yet, still fits a pod now decided for method m (else it is
+	// decided again).
+	standsFor(m ackov1alpha1.PodUpdateMethod) bool
+	// needsEveryPodReady: the step waits for every pod to be Ready (the budget refuses the eviction of a
+	// Ready pod while another is not; PodsReady holds a live change), so it gives way to an outdated
+	// pod that is not Ready and has no step yet (notReadyOutdated).
+	needsEveryPodReady() bool
+	// happenedUnrecorded: the step, not recorded as taken, happened all the same (the operator stopped
+	// before it learned of it): it is followed as taken, whatever the spec says since.
+	happenedUnrecorded(st *clusterState, name string, u *ackov1alpha1.PodUpdate) bool
+	// overOnSameInstance: the finished step is over although its pod is the instance it was taken on
+	// (false for a method whose step ends only with a new instance).
+	overOnSameInstance(st *clusterState, name string, u *ackov1alpha1.PodUpdate) bool
+	// followSameInstance follows the taken step while its pod is the instance it was taken on; followed
+	// false: the method's step ends only with a new instance (followBack).
+	followSameInstance(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState, pod *corev1.Pod,
+		u *ackov1alpha1.PodUpdate) (why string, followed bool, err error)
+	// holds says why the pod's readiness gate is held False while the step runs ("": it is not).
+	holds(st *clusterState, name string, u *ackov1alpha1.PodUpdate) string
+}
+
+// newInstance is the follow-back of the methods whose step ends with a new pod (or, live, with no
+// restart at all): nothing happens unrecorded, nothing is followed on the instance the step was taken on,
+// no gate is held.
+type newInstance struct{}
+
+func (newInstance) happenedUnrecorded(*clusterState, string, *ackov1alpha1.PodUpdate) bool {
+	return false
+}
+func (newInstance) overOnSameInstance(*clusterState, string, *ackov1alpha1.PodUpdate) bool {
+	return false
+}
+func (newInstance) holds(*clusterState, string, *ackov1alpha1.PodUpdate) string { return "" }
+
+func (newInstance) followSameInstance(context.Context, *AerospikeClusterReconciler, *clusterState, *corev1.Pod,
+	*ackov1alpha1.PodUpdate) (string, bool, error) {
+	return "", false, nil
 }
 
 // rollMethods are the methods of a rolling restart, in the order their pending steps are taken in one
@@ -46,10 +89,14 @@ func methodOf(m ackov1alpha1.PodUpdateMethod) updateMethod {
 
 // evictMethod evicts the pod (the budget arbitrates with drains) and lets its StatefulSet recreate it
 // with the current spec; a pod moved off a blocked node gives up its local volumes first.
-type evictMethod struct{}
+type evictMethod struct{ newInstance }
 
 func (evictMethod) text() string    { return "evict and recreate" }
 func (evictMethod) takesDown() bool { return true }
+func (evictMethod) standsFor(m ackov1alpha1.PodUpdateMethod) bool {
+	return m == ackov1alpha1.UpdateEvict
+}
+func (evictMethod) needsEveryPodReady() bool { return true }
 
 // takeStep: looked at again right before the act (the actuator): the record may be minutes old (an
 // operator restart, a refused eviction), and a drain may have taken a node meanwhile.
@@ -64,10 +111,14 @@ func (evictMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, 
 
 // replaceMethod deletes a pod broken by its container state, to recreate it with the current spec: it
 // takes no node down (its asd does not run).
-type replaceMethod struct{}
+type replaceMethod struct{ newInstance }
 
 func (replaceMethod) text() string    { return "replace the broken pod" }
 func (replaceMethod) takesDown() bool { return false }
+func (replaceMethod) standsFor(m ackov1alpha1.PodUpdateMethod) bool {
+	return m == ackov1alpha1.UpdateReplace
+}
+func (replaceMethod) needsEveryPodReady() bool { return false }
 
 func (replaceMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
 	names []string) (string, error) {
@@ -89,17 +140,73 @@ func (r *AerospikeClusterReconciler) remove(ctx context.Context, st *clusterStat
 // volumes, the node down for the restart (restartInPlace).
 type inPlaceMethod struct{}
 
-func (inPlaceMethod) text() string    { return "restart in place" }
-func (inPlaceMethod) takesDown() bool { return true }
+func (inPlaceMethod) text() string             { return "restart in place" }
+func (inPlaceMethod) takesDown() bool          { return true }
+func (inPlaceMethod) needsEveryPodReady() bool { return false }
 
 func (inPlaceMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
 	names []string) (string, error) {
 	return r.restartInPlace(ctx, st, names)
 }
 
+// standsFor: a live change that fell back to a restart in place stays one.
+func (inPlaceMethod) standsFor(m ackov1alpha1.PodUpdateMethod) bool {
+	return m == ackov1alpha1.UpdateInPlace || m == ackov1alpha1.UpdateLive
+}
+
+func (inPlaceMethod) happenedUnrecorded(st *clusterState, name string, u *ackov1alpha1.PodUpdate) bool {
+	return st.restartedInPlace(name, u)
+}
+
+// overOnSameInstance: the pod must already record the config its own copy holds and the volume sizes
+// asd started with, then its node started again or it is broken (asd crash-loops on the file it was
+// given): deciding again forgets the step, and the annotations are then what tell that the pod is
+// outdated.
+func (inPlaceMethod) overOnSameInstance(st *clusterState, name string, u *ackov1alpha1.PodUpdate) bool {
+	pod := st.pods[name]
+	return pod.Annotations[ackov1alpha1.AnnotationConfigHash] == u.ConfigHash &&
+		(u.VolumeSizes == "" || pod.Annotations[ackov1alpha1.AnnotationVolumeSizes] == u.VolumeSizes) &&
+		(st.broken[name] != "" || st.restartedSince(name, u.NodeStartedBefore))
+}
+
+func (inPlaceMethod) followSameInstance(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
+	pod *corev1.Pod, u *ackov1alpha1.PodUpdate) (string, bool, error) {
+	if pod == nil || string(pod.UID) != u.UID {
+		return "", false, nil
+	}
+	why, err := r.followInPlace(ctx, st, pod, u)
+	return why, true, err
+}
+
+// holds the gate until the reading shows asd restarted: a reading from before the signal must not make
+// the pod Ready while asd is down. A pod recreated meanwhile (a drain evicted it) runs the current config
+// already and is not held: its step ends once it is Ready.
+func (inPlaceMethod) holds(st *clusterState, name string, u *ackov1alpha1.PodUpdate) string {
+	if !st.sameInstance(name, u) || u.Done && st.restartedSince(name, u.NodeStartedBefore) {
+		return ""
+	}
+	return fmt.Sprintf("restarting in place to load config %s", u.ConfigHash)
+}
+
 // liveMethod applies a dynamic change to the running node (set-config), one node at a time, or on every
 // node and then a recluster (together: a replication-factor change); no node goes down.
-type liveMethod struct{ together bool }
+type liveMethod struct {
+	newInstance
+	together bool
+}
+
+func (m liveMethod) standsFor(other ackov1alpha1.PodUpdateMethod) bool { return other == m.status() }
+
+// needsEveryPodReady: one node's live change waits for PodsReady; the replication factor's, for every
+// node running and answering (applyTogether).
+func (m liveMethod) needsEveryPodReady() bool { return !m.together }
+
+func (m liveMethod) status() ackov1alpha1.PodUpdateMethod {
+	if m.together {
+		return ackov1alpha1.UpdateLiveTogether
+	}
+	return ackov1alpha1.UpdateLive
+}
 
 func (m liveMethod) text() string {
 	if m.together {
