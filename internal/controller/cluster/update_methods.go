@@ -11,8 +11,9 @@ import (
 
 // updateMethod is one way a rolling restart updates a pod (status.pods[].update.method): how the events
 // and the status name it, whether its step takes the node down (the step then counts against the
-// budget), and how its recorded step is taken. Adding a method is a type here and its entry in
-// rollMethods.
+// budget), how its recorded step is taken, and how the step is followed back until its pod is. Adding a
+// method is a type here and its entry in rollMethods; only the choice of it is the deciders'
+// (clusterState.updateMethod).
 type updateMethod interface {
 	// text is how events and messages name the method: "Updating aero-1 (ConfigChanged, <text>)".
 	text() string
