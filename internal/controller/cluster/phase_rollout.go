@@ -83,8 +83,8 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 			batch = append(batch, o)
 		}
 	}
-	if first.method == ackov1alpha1.UpdateReplace {
-		return batch, "" // broken pods are down already: replacing them waits for nothing
+	if !methodOf(first.method).waitsForChecks() {
+		return batch, ""
 	}
 	if check, why := st.mayTakeDown(podsOf(batch)); check != "" {
 		return nil, holdReason("Rolling restart", check, why)
@@ -92,13 +92,17 @@ func (st *clusterState) nextBatch() (batch []outdatedPod, hold string) {
 	return batch, ""
 }
 
-// batchLimit is how many pods a batch that starts with first may take: min(rollingUpdateBatchSize,
-// replication-factor − 1); one for a config change, as it went when every one was first tried live, and
-// one for a move off a blocked node (spec.nodeBlockList), each after the last one's refill.
+// batchLimit is how many pods a batch that starts with first may take: its method's limit, and one for a
+// move off a blocked node (spec.nodeBlockList), each after the last one's refill.
 func (st *clusterState) batchLimit(first outdatedPod) int {
-	if first.method == ackov1alpha1.UpdateLive || first.method == ackov1alpha1.UpdateInPlace || isMove(first) {
+	if isMove(first) {
 		return 1
 	}
+	return methodOf(first.method).batchLimit(st)
+}
+
+// batchSize is min(rollingUpdateBatchSize, replication-factor − 1).
+func (st *clusterState) batchSize() int {
 	return min(int(st.cluster.BatchSize()), st.maxDown)
 }
 

@@ -275,3 +275,22 @@ func TestBackFromStep(t *testing.T) {
 		})
 	}
 }
+
+// A batch takes its method's limit: the methods that take whole pods (evictions, replacements) up to
+// min(rollingUpdateBatchSize, replication-factor − 1), a config change one pod at a time, a replication
+// factor's change every outdated pod.
+func TestBatchLimitIsTheMethods(t *testing.T) {
+	st := settledState()
+	st.cluster.Spec.RollingUpdateBatchSize = ptr.To[int32](3)
+	st.maxDown = 2
+	st.outdated = []outdatedPod{{pod: readyPod("aero-0")}, {pod: readyPod("aero-1")}, {pod: readyPod("aero-2")}}
+	for method, want := range map[ackov1alpha1.PodUpdateMethod]int{
+		ackov1alpha1.UpdateEvict: 2, ackov1alpha1.UpdateReplace: 2, ackov1alpha1.UpdateInPlace: 1,
+		ackov1alpha1.UpdateLive: 1, ackov1alpha1.UpdateLiveTogether: 3,
+	} {
+		first := outdatedPod{pod: readyPod("aero-1"), reason: ackov1alpha1.RestartReasonConfigChanged, method: method}
+		if got := st.batchLimit(first); got != want {
+			t.Errorf("a batch of %s takes %d pods, want %d", method, got, want)
+		}
+	}
+}

@@ -22,6 +22,10 @@ type updateMethod interface {
 	// takeStep takes the recorded steps of the method that have not happened yet (together), and says
 	// what they wait for now.
 	takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState, names []string) (string, error)
+	// batchLimit is how many pods of one rack a batch of the method may take (nextBatch).
+	batchLimit(st *clusterState) int
+	// waitsForChecks: a batch of the method starts only when the safety checks let it (mayTakeDown).
+	waitsForChecks() bool
 
 	// What follows the step back (followStarted), for a step of the method recorded for the pod name:
 	//
@@ -98,6 +102,10 @@ func (evictMethod) standsFor(m ackov1alpha1.PodUpdateMethod) bool {
 	return m == ackov1alpha1.UpdateEvict
 }
 func (evictMethod) needsEveryPodReady() bool { return true }
+func (evictMethod) waitsForChecks() bool     { return true }
+
+// batchLimit: min(rollingUpdateBatchSize, replication-factor − 1).
+func (evictMethod) batchLimit(st *clusterState) int { return st.batchSize() }
 
 // takeStep: looked at again right before the act (the actuator): the record may be minutes old (an
 // operator restart, a refused eviction), and a drain may have taken a node meanwhile.
@@ -120,6 +128,11 @@ func (replaceMethod) standsFor(m ackov1alpha1.PodUpdateMethod) bool {
 	return m == ackov1alpha1.UpdateReplace
 }
 func (replaceMethod) needsEveryPodReady() bool { return false }
+
+// waitsForChecks: broken pods are down already: replacing them waits for nothing, still at most
+// replication-factor − 1 at once.
+func (replaceMethod) waitsForChecks() bool            { return false }
+func (replaceMethod) batchLimit(st *clusterState) int { return st.batchSize() }
 
 func (replaceMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
 	names []string) (string, error) {
@@ -144,6 +157,10 @@ type inPlaceMethod struct{}
 func (inPlaceMethod) text() string             { return "restart in place" }
 func (inPlaceMethod) takesDown() bool          { return true }
 func (inPlaceMethod) needsEveryPodReady() bool { return false }
+func (inPlaceMethod) waitsForChecks() bool     { return true }
+
+// batchLimit: one at a time, as config changes went when every one was first tried live.
+func (inPlaceMethod) batchLimit(*clusterState) int { return 1 }
 
 func (inPlaceMethod) takeStep(ctx context.Context, r *AerospikeClusterReconciler, st *clusterState,
 	names []string) (string, error) {
@@ -201,6 +218,17 @@ func (m liveMethod) standsFor(other ackov1alpha1.PodUpdateMethod) bool { return 
 // needsEveryPodReady: one node's live change waits for PodsReady; the replication factor's, for every
 // node running and answering (applyTogether).
 func (m liveMethod) needsEveryPodReady() bool { return !m.together }
+
+func (liveMethod) waitsForChecks() bool { return true }
+
+// batchLimit: one node at a time; the replication factor's change takes every node in one batch
+// (nextBatch), whatever the limit.
+func (m liveMethod) batchLimit(st *clusterState) int {
+	if m.together {
+		return len(st.outdated)
+	}
+	return 1
+}
 
 func (m liveMethod) status() ackov1alpha1.PodUpdateMethod {
 	if m.together {
