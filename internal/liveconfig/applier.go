@@ -1,9 +1,11 @@
-// Package liveconfig applies a config change to a running Aerospike node without restarting it:
-// it reads the config the pod's asd loaded and the one the ConfigMap now holds (exec), plans the
-// change against the server's parameter table (config/live), sends set-config and log-set, reads every
-// value back with get-config, and copies the new file into the pod's own copy, so that a later restart
-// of asd loads the same values. It talks to the pod and the node: the reconciler runs it in the
-// background, never inside Reconcile.
+// Package liveconfig applies a config change to a running Aerospike node without restarting it: it takes
+// the operator's plan of the change (config/live, planned against the server's parameter table from the
+// config the pod records), checks it against the pod's files (exec: the config asd loaded and the one the
+// ConfigMap now holds; the plan is made from them only when the operator has none, or, for a change of
+// every node, when they contradict it), sends set-config and log-set, reads every value back with
+// get-config, and copies the new file into the pod's own copy, so that a later restart of asd loads the
+// same values. It talks to the pod and the node: the reconciler runs it in the background, never inside
+// Reconcile.
 package liveconfig
 
 import (
@@ -39,12 +41,30 @@ type Applier struct {
 	Info aerospike.InfoClient
 }
 
-// Apply implements controller.LiveConfigurer: the pod's node runs the ConfigMap's config whose
-// identity is configHash, with no restart. A config the kubelet has not projected yet wraps
-// podexec.ErrNotProjected (nothing was changed).
-func (a *Applier) Apply(ctx context.Context, pod *corev1.Pod, configHash string) (string, error) {
-	plan, err := a.planFor(ctx, pod, configHash)
-	if errors.Is(err, errNoPlan) {
+// Change is one node's config change, planned once: by the operator, from the config the pod's node
+// runs by its record to the one it must run (To), or, when the operator does not know the file the node
+// runs (a pod older than the operator's record of running files), by the applier from the pod's own
+// copy (Plan nil). The act reads the pod's files again only to check that the plan still stands.
+type Change struct {
+	// From is the identity (config.Hash) of the config the plan starts from: the one the pod records.
+	From string
+	// To is the identity of the rack's config the node must run, as the kubelet projects it.
+	To string
+	// Plan is the operator's plan from From to To; nil when it has none.
+	Plan *live.Plan
+}
+
+// Apply implements controller.LiveConfigurer: the pod's node runs the ConfigMap's config change.To,
+// with no restart. A config the kubelet has not projected yet wraps podexec.ErrNotProjected (nothing
+// was changed). A pod whose files no longer stand for the operator's plan (errPlanStale) is restarted
+// instead: a restart in place loads the new file, whatever the node ran.
+func (a *Applier) Apply(ctx context.Context, pod *corev1.Pod, change Change) (string, error) {
+	own, projected, err := a.readFiles(ctx, pod, change.To)
+	if err != nil {
+		return "", err
+	}
+	plan, err := change.planOn(pod, own, projected)
+	if errors.Is(err, errNoPlan) || errors.Is(err, errPlanStale) {
 		return "", fmt.Errorf("%w: %v", ErrNeedsRestart, err)
 	}
 	if err != nil {
@@ -54,26 +74,53 @@ func (a *Applier) Apply(ctx context.Context, pod *corev1.Pod, configHash string)
 		why := append(plan.Restart, togetherReasons(plan)...)
 		return "", fmt.Errorf("%w: %s", ErrNeedsRestart, strings.Join(why, "; "))
 	}
-	applied, err := a.applyPlan(ctx, pod, plan, configHash)
+	applied, err := a.applyPlan(ctx, pod, plan, change.To)
 	if err != nil || len(applied) > 0 {
 		return strings.Join(applied, ", "), err
 	}
 	return "nothing to change on the node (only the seeds differ)", nil
 }
 
-// errNoPlan: the planner could not compare the pod's two files.
-var errNoPlan = errors.New("no plan")
+var (
+	// errNoPlan: the planner could not compare the pod's two files.
+	errNoPlan = errors.New("no plan")
+	// errPlanStale: the pod's own copy of the config is neither the one the plan starts from nor its
+	// target, so the node may run a config the plan does not start from.
+	errPlanStale = errors.New("the plan does not start from the pod's config")
+)
 
-// planFor reads the pod's own copy of the config and the projected one, which must be configHash (else
-// podexec.ErrNotProjected), and plans the change between them (else errNoPlan).
-func (a *Applier) planFor(ctx context.Context, pod *corev1.Pod, configHash string) (live.Plan, error) {
-	own, projected, err := a.Pods.ReadConfigs(ctx, pod)
+// readFiles reads the pod's own copy of the config (what a restart of asd loads) and the projected one,
+// which must be to (else podexec.ErrNotProjected).
+func (a *Applier) readFiles(ctx context.Context, pod *corev1.Pod, to string) (own, projected string, err error) {
+	own, projected, err = a.Pods.ReadConfigs(ctx, pod)
 	if err != nil {
-		return live.Plan{}, fmt.Errorf("pod %s: %w", pod.Name, err)
+		return "", "", fmt.Errorf("pod %s: %w", pod.Name, err)
 	}
-	if got := config.Hash(projected); got != configHash {
-		return live.Plan{}, fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, got, configHash)
+	if got := config.Hash(projected); got != to {
+		return "", "", fmt.Errorf("pod %s: %w: it shows config %s, want %s", pod.Name, podexec.ErrNotProjected, got, to)
 	}
+	return own, projected, nil
+}
+
+// planOn is the change's plan once the pod's files show that it still stands: the own copy is the
+// config the plan starts from, or its target already (a change applied, or a restart's copy made, before
+// the pod recorded it: the plan's requests take the node there either way, each idempotent). Any other
+// copy ends it with errPlanStale: the record is behind (a change applied live whose record was lost) or
+// the copy is (a restart in place prepared, then given up), so the node may run values the plan does
+// not know of. With no plan, it plans from the own copy to the projected one (else errNoPlan).
+func (c Change) planOn(pod *corev1.Pod, own, projected string) (live.Plan, error) {
+	switch got := config.Hash(own); {
+	case c.Plan != nil && (got == c.From || got == c.To):
+		return *c.Plan, nil
+	case c.Plan != nil:
+		return live.Plan{}, fmt.Errorf("%w: pod %s records config %s, but its own copy is %s", errPlanStale,
+			pod.Name, c.From, got)
+	}
+	return planFiles(pod, own, projected)
+}
+
+// planFiles plans the change from the pod's own copy to the projected file.
+func planFiles(pod *corev1.Pod, own, projected string) (live.Plan, error) {
 	plan, err := live.Compute(own, projected, tableOf(pod))
 	if err != nil {
 		return live.Plan{}, fmt.Errorf("%w: pod %s: %v", errNoPlan, pod.Name, err)

@@ -14,6 +14,8 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/config/live"
+	"github.com/acko-io/acko/internal/config/params"
 	"github.com/acko-io/acko/internal/podexec"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/testcluster"
@@ -79,6 +81,17 @@ func node(t *testing.T, conf string) (*aerosim.Sim, *corev1.Pod) {
 	return sim, pod
 }
 
+// planned is the change of the test cluster's pod with this ordinal from before to after, planned as the
+// operator plans it (from the files it keeps, the pod's node id filled in).
+func planned(t *testing.T, before, after string, ordinal int32) Change {
+	t.Helper()
+	plan, err := live.Compute(podFile(before, ordinal), podFile(after, ordinal), params.Newest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Change{From: config.Hash(before), To: config.Hash(after), Plan: &plan}
+}
+
 func serviceValue(t *testing.T, pod *corev1.Pod, name string) string {
 	t.Helper()
 	answers, err := aerospike.NewClient(aerospike.ClientOptions{}).Info(context.Background(),
@@ -101,7 +114,7 @@ func TestApplyDynamicChangeLive(t *testing.T) {
 	files := &podFiles{own: podFile(before, 0), projected: podFile(after, 0)}
 	a := &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}
 
-	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
+	applied, err := a.Apply(context.Background(), pod, planned(t, before, after, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,16 +151,95 @@ func TestApplyRefusesWhatNeedsARestart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, pod := node(t, before)
 			files := &podFiles{own: podFile(before, 0), projected: podFile(tc.after, 0)}
-			hash := tc.hash
-			if hash == "" {
-				hash = config.Hash(tc.after)
+			change := planned(t, before, tc.after, 0)
+			if tc.hash != "" {
+				change.To = tc.hash
 			}
 			a := &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}
-			if _, err := a.Apply(context.Background(), pod, hash); !errors.Is(err, tc.target) {
+			if _, err := a.Apply(context.Background(), pod, change); !errors.Is(err, tc.target) {
 				t.Fatalf("Apply: %v, want %v", err, tc.target)
 			}
 			if got := serviceValue(t, pod, "proto-fd-max"); got != "15000" || len(files.copied) > 0 {
 				t.Errorf("something changed: proto-fd-max=%s, copies %v", got, files.copied)
+			}
+		})
+	}
+}
+
+// The plan is the operator's, made from the config the pod records, not the pod's own copy: a copy made
+// before the pod recorded it (a restart in place prepared and then given up, a live change whose record
+// was lost) says the node runs the new values when it may not. A copy that is neither config ends the
+// live change (a restart loads the projected file); with no plan, the applier plans from the copy.
+func TestApplyTakesTheOperatorsPlan(t *testing.T) {
+	before, after := renderWith(t, nil), renderWith(t, testcluster.WithService("proto-fd-max", int64(20000)))
+	other := renderWith(t, testcluster.WithService("proto-fd-max", int64(18000)))
+	for _, tc := range []struct {
+		name      string
+		own       string
+		operators bool // the operator hands its plan
+		want      string
+		err       error
+	}{
+		{"the own copy is the new config already", after, true, "20000", nil},
+		{"the own copy is the one the plan starts from", before, true, "20000", nil},
+		{"the own copy is another config", other, true, "15000", ErrNeedsRestart},
+		{"no plan: planned from the own copy", before, false, "20000", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, pod := node(t, before)
+			files := &podFiles{own: podFile(tc.own, 0), projected: podFile(after, 0)}
+			change := planned(t, before, after, 0)
+			if !tc.operators {
+				change.Plan = nil
+			}
+			a := &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}
+			if _, err := a.Apply(context.Background(), pod, change); !errors.Is(err, tc.err) {
+				t.Fatalf("Apply: %v, want %v", err, tc.err)
+			}
+			if got := serviceValue(t, pod, "proto-fd-max"); got != tc.want {
+				t.Errorf("the node runs proto-fd-max=%s, want %s", got, tc.want)
+			}
+			if copied := len(files.copied) > 0; copied != (tc.err == nil) {
+				t.Errorf("copies %v after %v", files.copied, tc.err)
+			}
+		})
+	}
+}
+
+// Which plan a change takes at the act, from the pod's own copy: the operator's while the copy stands for
+// it; a single node's change is restarted when it does not, a change every node takes together (which
+// never restarts) plans from the copy.
+func TestChangePlanOn(t *testing.T) {
+	before, after := renderWith(t, nil), renderWith(t, testcluster.WithService("proto-fd-max", int64(20000)))
+	other := renderWith(t, testcluster.WithService("proto-fd-max", int64(18000)))
+	_, pod := node(t, before)
+	operators := planned(t, before, after, 0)
+	for _, tc := range []struct {
+		name     string
+		own      string
+		plan     bool
+		alone    int // steps of the plan a single node takes
+		stale    bool
+		together int // steps of the plan it takes in a change of every node
+	}{
+		{"the copy is the planned-from config", before, true, 1, false, 1},
+		{"the copy is the target already: the operator's plan still goes out", after, true, 1, false, 1},
+		{"the copy is neither", other, true, 0, true, 1},
+		{"no plan, the copy is the target: nothing to send", after, false, 0, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			change := operators
+			if !tc.plan {
+				change.Plan = nil
+			}
+			plan, err := change.planOn(pod, podFile(tc.own, 0), podFile(after, 0))
+			if errors.Is(err, errPlanStale) != tc.stale || len(plan.Steps) != tc.alone {
+				t.Errorf("alone: %d steps, %v; want %d, stale %v", len(plan.Steps), err, tc.alone, tc.stale)
+			}
+			a := &Applier{Pods: &podFiles{own: podFile(tc.own, 0), projected: podFile(after, 0)}}
+			plan, err = a.togetherPlan(context.Background(), pod, change)
+			if err != nil || len(plan.Steps) != tc.together {
+				t.Errorf("together: %d steps, %v; want %d", len(plan.Steps), err, tc.together)
 			}
 		})
 	}
@@ -164,7 +256,7 @@ func TestApplyLogContextAny(t *testing.T) {
 	after := renderWith(t, setLogging(map[string]any{"any": "warning", "hb": "debug"}))
 	_, pod := node(t, before)
 	a := &Applier{Pods: &podFiles{own: podFile(before, 0), projected: podFile(after, 0)}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
-	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
+	applied, err := a.Apply(context.Background(), pod, planned(t, before, after, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +282,7 @@ func TestApplyGeo2dsphereWithin(t *testing.T) {
 	before, after := renderWith(t, nil), renderWith(t, setGeo)
 	_, pod := node(t, before)
 	a := &Applier{Pods: &podFiles{own: podFile(before, 0), projected: podFile(after, 0)}, Info: aerospike.NewClient(aerospike.ClientOptions{})}
-	applied, err := a.Apply(context.Background(), pod, config.Hash(after))
+	applied, err := a.Apply(context.Background(), pod, planned(t, before, after, 0))
 	if err != nil || !strings.HasSuffix(applied, ";geo2dsphere-within-max-cells=13") {
 		t.Fatalf("applied %q, %v", applied, err)
 	}
@@ -271,28 +363,29 @@ func setRF(rf int64) func(c *ackov1alpha1.AerospikeCluster) {
 
 // togetherSetup is three nodes on replication-factor 2 whose pods show the config with 3, and an
 // applier for them.
-func togetherSetup(t *testing.T) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[string]string, *Applier, string) {
+func togetherSetup(t *testing.T) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[string]Change, *Applier, string) {
 	t.Helper()
 	return togetherSetupWith(t, aerosim.Options{})
 }
 
 // togetherSetupWith is togetherSetup with the simulator's timings.
-func togetherSetupWith(t *testing.T, opts aerosim.Options) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[string]string, *Applier, string) {
+func togetherSetupWith(t *testing.T, opts aerosim.Options) (*aerosim.Sim, []*corev1.Pod, podsFiles, map[string]Change, *Applier, string) {
 	t.Helper()
 	before, after := renderWith(t, setRF(2)), renderWith(t, setRF(3))
 	sim, pods := threeNodes(t, before, opts)
-	files, hashes := podsFiles{}, map[string]string{}
+	files, changes := podsFiles{}, map[string]Change{}
 	for i, p := range pods {
-		files[p.Name], hashes[p.Name] = &podFiles{own: podFile(before, int32(i)), projected: podFile(after, int32(i))}, config.Hash(after)
+		files[p.Name] = &podFiles{own: podFile(before, int32(i)), projected: podFile(after, int32(i))}
+		changes[p.Name] = planned(t, before, after, int32(i))
 	}
-	return sim, pods, files, hashes, &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}, before
+	return sim, pods, files, changes, &Applier{Pods: files, Info: aerospike.NewClient(aerospike.ClientOptions{})}, before
 }
 
 // A pod whose kubelet has not projected the new file yet holds the change on every node: none is set.
 func TestApplyTogetherWaitsForEveryPod(t *testing.T) {
-	_, pods, files, hashes, a, before := togetherSetup(t)
+	_, pods, files, changes, a, before := togetherSetup(t)
 	files[pods[2].Name].projected = podFile(before, 2)
-	if _, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"}); !errors.Is(err, podexec.ErrNotProjected) {
+	if _, err := a.ApplyTogether(context.Background(), pods, pods, changes); !errors.Is(err, podexec.ErrNotProjected) {
 		t.Fatalf("ApplyTogether with a config not projected: %v", err)
 	}
 	for _, p := range pods {
@@ -305,8 +398,8 @@ func TestApplyTogetherWaitsForEveryPod(t *testing.T) {
 // A new replication-factor reaches every node live, then one recluster puts it in effect everywhere;
 // no asd restarts, and each pod's own copy of the config keeps in step.
 func TestApplyTogether(t *testing.T) {
-	sim, pods, files, hashes, a, _ := togetherSetup(t)
-	applied, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
+	sim, pods, files, changes, a, _ := togetherSetup(t)
+	applied, err := a.ApplyTogether(context.Background(), pods, pods, changes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +412,7 @@ func TestApplyTogether(t *testing.T) {
 			t.Errorf("%s: replication-factor=%s effective=%s size=%s", p.Name, kv["replication-factor"],
 				kv["effective_replication_factor"], kv["ns_cluster_size"])
 		}
-		if got := files[p.Name].copied; len(got) != 1 || got[0] != hashes[p.Name] {
+		if got := files[p.Name].copied; len(got) != 1 || got[0] != changes[p.Name].To {
 			t.Errorf("%s: the pod's own copy was not kept in step: %v", p.Name, got)
 		}
 		if st, err := sim.Node(p.Name); err != nil || st.Restarts != 0 {
@@ -332,10 +425,10 @@ func TestApplyTogether(t *testing.T) {
 // included) when ApplyTogether returns, not only the factor in effect (a real cluster kept migrating
 // about 2700 partitions per node for 13 s more).
 func TestApplyTogetherWaitsForTheRebalance(t *testing.T) {
-	_, pods, _, hashes, a, _ := togetherSetupWith(t, aerosim.Options{MigrationDuration: 2 * time.Second,
+	_, pods, _, changes, a, _ := togetherSetupWith(t, aerosim.Options{MigrationDuration: 2 * time.Second,
 		JoinDelay: 100 * time.Millisecond, DropDelay: 100 * time.Millisecond})
 	time.Sleep(2 * time.Second) // the formation's migrations
-	applied, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
+	applied, err := a.ApplyTogether(context.Background(), pods, pods, changes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +450,7 @@ func TestApplyTogetherWaitsForTheRebalance(t *testing.T) {
 func TestApplyTogetherEndsWhenANodeLeaves(t *testing.T) {
 	defer func(p time.Duration) { clusterGonePatience = p }(clusterGonePatience)
 	clusterGonePatience = time.Second
-	sim, pods, _, hashes, a, _ := togetherSetupWith(t, aerosim.Options{MigrationDuration: time.Minute,
+	sim, pods, _, changes, a, _ := togetherSetupWith(t, aerosim.Options{MigrationDuration: time.Minute,
 		JoinDelay: 100 * time.Millisecond, DropDelay: 100 * time.Millisecond})
 	go func() {
 		time.Sleep(time.Second)
@@ -366,7 +459,7 @@ func TestApplyTogetherEndsWhenANodeLeaves(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	_, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
+	_, err := a.ApplyTogether(context.Background(), pods, pods, changes)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no longer form one cluster of them all") {
 		t.Fatalf("ApplyTogether with a node gone: %v", err)
 	}
@@ -377,9 +470,9 @@ func TestApplyTogetherEndsWhenANodeLeaves(t *testing.T) {
 
 // stuckSetup is togetherSetup with the exchange stuck: the first two nodes took replication-factor 3 by
 // set-config, then the third restarted on its file's 2.
-func stuckSetup(t *testing.T) ([]*corev1.Pod, podsFiles, map[string]string, *Applier) {
+func stuckSetup(t *testing.T) ([]*corev1.Pod, podsFiles, map[string]Change, *Applier) {
 	t.Helper()
-	sim, pods, files, hashes, a, _ := togetherSetupWith(t, aerosim.Options{JoinDelay: 100 * time.Millisecond,
+	sim, pods, files, changes, a, _ := togetherSetupWith(t, aerosim.Options{JoinDelay: 100 * time.Millisecond,
 		DropDelay: 100 * time.Millisecond, RestartDowntime: 20 * time.Millisecond})
 	const cmd = "set-config:context=namespace;id=test;replication-factor=3"
 	for _, p := range pods[:2] {
@@ -392,15 +485,15 @@ func stuckSetup(t *testing.T) ([]*corev1.Pod, podsFiles, map[string]string, *App
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	return pods, files, hashes, a
+	return pods, files, changes, a
 }
 
 // A node that came back with the old factor after the others took the new one sticks the exchange:
 // ApplyTogether sets the new factor on every node, the recluster is refused for good, and it names the
 // node in no cluster (the one whose restart ends it).
 func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
-	pods, files, hashes, a := stuckSetup(t)
-	_, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
+	pods, files, changes, a := stuckSetup(t)
+	_, err := a.ApplyTogether(context.Background(), pods, pods, changes)
 	var stuck *StuckExchangeError
 	if !errors.As(err, &stuck) || !errors.Is(err, ErrRefused) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) {
 		t.Fatalf("ApplyTogether in a stuck exchange: %v", err)
@@ -416,8 +509,8 @@ func TestApplyTogetherFindsTheStuckExchange(t *testing.T) {
 // A node whose asd was down when the change began (not in it) and came back with the old factor is
 // found outside the stuck exchange too: the change looks at every pod of the cluster.
 func TestApplyTogetherFindsTheStuckExchangeOutsideTheChange(t *testing.T) {
-	pods, _, hashes, a := stuckSetup(t)
-	_, err := a.ApplyTogether(context.Background(), pods[:2], pods, hashes, map[string]string{"test": "3"})
+	pods, _, changes, a := stuckSetup(t)
+	_, err := a.ApplyTogether(context.Background(), pods[:2], pods, changes)
 	var stuck *StuckExchangeError
 	if !errors.As(err, &stuck) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) {
 		t.Fatalf("ApplyTogether on two nodes beside a third in no cluster: %v", err)
@@ -438,9 +531,9 @@ func (c okRecluster) Info(ctx context.Context, addr string, commands ...string) 
 // The stuck exchange is found from the nodes' readings, not from the recluster's answer: a principal that
 // said ok before the exchange stuck leaves ApplyTogether naming the node in no cluster, not "not stable".
 func TestApplyTogetherFindsTheStuckExchangeAfterAnOK(t *testing.T) {
-	pods, _, hashes, a := stuckSetup(t)
+	pods, _, changes, a := stuckSetup(t)
 	a.Info = okRecluster{a.Info}
-	_, err := a.ApplyTogether(context.Background(), pods, pods, hashes, map[string]string{"test": "3"})
+	_, err := a.ApplyTogether(context.Background(), pods, pods, changes)
 	var stuck *StuckExchangeError
 	if !errors.As(err, &stuck) || !slices.Equal(stuck.Outside, []string{pods[2].Name}) ||
 		!strings.Contains(stuck.Answers, pods[0].Name+": ok") {

@@ -16,6 +16,8 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
 	"github.com/acko-io/acko/internal/config"
+	"github.com/acko-io/acko/internal/config/live"
+	"github.com/acko-io/acko/internal/config/params"
 	"github.com/acko-io/acko/test/aerosim"
 	"github.com/acko-io/acko/test/testcluster"
 )
@@ -134,22 +136,32 @@ func BenchmarkLiveChange8Nodes(b *testing.B) {
 	ctx := context.Background()
 	var slowest, whole time.Duration
 	value := 20000
+	running := render(b, c)
 	for b.Loop() {
 		value++
 		c.Spec.AerospikeConfig.Value["service"] = map[string]any{"proto-fd-max": int64(value)}
 		template := render(b, c)
+		changes := make([]Change, len(pods))
 		for i, pod := range pods {
-			if err := s.WriteFile(nodeName(pod), projectedConfig, config.PodFile(template, config.PodValues{NodeID: config.NodeID(0, int32(i))})); err != nil {
+			own := config.PodValues{NodeID: config.NodeID(0, int32(i))}
+			if err := s.WriteFile(nodeName(pod), projectedConfig, config.PodFile(template, own)); err != nil {
 				b.Fatal(err)
 			}
+			// The operator's plan, made in its reconcile from the files it keeps.
+			plan, err := live.Compute(config.PodFile(running, own), config.PodFile(template, own), params.Newest())
+			if err != nil {
+				b.Fatal(err)
+			}
+			changes[i] = Change{From: config.Hash(running), To: config.Hash(template), Plan: &plan}
 		}
+		running = template
 		start := time.Now()
-		for _, pod := range pods {
+		for i, pod := range pods {
 			if ok, why := stable(ctx, pods); !ok {
 				b.Fatalf("gate before %s: %s", pod.Name, why)
 			}
 			t := time.Now()
-			if _, err := applier.Apply(ctx, pod, config.Hash(template)); err != nil {
+			if _, err := applier.Apply(ctx, pod, changes[i]); err != nil {
 				b.Fatal(err)
 			}
 			slowest = max(slowest, time.Since(t))

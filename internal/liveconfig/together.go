@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -43,25 +44,24 @@ const (
 	replicationFactorK  = "replication-factor"
 )
 
-// ApplyTogether makes every pod's node run the config of its rack's ConfigMap whose identity is
-// hashes[pod name] when the change holds a replication-factor (live.Plan.Together): each node gets its own live changes and
-// the new factor, and its copy of the config, then the cluster reclusters once, and every node must
-// report the new factor in effect (the smaller of it and the namespace's cluster size), and then the
-// cluster stable with its migrations done (cluster-stable): the change is done only once rebalanced. A
-// recluster that the stuck exchange refuses ends it with a *StuckExchangeError. A node whose
-// config is not projected yet, or any step refused, ends it with an error: it is run again whole (every
-// request is idempotent, and a node whose own copy is the new config already gets nothing but the
-// recluster). The pods are every node of the cluster whose asd runs; factors are the new
-// replication-factors by namespace (live.Plan.Factors of the change). The stuck exchange is looked for
-// on every pod of the cluster (cluster, pods included): a node whose asd was down when the change began
-// comes back with the old factor outside it, in no cluster beside the change's.
-func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod,
-	hashes, factors map[string]string) (string, error) {
+// ApplyTogether makes every pod's node run the config of its rack's ConfigMap that changes[pod name]
+// takes it to, when the change holds a replication-factor (live.Plan.Together): each node gets its own
+// live changes and the new factor, and its copy of the config, then the cluster reclusters once, and every
+// node must report the new factor in effect (the smaller of it and the namespace's cluster size), and then
+// the cluster stable with its migrations done (cluster-stable): the change is done only once rebalanced.
+// A recluster that the stuck exchange refuses ends it with a *StuckExchangeError. A node whose config is
+// not projected yet, or any step refused, ends it
+// with an error: it is run again whole (every request is idempotent). The pods are every node of the
+// cluster whose asd runs; the new replication-factors are those of their plans (live.Plan.Factors). The
+// stuck exchange is looked for on every pod of the cluster (cluster, pods included): a node whose asd was
+// down when the change began comes back with the old factor outside it, in no cluster beside the change's.
+func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod, changes map[string]Change) (string, error) {
 	// Every node's plan first, so that the factor then reaches the nodes in quick succession (no other
 	// exchange between them), or none of them when a pod is not ready for it.
 	plans := make([]live.Plan, len(pods))
+	factors := map[string]string{}
 	for i, pod := range pods {
-		plan, err := a.planFor(ctx, pod, hashes[pod.Name])
+		plan, err := a.togetherPlan(ctx, pod, changes[pod.Name])
 		switch {
 		case errors.Is(err, errNoPlan):
 			return "", fmt.Errorf("%w: %v", ErrRefused, err)
@@ -71,9 +71,10 @@ func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod
 			return "", fmt.Errorf("%w: pod %s: %s", ErrRefused, pod.Name, strings.Join(plan.Restart, "; "))
 		}
 		plans[i] = plan
+		maps.Copy(factors, plan.Factors)
 	}
 	for i, pod := range pods {
-		if _, err := a.applyPlan(ctx, pod, plans[i], hashes[pod.Name]); err != nil {
+		if _, err := a.applyPlan(ctx, pod, plans[i], changes[pod.Name].To); err != nil {
 			return "", err
 		}
 	}
@@ -94,6 +95,23 @@ func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod
 	}
 	return fmt.Sprintf("replication-factor %s on %d nodes; reclustered by %s; stable (migrations done) after %s",
 		describe(factors), len(pods), principal, took.Round(time.Second)), nil
+}
+
+// togetherPlan is the node's plan in a change every node takes together. Such a change never falls back to
+// a restart (a node restarted with another factor would not rejoin), so where the pod's files no longer
+// stand for the operator's plan (errPlanStale: most often a change applied live whose record was lost,
+// when the operator stopped between the change and its record), the node's own copy, the config it
+// loaded or was given live, is planned from.
+func (a *Applier) togetherPlan(ctx context.Context, pod *corev1.Pod, change Change) (live.Plan, error) {
+	own, projected, err := a.readFiles(ctx, pod, change.To)
+	if err != nil {
+		return live.Plan{}, err
+	}
+	plan, err := change.planOn(pod, own, projected)
+	if errors.Is(err, errPlanStale) {
+		return planFiles(pod, own, projected)
+	}
+	return plan, err
 }
 
 // StuckExchangeError: every node runs the new factor, but the recluster is refused for good because the

@@ -51,6 +51,7 @@ type backend interface {
 type clusterFiles struct {
 	pods  []string
 	files []string          // each pod's aerospike.conf
+	live  []string          // each pod's aerospike.conf after a change the nodes take live
 	names map[string]string // pod → its DNS name
 }
 
@@ -61,9 +62,17 @@ func renderCluster(t *testing.T) clusterFiles {
 	if err != nil {
 		t.Fatal(err)
 	}
+	changed := c.DeepCopy()
+	testcluster.WithService("proto-fd-max", int64(20000))(changed)
+	live, err := config.Render(changed, changed.RackPlan()[0], ackov1alpha1.DefaultClusterDomain)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cf := clusterFiles{pods: c.DesiredPodNames(), names: map[string]string{}}
 	for _, pod := range cf.pods {
-		cf.files = append(cf.files, config.PodFile(template, config.PodValues{NodeID: config.PodNodeID(c, pod)}))
+		own := config.PodValues{NodeID: config.PodNodeID(c, pod)}
+		cf.files = append(cf.files, config.PodFile(template, own))
+		cf.live = append(cf.live, config.PodFile(live, own))
 		cf.names[pod] = c.PodDNSName(pod, ackov1alpha1.DefaultClusterDomain)
 	}
 	return cf

@@ -30,6 +30,7 @@ func run(t *testing.T, ctx context.Context, b backend, cf clusterFiles) []entry 
 		{"warm restart", func() error { return tr.warmRestart(ctx) }},
 		{"replication-factor disagreement", func() error { return tr.replicationFactorDisagreement(ctx, cf.files) }},
 		{"set-config verdicts", func() error { tr.setConfigVerdicts(ctx); return nil }},
+		{"live change by the operator's plan", func() error { return tr.liveByThePlan(ctx, cf) }},
 	}
 	for _, s := range steps {
 		begun := time.Now()

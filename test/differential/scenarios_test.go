@@ -11,9 +11,17 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/config"
 	"github.com/acko-io/acko/internal/config/conffile"
+	"github.com/acko-io/acko/internal/config/live"
 	"github.com/acko-io/acko/internal/config/params"
+	"github.com/acko-io/acko/internal/liveconfig"
+	"github.com/acko-io/acko/test/testcluster"
 )
 
 // entry is one thing the operator reads, normalised: what was asked where, and the answer.
@@ -422,4 +430,47 @@ func invalidValue(p *params.Param) (string, bool) {
 		return "x1", true
 	}
 	return "", false
+}
+
+// liveByThePlan: the operator's plan of a live change (from node 0's file to one with a new
+// proto-fd-max) goes to node 0 through the applier, while the pod's own copy is the new file already (a
+// copy made before the pod recorded it): the applier sends the plan all the same, reads every value
+// back, and the node reports the new value.
+func (tr *transcript) liveByThePlan(ctx context.Context, cf clusterFiles) error {
+	const sc = "live by the operator's plan"
+	table, _, _ := config.TableFor(testcluster.Image)
+	plan, err := live.Compute(cf.files[0], cf.live[0], table)
+	if err != nil {
+		return err
+	}
+	change := liveconfig.Change{From: config.Hash(cf.files[0]), To: config.Hash(cf.live[0]), Plan: &plan}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: tr.pods[0]},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: ackov1alpha1.AerospikeContainerName, Image: testcluster.Image}}},
+		Status: corev1.PodStatus{PodIP: tr.b.ips()[0]}}
+	applier := &liveconfig.Applier{Pods: copiedAlready{conf: cf.live[0]}, Info: tr.info}
+	applied, err := applier.Apply(ctx, pod, change)
+	tr.add(sc+"/applied", "%s (error: %v)", applied, err)
+	got := tr.stats(ctx, 0, "get-config:context=service")["proto-fd-max"]
+	tr.add(sc+"/"+tr.pods[0]+"/proto-fd-max", "%s", got)
+	if err != nil || got != "20000" {
+		return fmt.Errorf("the node runs proto-fd-max=%s after the plan was applied (%q, %v)", got, applied, err)
+	}
+	return nil
+}
+
+// copiedAlready stands in for exec into a pod whose own copy of the config is the projected file.
+type copiedAlready struct{ conf string }
+
+func (c copiedAlready) ReadConfigs(context.Context, *corev1.Pod) (string, string, error) {
+	return c.conf, c.conf, nil
+}
+
+func (copiedAlready) CopyConfig(context.Context, *corev1.Pod, string) error { return nil }
+
+func (copiedAlready) PrepareRestart(context.Context, *corev1.Pod, string) error {
+	return errors.New("a live change must never restart asd")
+}
+
+func (copiedAlready) SignalRestart(context.Context, *corev1.Pod) error {
+	return errors.New("a live change must never restart asd")
 }

@@ -13,6 +13,7 @@ import (
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/config"
 	"github.com/acko-io/acko/internal/config/live"
+	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/resources"
 )
 
@@ -145,15 +146,6 @@ func (st *clusterState) configMethod(plan live.Plan, known bool, err error) acko
 	return ackov1alpha1.UpdateLive
 }
 
-// factorChanges are the replication-factors the pod's node must take with every other node (by
-// namespace; empty when its config keeps them or is not known).
-func (st *clusterState) factorChanges(pod *corev1.Pod) map[string]string {
-	if plan, known, err := st.livePlan(pod); known && err == nil {
-		return plan.Factors
-	}
-	return nil
-}
-
 // factorPending names a pod whose node must still take a new replication-factor ("" when none).
 func (st *clusterState) factorPending() string {
 	for _, o := range st.outdated {
@@ -167,13 +159,30 @@ func (st *clusterState) factorPending() string {
 // livePlan is the change from the config the pod's node runs to its rack's desired one; known is false
 // when either file is not known.
 func (st *clusterState) livePlan(pod *corev1.Pod) (plan live.Plan, known bool, err error) {
-	runningHash, desiredHash := pod.Annotations[ackov1alpha1.AnnotationConfigHash], st.desiredConfigHash(pod)
+	return st.planTo(pod, st.desiredConfigHash(pod))
+}
+
+// liveChange is the change the applier takes the pod's node through to the config whose identity is
+// to: the plan the method was chosen by, made from the files the operator keeps (none when it does not
+// know them: the applier then plans from the pod's own copy).
+func (st *clusterState) liveChange(pod *corev1.Pod, to string) liveconfig.Change {
+	change := liveconfig.Change{From: pod.Annotations[ackov1alpha1.AnnotationConfigHash], To: to}
+	if plan, known, err := st.planTo(pod, to); known && err == nil {
+		change.Plan = &plan
+	}
+	return change
+}
+
+// planTo plans the change from the config the pod's node runs (its record) to the config whose identity
+// is to; known is false when either file is not known.
+func (st *clusterState) planTo(pod *corev1.Pod, to string) (plan live.Plan, known bool, err error) {
+	runningHash := pod.Annotations[ackov1alpha1.AnnotationConfigHash]
 	running, knownRunning := st.configs[runningHash]
-	desired, knownDesired := st.configs[desiredHash]
+	desired, knownDesired := st.configs[to]
 	if !knownRunning || !knownDesired {
 		return live.Plan{}, false, nil
 	}
-	if runningHash == desiredHash {
+	if runningHash == to {
 		return live.Plan{}, true, nil
 	}
 	table, _, _ := config.TableFor(resources.AerospikeImage(pod)) // the newest when the tag names none

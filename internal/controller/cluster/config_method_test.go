@@ -87,6 +87,7 @@ func TestConfigMethodFollowsThePlan(t *testing.T) {
 				if m != tc.want {
 					t.Errorf("%s: %s, want %s", pod, m, tc.want)
 				}
+				checkChangeHanded(t, st, pod, running, tc.configMaps, m, tc.noLive)
 			}
 			if batch, hold := st.nextBatch(); hold != "" || len(batch) != 1 {
 				t.Errorf("a config change goes one pod at a time, as before: batch %d, hold %q", len(batch), hold)
@@ -96,6 +97,23 @@ func TestConfigMethodFollowsThePlan(t *testing.T) {
 				t.Errorf("the ConfigMap keeps %v the file the pods run (%s): %v", tc.configMaps, running, keys(cm.Data))
 			}
 		})
+	}
+}
+
+// checkChangeHanded: what the applier is handed for the pod is the plan its method was chosen by (live
+// exactly when chosen live, unless live changes are off), from the config it runs, or none to make its
+// own when that file is not known.
+func checkChangeHanded(t *testing.T, st *clusterState, pod, running string, known bool,
+	chosen ackov1alpha1.PodUpdateMethod, noLive bool) {
+	t.Helper()
+	desired := st.desiredConfigHash(st.pods[pod])
+	change := st.liveChange(st.pods[pod], desired)
+	if change.From != running || change.To != desired || (change.Plan != nil) != known {
+		t.Errorf("%s: the change handed to the applier is %s → %s, planned %v", pod, change.From, change.To,
+			change.Plan != nil)
+	}
+	if change.Plan != nil && !noLive && change.Plan.Live() != (chosen == ackov1alpha1.UpdateLive) {
+		t.Errorf("%s: chosen %s, but the plan handed to the applier is %+v", pod, chosen, *change.Plan)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	ackov1alpha1 "github.com/acko-io/acko/api/v1alpha1"
 	"github.com/acko-io/acko/internal/aerospike"
+	"github.com/acko-io/acko/internal/liveconfig"
 	"github.com/acko-io/acko/internal/pods"
 	"github.com/acko-io/acko/internal/resources"
 	"github.com/acko-io/acko/internal/status"
@@ -416,8 +417,10 @@ func TestTheRuleFollowsTheRunningReplicationFactor(t *testing.T) {
 // stubLive is a LiveConfigurer whose changes the tests never run (the runner is not started).
 type stubLive struct{}
 
-func (stubLive) Apply(context.Context, *corev1.Pod, string) (string, error) { return "", nil }
-func (stubLive) ApplyTogether(context.Context, []*corev1.Pod, []*corev1.Pod, map[string]string, map[string]string) (string, error) {
+func (stubLive) Apply(context.Context, *corev1.Pod, liveconfig.Change) (string, error) {
+	return "", nil
+}
+func (stubLive) ApplyTogether(context.Context, []*corev1.Pod, []*corev1.Pod, map[string]liveconfig.Change) (string, error) {
 	return "", nil
 }
 

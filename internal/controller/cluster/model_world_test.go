@@ -1076,15 +1076,21 @@ var _ podexec.Signaller = (*modelWorld)(nil)
 
 // Apply implements LiveConfigurer: the node takes its rack's config as it is now, with no restart (a
 // node that is down or hung does not answer).
-func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, configHash string) (string, error) {
+func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, change liveconfig.Change) (string, error) {
 	n, err := w.liveNode(pod)
 	if err != nil {
 		return "", err
 	}
 	// As the real applier (liveconfig.Apply): a replication-factor goes to every node together, never to one.
-	conf, err := w.projected(ctx, pod, configHash)
+	conf, err := w.projected(ctx, pod, change.To)
 	if err != nil {
 		return "", err
+	}
+	// As the real applier (liveconfig.Change.planOn): the operator's plan stands only while the pod's own
+	// copy is the config it starts from or its target; else the node is restarted in place.
+	if own := config.Hash(n.conf); change.Plan != nil && own != change.From && own != change.To {
+		return "", fmt.Errorf("%w: pod %s records config %s, but its own copy is %s", liveconfig.ErrNeedsRestart,
+			pod.Name, change.From, own)
 	}
 	if replicationOf(conf) != replicationOf(n.conf) {
 		return "", fmt.Errorf("%w: replication-factor %d goes to every node together, then the cluster reclusters",
@@ -1101,14 +1107,14 @@ func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, configHash stri
 // migrations done, or fails at its deadline: until then the pods do not record the new config, so the
 // factor they may run stays the smaller one (model hole 24: a stand-in that returned at the recluster let
 // a raise count while its copies were still being made).
-func (w *modelWorld) ApplyTogether(ctx context.Context, pods, _ []*corev1.Pod, hashes, _ map[string]string) (string, error) {
+func (w *modelWorld) ApplyTogether(ctx context.Context, pods, _ []*corev1.Pod, changes map[string]liveconfig.Change) (string, error) {
 	confs := map[string]string{}
 	for _, pod := range pods {
 		if _, err := w.liveNode(pod); err != nil {
 			return "", err
 		}
 		// As the real applier plans from the file the operator asked for, or from none (ErrNotProjected).
-		conf, err := w.projected(ctx, pod, hashes[pod.Name])
+		conf, err := w.projected(ctx, pod, changes[pod.Name].To)
 		if err != nil {
 			return "", err
 		}

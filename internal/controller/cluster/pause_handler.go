@@ -17,18 +17,18 @@ import (
 // PodDisruptionBudget's maxUnavailable have followed the readings already (followReadings; docs/pause.md
 // says why and what it costs). Once the status says Paused, a paused reconcile reads the cache and
 // returns: no write unless a gate or the budget changes, no requeue.
-func (r *AerospikeClusterReconciler) handlePause(ctx context.Context, st *clusterState, followed error) (ctrl.Result, error) {
+func (r *AerospikeClusterReconciler) handlePause(ctx context.Context, st *clusterState, paused ending) (ctrl.Result, error) {
 	cluster := st.cluster
-	r.logUnfollowed(ctx, followed)
+	r.logUnfollowed(ctx, paused.unfollowed)
 	r.ensureProber(st)
 	wasPaused := meta.IsStatusConditionTrue(cluster.Status.Conditions, ackov1alpha1.ConditionPaused)
-	if _, err := r.writeSummary(ctx, st, ending{kind: endedPaused}); err != nil {
+	if _, err := r.writeSummary(ctx, st, paused); err != nil {
 		return r.statusWriteFailed(ctx, cluster, "pause", err), nil
 	}
 	if !wasPaused {
 		r.event(cluster, corev1.EventTypeNormal, ackov1alpha1.EventPaused, "Pause", "Cluster paused by user")
 	}
-	if followed != nil {
+	if paused.unfollowed != nil {
 		return ctrl.Result{RequeueAfter: statusWriteRetry}, nil
 	}
 	return ctrl.Result{}, nil

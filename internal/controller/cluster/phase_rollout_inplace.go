@@ -24,17 +24,17 @@ import (
 
 // LiveConfigurer applies a config change to a running node without restarting it (set-config),
 // outside Reconcile (it talks to the node): liveconfig.Applier. A change the server cannot take live
-// wraps liveconfig.liveconfig.ErrNeedsRestart; a node that refused it wraps liveconfig.liveconfig.ErrRefused with the
+// wraps liveconfig.ErrNeedsRestart; a node that refused it wraps liveconfig.ErrRefused with the
 // server's answer.
 type LiveConfigurer interface {
-	// Apply makes the pod's node run the ConfigMap's config whose identity is configHash, and keeps
-	// the pod's own copy in step; it says what it applied.
-	Apply(ctx context.Context, pod *corev1.Pod, configHash string) (applied string, err error)
-	// ApplyTogether makes every node (pods) run its rack's config (hashes by pod name) whose change
-	// holds new replication-factors (by namespace): set on every node, then one recluster, then
-	// confirmed in effect on all. cluster are every pod of the cluster with an address, where a node
-	// outside a stuck exchange is looked for (one whose asd was down is not in pods).
-	ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod, hashes, factors map[string]string) (applied string, err error)
+	// Apply takes the pod's node through the change to the ConfigMap's config change.To, by the
+	// change's plan, and keeps the pod's own copy in step; it says what it applied.
+	Apply(ctx context.Context, pod *corev1.Pod, change liveconfig.Change) (applied string, err error)
+	// ApplyTogether takes every node (pods) through its change (by pod name), whose plans hold new
+	// replication-factors: set on every node, then one recluster, then confirmed in effect on all.
+	// cluster are every pod of the cluster with an address, where a node outside a stuck exchange is
+	// looked for (one whose asd was down is not in pods).
+	ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod, changes map[string]liveconfig.Change) (applied string, err error)
 }
 
 // settleDelay is how long after a restart attempt whose signal may have gone out the operator reads
@@ -240,8 +240,9 @@ func (r *AerospikeClusterReconciler) applyLive(ctx context.Context, st *clusterS
 	if check, why := st.mayTakeDown(nil); check != "" {
 		return holdReason("live config change", check, why), nil
 	}
+	change := st.liveChange(pod, u.ConfigHash) // the plan the method was chosen by, made before the task runs
 	r.Tasks.Run(tasks.Key{Cluster: st.key, Name: task}, func(ctx context.Context) (string, error) {
-		return r.Live.Apply(ctx, pod, u.ConfigHash)
+		return r.Live.Apply(ctx, pod, change)
 	})
 	return "applying the config live", nil
 }
@@ -285,10 +286,9 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 	if why != "" {
 		return "a replication-factor change waits for every node: " + why, nil
 	}
-	hashes, factors := map[string]string{}, map[string]string{}
+	changes := map[string]liveconfig.Change{}
 	for _, pod := range targets {
-		hashes[pod.Name] = st.desiredConfigHash(pod)
-		maps.Copy(factors, st.factorChanges(pod))
+		changes[pod.Name] = st.liveChange(pod, st.desiredConfigHash(pod))
 	}
 	// Before any node takes the new factor: until each pod records the config its node runs, its node
 	// may run the smaller of the two (podReplicationFactor), even if this change is never recorded.
@@ -299,12 +299,12 @@ func (r *AerospikeClusterReconciler) applyTogether(ctx context.Context, st *clus
 		}
 	}
 	r.applying.forget(st.key)
-	for pod, hash := range hashes {
-		r.applying.set(st.key, pod, hash)
+	for pod, change := range changes {
+		r.applying.set(st.key, pod, change.To)
 	}
 	cluster := st.podsWithAddress()
 	apply := func(ctx context.Context) (string, error) {
-		return r.Live.ApplyTogether(ctx, targets, cluster, hashes, factors)
+		return r.Live.ApplyTogether(ctx, targets, cluster, changes)
 	}
 	r.Tasks.RunWithin(tasks.Key{Cluster: st.key, Name: togetherTask}, liveconfig.TogetherDeadline, apply)
 	return "applying the replication-factor to every node", nil

@@ -58,7 +58,7 @@ const (
 func (r *AerospikeClusterReconciler) finish(ctx context.Context, st *clusterState, e ending) (ctrl.Result, error) {
 	switch e.kind {
 	case endedPaused:
-		return r.handlePause(ctx, st, e.unfollowed)
+		return r.handlePause(ctx, st, e)
 	case endedResumeUnwritten:
 		return r.statusWriteFailed(ctx, st.cluster, "resume", e.err), nil
 	case endedBackingOff:
