@@ -50,11 +50,11 @@ const (
 // node must report the new factor in effect (the smaller of it and the namespace's cluster size), and then
 // the cluster stable with its migrations done (cluster-stable): the change is done only once rebalanced.
 // A recluster that the stuck exchange refuses ends it with a *StuckExchangeError. A node whose config is
-// not projected yet, or any step refused, ends it
-// with an error: it is run again whole (every request is idempotent). The pods are every node of the
-// cluster whose asd runs; the new replication-factors are those of their plans (live.Plan.Factors). The
-// stuck exchange is looked for on every pod of the cluster (cluster, pods included): a node whose asd was
-// down when the change began comes back with the old factor outside it, in no cluster beside the change's.
+// not projected yet, or any step refused, ends it with an error: it is run again whole (every request is
+// idempotent). The pods are every node of the cluster whose asd runs; the new replication-factors are
+// those of their plans (live.Plan.Factors). The stuck exchange is looked for on every pod of the cluster
+// (cluster, pods included): a node whose asd was down when the change began comes back with the old
+// factor outside it, in no cluster beside the change's.
 func (a *Applier) ApplyTogether(ctx context.Context, pods, cluster []*corev1.Pod, changes map[string]Change) (string, error) {
 	// Every node's plan first, so that the factor then reaches the nodes in quick succession (no other
 	// exchange between them), or none of them when a pod is not ready for it.
