@@ -1081,17 +1081,25 @@ func (w *modelWorld) Apply(ctx context.Context, pod *corev1.Pod, change liveconf
 	if err != nil {
 		return "", err
 	}
-	// As the real applier (liveconfig.Apply): a replication-factor goes to every node together, never to one.
 	conf, err := w.projected(ctx, pod, change.To)
 	if err != nil {
 		return "", err
 	}
 	// As the real applier (liveconfig.Change.planOn): the operator's plan stands only while the pod's own
-	// copy is the config it starts from or its target; else the node is restarted in place.
-	if own := config.Hash(n.conf); change.Plan != nil && own != change.From && own != change.To {
+	// copy is the config it starts from or its target; else the node is restarted in place. The plan is
+	// what goes out, so a plan the node cannot take alone (a static parameter, a replication-factor) is
+	// refused whatever the copy says.
+	own := config.Hash(n.conf)
+	switch {
+	case change.Plan != nil && own != change.From && own != change.To:
 		return "", fmt.Errorf("%w: pod %s records config %s, but its own copy is %s", liveconfig.ErrNeedsRestart,
 			pod.Name, change.From, own)
+	case change.Plan != nil && !change.Plan.Live():
+		return "", fmt.Errorf("%w: the plan restarts for %v, goes to every node together for %v", liveconfig.ErrNeedsRestart,
+			change.Plan.Restart, change.Plan.Factors)
 	}
+	// With no plan, the real applier plans from the copy: a replication-factor goes to every node together,
+	// never to one.
 	if replicationOf(conf) != replicationOf(n.conf) {
 		return "", fmt.Errorf("%w: replication-factor %d goes to every node together, then the cluster reclusters",
 			liveconfig.ErrNeedsRestart, replicationOf(conf))
