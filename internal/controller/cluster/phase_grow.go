@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,6 +45,8 @@ func (r *AerospikeClusterReconciler) growVolumes(ctx context.Context, st *cluste
 		}
 		restart, why, err := r.growClaims(ctx, st, pod)
 		switch {
+		case errors.Is(err, errClaimGone):
+			continue // the pod's next instance has a new claim, made at the spec's size
 		case err != nil:
 			return false, fmt.Errorf("volumes of pod %s: %w", name, err)
 		case why != "":
@@ -129,13 +133,17 @@ func claimTemplatesSmaller(existing, desired *appsv1.StatefulSet) bool {
 
 // growClaims resizes the pod's claims that ask for less than the spec, and says what it waits for (a
 // resize under way, or refused by the claim's StorageClass); restart is true once every claim holds its
-// size and a Block volume is larger than asd started with.
+// size and a Block volume is larger than asd started with; errClaimGone when a claim is deleted or being
+// deleted.
 func (r *AerospikeClusterReconciler) growClaims(ctx context.Context, st *clusterState, pod *corev1.Pod) (
 	restart bool, why string, err error) {
 	started := resources.ParseVolumeSizes(pod.Annotations[ackov1alpha1.AnnotationVolumeSizes])
 	for _, v := range resources.StorageVolumes(st.cluster) {
 		pvc, err := r.readClaim(ctx, pod, v.Name)
-		if err != nil {
+		switch {
+		case apierrors.IsNotFound(err) || err == nil && pvc.DeletionTimestamp != nil:
+			return false, "", fmt.Errorf("%w: %s of pod %s", errClaimGone, v.Name, pod.Name)
+		case err != nil:
 			return false, "", err
 		}
 		request, capacity := pvc.Spec.Resources.Requests[corev1.ResourceStorage], pvc.Status.Capacity[corev1.ResourceStorage]
@@ -163,6 +171,12 @@ func (r *AerospikeClusterReconciler) growClaims(ctx context.Context, st *cluster
 	}
 	return restart, "", nil
 }
+
+// errClaimGone: the pod's claim is deleted or being deleted (its lost node given up, the pod recreated):
+// there is nothing of it to grow, and no later phase may wait on it (model seed 93623: the operator killed
+// between a give-up's claim and pod deletes, the pod ran on with its claim gone, and every reconcile failed
+// here before the give-up could finish).
+var errClaimGone = errors.New("the claim is gone")
 
 // resizeClaim asks for the volume's size on the claim.
 func (r *AerospikeClusterReconciler) resizeClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim,

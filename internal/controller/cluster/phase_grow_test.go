@@ -92,6 +92,55 @@ func TestGrowClaims(t *testing.T) {
 	}
 }
 
+// A pod whose claim is deleted, or being deleted (kubernetes.io/pvc-protection holds it while the pod
+// lives), has nothing to grow: growVolumes passes it, records nothing on it, and fails no reconcile
+// (model seed 93623: a give-up's claim deleted, the operator killed before the pod's delete, and every
+// reconcile failed here before the give-up could finish).
+func TestGrowVolumesPassesAPodWhoseClaimIsGone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gone func(context.Context, client.Client, *corev1.PersistentVolumeClaim) error
+	}{
+		{"deleted", func(ctx context.Context, c client.Client, pvc *corev1.PersistentVolumeClaim) error {
+			return c.Delete(ctx, pvc)
+		}},
+		{"being deleted", func(ctx context.Context, c client.Client, pvc *corev1.PersistentVolumeClaim) error {
+			pvc.Finalizers = []string{"kubernetes.io/pvc-protection"}
+			if err := c.Update(ctx, pvc); err != nil {
+				return err
+			}
+			return c.Delete(ctx, pvc)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newGrowFixture(t, corev1.PersistentVolumeBlock, true, "1Gi", "1Gi", "1Gi")
+			ctx := context.Background()
+			if err := tc.gone(ctx, f.r.Client, f.pvc); err != nil {
+				t.Fatal(err)
+			}
+			f.pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ackov1alpha1.AerospikeContainerName,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+			f.st.pods = map[string]*corev1.Pod{f.pod.Name: f.pod}
+			if stop, err := f.r.growVolumes(ctx, f.st); stop || err != nil {
+				t.Fatalf("growVolumes = %v, %v; want the pod passed", stop, err)
+			}
+			pod := &corev1.Pod{}
+			if err := f.r.Get(ctx, client.ObjectKeyFromObject(f.pod), pod); err != nil {
+				t.Fatal(err)
+			}
+			if got := pod.Annotations[ackov1alpha1.AnnotationVolumeSizes]; got != "data=1Gi" || f.st.grown[f.pod.Name] {
+				t.Errorf("sizes recorded %q, grown %v: nothing may be recorded of a claim that is gone", got,
+					f.st.grown[f.pod.Name])
+			}
+			if tc.name == "being deleted" {
+				if got := f.claimRequest(t); got != "1Gi" {
+					t.Errorf("a claim being deleted was resized to %s", got)
+				}
+			}
+		})
+	}
+}
+
 func TestClaimTemplatesSmaller(t *testing.T) {
 	set := func(sizes ...string) *appsv1.StatefulSet {
 		s := &appsv1.StatefulSet{}
